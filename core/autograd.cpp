@@ -1,0 +1,178 @@
+#include "core/autograd.h"
+
+#include <atomic>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/elementwise.h"
+#include "core/reduction.h"
+#include "core/shape_ops.h"
+
+namespace uwaga {
+namespace {
+
+thread_local bool g_grad_enabled = true;
+std::atomic<std::size_t> g_next_node_id{0};
+
+}  // namespace
+
+bool grad_enabled() { return g_grad_enabled; }
+void set_grad_enabled(bool on) { g_grad_enabled = on; }
+
+bool needs_grad(std::initializer_list<const Tensor*> inputs) {
+  if (!g_grad_enabled) return false;
+  for (const Tensor* t : inputs)
+    if (t->defined() && t->requires_grad()) return true;
+  return false;
+}
+
+bool needs_grad(const std::vector<Tensor>& inputs) {
+  if (!g_grad_enabled) return false;
+  for (const Tensor& t : inputs)
+    if (t.defined() && t.requires_grad()) return true;
+  return false;
+}
+
+Tensor record(Tensor out, const char* op, std::vector<Tensor> inputs, BackwardFn backward) {
+  if (!needs_grad(inputs)) return out;
+  auto node = std::make_shared<Node>();
+  node->op = op;
+  node->inputs = std::move(inputs);
+  node->backward = std::move(backward);
+  node->id = g_next_node_id++;
+  out.impl().requires_grad = true;
+  out.impl().grad_fn = std::move(node);
+  return out;
+}
+
+Tensor reduce_to(const Tensor& grad, const Shape& shape) {
+  if (grad.shape() == shape) return grad;
+  const std::int64_t extra = grad.dim() - static_cast<std::int64_t>(shape.size());
+  bool ok = extra >= 0;
+  Dims dims;
+  for (std::int64_t d = 0; ok && d < grad.dim(); ++d) {
+    if (d < extra) {
+      dims.push_back(d);
+    } else if (shape[d - extra] != grad.shape()[d]) {
+      if (shape[d - extra] == 1) dims.push_back(d);
+      else ok = false;
+    }
+  }
+  if (!ok)
+    fail("backward: a gradient of shape ", shape_str(grad.shape()),
+         " cannot be summed back to its input's shape ", shape_str(shape));
+  return reshape(sum(grad, dims, /*keepdim=*/true), shape);
+}
+
+std::vector<Node*> topological_order(const Tensor& root) {
+  std::vector<Node*> order;
+  if (!root.defined() || !root.grad_fn()) return order;
+  // Iterative depth-first search; a node is emitted after all of its inputs' nodes.
+  std::unordered_set<Node*> visited;
+  std::vector<std::pair<Node*, std::size_t>> stack;  // (node, next input to visit)
+  stack.emplace_back(root.grad_fn().get(), 0);
+  visited.insert(root.grad_fn().get());
+  while (!stack.empty()) {
+    auto& [node, next] = stack.back();
+    if (next < node->inputs.size()) {
+      const Tensor& input = node->inputs[next++];
+      Node* parent = input.defined() ? input.grad_fn().get() : nullptr;
+      if (parent && visited.insert(parent).second) stack.emplace_back(parent, 0);
+    } else {
+      order.push_back(node);
+      stack.pop_back();
+    }
+  }
+  return order;
+}
+
+namespace {
+
+[[noreturn]] void fail_freed(const Node* node) {
+  fail("backward: the graph through '", node->op,
+       "' was already freed by an earlier backward(); call backward(/*retain_graph=*/true) the "
+       "first time to go through the graph twice");
+}
+
+// Leaves own their gradient buffer: the first gradient is copied in, later ones are added in
+// place (so a tensor used twice gets the sum of both uses).
+void accumulate_leaf(const Tensor& leaf, const Tensor& g) {
+  TensorImpl& impl = leaf.impl();
+  if (!impl.grad) {
+    Tensor copy = Tensor::empty(g.shape(), g.dtype());
+    copy.copy_from(g);
+    impl.grad = copy.impl_ptr();
+  } else {
+    Tensor acc(impl.grad);
+    add_inplace(acc, g);
+  }
+}
+
+}  // namespace
+
+void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) {
+  check_defined(root, "backward");
+  if (!root.requires_grad())
+    fail("backward: the tensor of shape ", shape_str(root.shape()),
+         " does not require grad (no input it depends on has requires_grad_())");
+  Tensor g = grad_output;
+  if (!g.defined()) {
+    if (root.numel() != 1)
+      fail("backward: the output has shape ", shape_str(root.shape()),
+           "; backward() without a gradient needs a single-element output (a loss) — pass a "
+           "gradient of that shape instead");
+    g = Tensor::ones(root.shape(), root.dtype());
+  } else if (g.shape() != root.shape() || g.dtype() != root.dtype()) {
+    fail("backward: gradient of shape ", shape_str(g.shape()), " and dtype ",
+         dtype_name(g.dtype()), " does not match the output's shape ", shape_str(root.shape()),
+         " and dtype ", dtype_name(root.dtype()));
+  }
+
+  NoGradGuard no_grad;  // backward rules compute with ordinary ops, without recording them
+  if (root.is_leaf()) {
+    accumulate_leaf(root, g);
+    return;
+  }
+  if (root.grad_fn()->freed) fail_freed(root.grad_fn().get());
+
+  std::vector<Node*> order = topological_order(root);
+  // Freeing a node drops its inputs, which may hold the last reference to an earlier node; keep
+  // every node of this pass alive until the pass ends.
+  std::vector<std::shared_ptr<Node>> alive{root.grad_fn()};
+  for (Node* node : order)
+    for (const Tensor& input : node->inputs)
+      if (input.defined() && input.grad_fn()) alive.push_back(input.grad_fn());
+  std::unordered_map<Node*, Tensor> grads;  // running dL/d(output of node)
+  grads[root.grad_fn().get()] = g;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    Node* node = *it;
+    if (node->freed) fail_freed(node);
+    auto found = grads.find(node);
+    if (found == grads.end()) continue;  // nothing flowed here (inputs needing no gradient)
+    Tensor dout = std::move(found->second);
+    grads.erase(found);
+
+    std::vector<Tensor> dinputs = node->backward(dout);
+    if (dinputs.size() != node->inputs.size())
+      fail("backward: op '", node->op, "' returned ", dinputs.size(), " gradients for ",
+           node->inputs.size(), " inputs");
+    for (std::size_t i = 0; i < dinputs.size(); ++i) {
+      const Tensor& input = node->inputs[i];
+      if (!input.defined() || !input.requires_grad() || !dinputs[i].defined()) continue;
+      Tensor di = reduce_to(dinputs[i], input.shape());  // undo broadcasting, in one place
+      if (input.grad_fn()) {
+        auto [slot, fresh] = grads.try_emplace(input.grad_fn().get(), di);
+        if (!fresh) slot->second = add(slot->second, di);
+      } else {
+        accumulate_leaf(input, di);
+      }
+    }
+    if (!retain_graph) {
+      node->inputs.clear();
+      node->backward = nullptr;
+      node->freed = true;
+    }
+  }
+}
+
+}  // namespace uwaga

@@ -1,0 +1,266 @@
+#include "core/matmul.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+
+#include "core/autograd.h"
+#include "core/threads.h"
+
+namespace uwaga {
+
+// ---- the two GEMMs ------------------------------------------------------------------------------
+
+namespace {
+CBLAS_TRANSPOSE flag(bool trans) { return trans ? CblasTrans : CblasNoTrans; }
+int blas_int(std::int64_t v) { return static_cast<int>(std::max<std::int64_t>(v, 1)); }
+}  // namespace
+
+template <>
+void gemm<float>(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, float alpha,
+                 const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float beta,
+                 float* C, std::int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  init_threads();
+  cblas_sgemm(CblasRowMajor, flag(ta), flag(tb), static_cast<int>(M), static_cast<int>(N),
+              static_cast<int>(K), alpha, A, blas_int(lda), B, blas_int(ldb), beta, C,
+              blas_int(ldc));
+}
+
+template <>
+void gemm<double>(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, double alpha,
+                  const double* A, std::int64_t lda, const double* B, std::int64_t ldb,
+                  double beta, double* C, std::int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  init_threads();
+  cblas_dgemm(CblasRowMajor, flag(ta), flag(tb), static_cast<int>(M), static_cast<int>(N),
+              static_cast<int>(K), alpha, A, blas_int(lda), B, blas_int(ldb), beta, C,
+              blas_int(ldc));
+}
+
+template <class T>
+void gemm_reference(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, T alpha,
+                    const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
+                    std::int64_t ldc) {
+  for (std::int64_t i = 0; i < M; ++i)
+    for (std::int64_t j = 0; j < N; ++j) {
+      T acc = 0;
+      for (std::int64_t k = 0; k < K; ++k) {
+        T a = ta ? A[k * lda + i] : A[i * lda + k];  // op(A)[i][k]
+        T b = tb ? B[j * ldb + k] : B[k * ldb + j];  // op(B)[k][j]
+        acc += a * b;
+      }
+      C[i * ldc + j] = alpha * acc + (beta == T(0) ? T(0) : beta * C[i * ldc + j]);
+    }
+}
+template void gemm_reference<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t, float,
+                                    const float*, std::int64_t, const float*, std::int64_t, float,
+                                    float*, std::int64_t);
+template void gemm_reference<double>(bool, bool, std::int64_t, std::int64_t, std::int64_t, double,
+                                     const double*, std::int64_t, const double*, std::int64_t,
+                                     double, double*, std::int64_t);
+
+// ---- matmul -----------------------------------------------------------------------------------
+
+namespace {
+
+// For every matrix of the broadcast batch, the element offsets of its A and B operands.
+struct BatchPlan {
+  Shape batch;                 // broadcast batch shape
+  std::vector<std::int64_t> a_offset, b_offset;
+};
+
+BatchPlan plan_batch(const Shape& a, const Shape& b, std::int64_t a_matrix, std::int64_t b_matrix) {
+  Shape ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+  BatchPlan plan;
+  plan.batch = broadcast_shapes(ba, bb, "matmul");
+  const std::size_t rank = plan.batch.size();
+  auto strides_for = [&](const Shape& s, std::int64_t matrix) {
+    Shape strides(rank, 0);
+    std::int64_t stride = matrix;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      std::size_t d = s.size() - 1 - i;
+      strides[rank - 1 - i] = s[d] == 1 ? 0 : stride;
+      stride *= s[d];
+    }
+    return strides;
+  };
+  Shape sa = strides_for(ba, a_matrix), sb = strides_for(bb, b_matrix);
+  const std::int64_t count = numel(plan.batch);
+  plan.a_offset.resize(count);
+  plan.b_offset.resize(count);
+  for (std::int64_t n = 0; n < count; ++n) {
+    std::int64_t rest = n, oa = 0, ob = 0;
+    for (std::int64_t d = static_cast<std::int64_t>(rank) - 1; d >= 0; --d) {
+      std::int64_t i = rest % plan.batch[d];
+      rest /= plan.batch[d];
+      oa += i * sa[d];
+      ob += i * sb[d];
+    }
+    plan.a_offset[n] = oa;
+    plan.b_offset[n] = ob;
+  }
+  return plan;
+}
+
+// C[n] = op(A[a_offset[n]]) op(B[b_offset[n]]) for each matrix n of the batch. Many small
+// products run in parallel over the batch, each on one thread (OpenBLAS stays single-threaded
+// inside an OpenMP parallel region); large ones leave the threading to OpenBLAS.
+template <class T>
+void batched_gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, const T* A,
+                  std::int64_t lda, const std::vector<std::int64_t>& a_offset, const T* B,
+                  std::int64_t ldb, const std::vector<std::int64_t>& b_offset, T* C) {
+  const std::int64_t count = static_cast<std::int64_t>(a_offset.size());
+  const bool small = M * N * K < 128 * 128 * 128;
+#pragma omp parallel for if (small && count > 1)
+  for (std::int64_t n = 0; n < count; ++n)
+    gemm<T>(ta, tb, M, N, K, T(1), A + a_offset[n], lda, B + b_offset[n], ldb, T(0),
+            C + n * M * N, N);
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  check_float(a, "matmul");
+  check_float(b, "matmul");
+  check_same_dtype(a, b, "matmul");
+  if (a.dim() < 2 || b.dim() < 2)
+    fail("matmul: ", shape_str(a.shape()), " @ ", shape_str(b.shape()),
+         ": both operands need at least 2 dims");
+  const std::int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
+  if (b.size(-2) != K)
+    fail("matmul: ", shape_str(a.shape()), " @ ", shape_str(b.shape()), ": inner dimensions ", K,
+         " and ", b.size(-2), " differ");
+  init_threads();
+
+  if (b.dim() == 2) {
+    // (..., M, K) @ (K, N): all leading dims fold into the rows of one GEMM.
+    const std::int64_t rows = a.numel() / std::max<std::int64_t>(K, 1);
+    Shape shape = a.shape();
+    shape.back() = N;
+    Tensor out = Tensor::empty(shape, a.dtype());
+    dispatch_float(a.dtype(), "matmul", [&](auto tag) {
+      using T = decltype(tag);
+      if (K == 0) std::fill_n(out.data<T>(), out.numel(), T(0));
+      else gemm<T>(false, false, rows, N, K, T(1), a.data<T>(), K, b.data<T>(), N, T(0),
+                   out.data<T>(), N);
+    });
+    return record(out, "matmul", {a, b}, [a, b, rows, K, N](const Tensor& g) -> std::vector<Tensor> {
+      Tensor da, db;
+      dispatch_float(g.dtype(), "matmul", [&](auto tag) {
+        using T = decltype(tag);
+        if (a.requires_grad()) {  // dA = dC Bᵀ
+          da = Tensor::empty(a.shape(), a.dtype());
+          gemm<T>(false, true, rows, K, N, T(1), g.data<T>(), N, b.data<T>(), N, T(0),
+                  da.data<T>(), K);
+        }
+        if (b.requires_grad()) {  // dB = Aᵀ dC, summed over every row of every batch
+          db = Tensor::empty(b.shape(), b.dtype());
+          gemm<T>(true, false, K, N, rows, T(1), a.data<T>(), K, g.data<T>(), N, T(0),
+                  db.data<T>(), N);
+        }
+      });
+      return {da, db};
+    });
+  }
+
+  BatchPlan plan = plan_batch(a.shape(), b.shape(), M * K, K * N);
+  Shape shape = plan.batch;
+  shape.push_back(M);
+  shape.push_back(N);
+  Tensor out = Tensor::empty(shape, a.dtype());
+  dispatch_float(a.dtype(), "matmul", [&](auto tag) {
+    using T = decltype(tag);
+    batched_gemm<T>(false, false, M, N, K, a.data<T>(), K, plan.a_offset, b.data<T>(), N,
+                    plan.b_offset, out.data<T>());
+  });
+  return record(out, "matmul", {a, b}, [a, b, plan, M, K, N](const Tensor& g) -> std::vector<Tensor> {
+    // Gradients come out with the broadcast batch shape; the engine sums them back over
+    // batch dims that were broadcast.
+    Shape da_shape = plan.batch, db_shape = plan.batch;
+    da_shape.insert(da_shape.end(), {M, K});
+    db_shape.insert(db_shape.end(), {K, N});
+    std::vector<std::int64_t> g_offset(plan.a_offset.size());
+    for (std::size_t n = 0; n < g_offset.size(); ++n) g_offset[n] = n * M * N;
+    Tensor da, db;
+    dispatch_float(g.dtype(), "matmul", [&](auto tag) {
+      using T = decltype(tag);
+      if (a.requires_grad()) {  // dA[n] = dC[n] B[n]ᵀ
+        da = Tensor::empty(da_shape, a.dtype());
+        batched_gemm<T>(false, true, M, K, N, g.data<T>(), N, g_offset, b.data<T>(), N,
+                        plan.b_offset, da.data<T>());
+      }
+      if (b.requires_grad()) {  // dB[n] = A[n]ᵀ dC[n]
+        db = Tensor::empty(db_shape, b.dtype());
+        batched_gemm<T>(true, false, K, N, M, a.data<T>(), K, plan.a_offset, g.data<T>(), N,
+                        g_offset, db.data<T>());
+      }
+    });
+    return {da, db};
+  });
+}
+
+// ---- linear -------------------------------------------------------------------------------------
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  check_float(x, "linear");
+  check_float(weight, "linear");
+  check_same_dtype(x, weight, "linear");
+  if (weight.dim() != 2 || x.dim() < 1)
+    fail("linear: input ", shape_str(x.shape()), " and weight ", shape_str(weight.shape()),
+         ": expected input (..., in) and weight (out, in)");
+  const std::int64_t in = weight.size(1), out_features = weight.size(0);
+  if (x.size(-1) != in)
+    fail("linear: input ", shape_str(x.shape()), " has ", x.size(-1),
+         " features but weight ", shape_str(weight.shape()), " expects ", in);
+  if (bias.defined()) {
+    check_same_dtype(x, bias, "linear");
+    if (bias.dim() != 1 || bias.size(0) != out_features)
+      fail("linear: bias ", shape_str(bias.shape()), " does not match weight ",
+           shape_str(weight.shape()), ": expected (", out_features, ",)");
+  }
+  init_threads();
+  const std::int64_t rows = in == 0 ? 0 : x.numel() / in;
+  Shape shape = x.shape();
+  shape.back() = out_features;
+  Tensor y = Tensor::empty(shape, x.dtype());  // (rows, out)
+  dispatch_float(x.dtype(), "linear", [&](auto tag) {
+    using T = decltype(tag);
+    T* py = y.data<T>();
+    T beta = 0;
+    if (bias.defined()) {  // start every row at b, then add x Wᵀ
+      const T* pb = bias.data<T>();
+      for (std::int64_t r = 0; r < rows; ++r) std::copy_n(pb, out_features, py + r * out_features);
+      beta = 1;
+    }
+    gemm<T>(false, true, rows, out_features, in, T(1), x.data<T>(), in, weight.data<T>(), in,
+            beta, py, out_features);
+  });
+  return record(y, "linear", {x, weight, bias},
+                [x, weight, bias, rows, in, out_features](const Tensor& g) -> std::vector<Tensor> {
+    Tensor dx, dw, db;
+    dispatch_float(g.dtype(), "linear", [&](auto tag) {
+      using T = decltype(tag);
+      const T* pg = g.data<T>();  // (rows, out)
+      if (x.requires_grad()) {    // dx = dy W: (rows, out) @ (out, in)
+        dx = Tensor::empty(x.shape(), x.dtype());
+        gemm<T>(false, false, rows, in, out_features, T(1), pg, out_features, weight.data<T>(),
+                in, T(0), dx.data<T>(), in);
+      }
+      if (weight.requires_grad()) {  // dW = dyᵀ x: (out, rows) @ (rows, in)
+        dw = Tensor::empty(weight.shape(), weight.dtype());
+        gemm<T>(true, false, out_features, in, rows, T(1), pg, out_features, x.data<T>(), in,
+                T(0), dw.data<T>(), in);
+      }
+      if (bias.defined() && bias.requires_grad()) {  // db = Σ_rows dy
+        db = Tensor::zeros(bias.shape(), bias.dtype());
+        T* pb = db.data<T>();
+        for (std::int64_t r = 0; r < rows; ++r)
+          for (std::int64_t o = 0; o < out_features; ++o) pb[o] += pg[r * out_features + o];
+      }
+    });
+    return {dx, dw, db};
+  });
+}
+
+}  // namespace uwaga

@@ -1,0 +1,28 @@
+#pragma once
+// Matrix products through OpenBLAS (cblas_sgemm / cblas_dgemm), with a naive reference beside it.
+#include "core/tensor.h"
+
+namespace uwaga {
+
+// matmul(a, b): (..., M, K) @ (..., K, N) -> (..., M, N). Batch dims broadcast. Both inputs need
+// at least 2 dims.
+//   dA = dC Bᵀ,  dB = Aᵀ dC   (computed with BLAS transpose flags, no transposed copies)
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+// linear(x, W, b) = x Wᵀ + b, with x (..., in), W (out, in), b (out) or undefined: the
+// affine map of nn::Linear as one node and one GEMM.
+//   dx = dy W,  dW = dyᵀ x (summed over all leading dims),  db = Σ dy
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
+
+// C = alpha · op(A) op(B) + beta · C for row-major matrices, op(X) = X or Xᵀ; op(A) is M×K and
+// op(B) is K×N. gemm calls BLAS; gemm_reference is three plain loops, kept to test it against.
+template <class T>
+void gemm(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K, T alpha,
+          const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
+          std::int64_t ldc);
+template <class T>
+void gemm_reference(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
+                    T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta,
+                    T* C, std::int64_t ldc);
+
+}  // namespace uwaga

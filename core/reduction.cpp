@@ -1,0 +1,231 @@
+#include "core/reduction.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/autograd.h"
+#include "core/elementwise.h"
+#include "core/shape_ops.h"
+#include "core/threads.h"
+
+namespace uwaga {
+namespace {
+
+// Sorted, unique, non-negative dims; an empty list means every dim.
+Dims normalize_dims(const Dims& dims, std::int64_t rank, const char* op) {
+  Dims out;
+  if (dims.empty()) {
+    for (std::int64_t d = 0; d < rank; ++d) out.push_back(d);
+    return out;
+  }
+  for (auto d : dims) out.push_back(normalize_dim(d, rank, op));
+  std::sort(out.begin(), out.end());
+  if (std::adjacent_find(out.begin(), out.end()) != out.end())
+    fail(op, ": dim list repeats a dim");
+  return out;
+}
+
+Shape kept_shape(const Shape& shape, const Dims& dims) {
+  Shape out = shape;
+  for (auto d : dims) out[d] = 1;
+  return out;
+}
+
+Shape dropped_shape(const Shape& shape, const Dims& dims) {
+  Shape out;
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    if (!std::binary_search(dims.begin(), dims.end(), static_cast<std::int64_t>(d)))
+      out.push_back(shape[d]);
+  return out;
+}
+
+// A reduced block of dims viewed as (outer, n, inner): outer = dims before it, n = the block,
+// inner = dims after it.
+struct Block {
+  std::int64_t outer = 1, n = 1, inner = 1;
+};
+
+Block block_of(const Shape& shape, std::int64_t first, std::int64_t last) {
+  Block b;
+  for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
+    if (d < first) b.outer *= shape[d];
+    else if (d <= last) b.n *= shape[d];
+    else b.inner *= shape[d];
+  }
+  return b;
+}
+
+// out(outer, inner) = Σ_r x(outer, r, inner)
+template <class T>
+void sum_block(const T* x, T* out, const Block& b) {
+  if (b.inner == 1) {
+#pragma omp parallel for if (b.outer * b.n > kParallelThreshold && b.outer > 1)
+    for (std::int64_t o = 0; o < b.outer; ++o) {
+      double acc = 0;  // a double accumulator keeps long float32 sums accurate
+      const T* row = x + o * b.n;
+      for (std::int64_t r = 0; r < b.n; ++r) acc += row[r];
+      out[o] = static_cast<T>(acc);
+    }
+    return;
+  }
+#pragma omp parallel for if (b.outer * b.n * b.inner > kParallelThreshold && b.outer > 1)
+  for (std::int64_t o = 0; o < b.outer; ++o) {
+    T* dst = out + o * b.inner;
+    std::fill_n(dst, b.inner, T(0));
+    for (std::int64_t r = 0; r < b.n; ++r) {
+      const T* src = x + (o * b.n + r) * b.inner;
+      for (std::int64_t i = 0; i < b.inner; ++i) dst[i] += src[i];
+    }
+  }
+}
+
+// Sums a contiguous run of dims [first, last] (kept as size 1). No autograd.
+Tensor sum_run(const Tensor& x, std::int64_t first, std::int64_t last) {
+  Shape shape = x.shape();
+  Block b = block_of(shape, first, last);
+  for (std::int64_t d = first; d <= last; ++d) shape[d] = 1;
+  Tensor out = Tensor::empty(shape, x.dtype());
+  dispatch_float(x.dtype(), "sum", [&](auto tag) {
+    using T = decltype(tag);
+    sum_block<T>(x.data<T>(), out.data<T>(), b);
+  });
+  return out;
+}
+
+// Σ over `dims` with keepdim; consecutive dims are reduced in one pass.
+Tensor sum_kernel(const Tensor& x, const Dims& dims) {
+  if (dims.empty()) {  // a 0-d tensor: its sum is a copy of itself
+    Tensor copy = Tensor::empty(x.shape(), x.dtype());
+    copy.copy_from(x);
+    return copy;
+  }
+  Tensor cur = x;
+  std::size_t i = dims.size();
+  while (i > 0) {  // from the last run backwards, so earlier dim indices stay valid
+    std::size_t j = i - 1;
+    while (j > 0 && dims[j - 1] + 1 == dims[j]) --j;
+    cur = sum_run(cur, dims[j], dims[i - 1]);
+    i = j;
+  }
+  return cur;
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& x) { return sum(x, {}, false); }
+
+Tensor sum(const Tensor& x, const Dims& dims_in, bool keepdim) {
+  check_float(x, "sum");
+  Dims dims = normalize_dims(dims_in, x.dim(), "sum");
+  Tensor out = sum_kernel(x, dims);
+  if (!keepdim) out.impl().shape = dropped_shape(x.shape(), dims);
+  Shape in_shape = x.shape();
+  Shape keep = kept_shape(in_shape, dims);
+  // Each input element contributes once: dx = dy broadcast back over the reduced dims.
+  return record(out, "sum", {x}, [in_shape, keep](const Tensor& g) -> std::vector<Tensor> {
+    return {broadcast_copy(reshape(g, keep), in_shape)};
+  });
+}
+
+Tensor mean(const Tensor& x) { return mean(x, {}, false); }
+
+Tensor mean(const Tensor& x, const Dims& dims_in, bool keepdim) {
+  check_float(x, "mean");
+  Dims dims = normalize_dims(dims_in, x.dim(), "mean");
+  std::int64_t count = 1;
+  for (auto d : dims) count *= x.shape()[d];
+  if (count == 0) fail("mean: reducing ", shape_str(x.shape()), " over an empty dim");
+  return div(sum(x, dims, keepdim), static_cast<double>(count));
+}
+
+Tensor max(const Tensor& x) { return max(reshape(x, {x.numel()}), {0}, false); }
+
+Tensor max(const Tensor& x, const Dims& dims_in, bool keepdim) {
+  check_float(x, "max");
+  Dims dims = normalize_dims(dims_in, x.dim(), "max");
+  if (dims.size() > 1) {
+    // max over several dims = max over one dim at a time (the gradient follows the chain).
+    Tensor cur = x;
+    for (auto it = dims.rbegin(); it != dims.rend(); ++it) cur = max(cur, {*it}, true);
+    return keepdim ? cur : reshape(cur, dropped_shape(x.shape(), dims));
+  }
+  const std::int64_t dim = dims[0];
+  Block b = block_of(x.shape(), dim, dim);
+  if (b.n == 0) fail("max: dim ", dim, " of shape ", shape_str(x.shape()), " is empty");
+  Shape keep = kept_shape(x.shape(), dims);
+  Tensor out = Tensor::empty(keep, x.dtype());
+  Tensor where_max = Tensor::empty(keep, DType::Int64);  // saved for backward
+  dispatch_float(x.dtype(), "max", [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = x.data<T>();
+    T* po = out.data<T>();
+    std::int64_t* pi = where_max.data<std::int64_t>();
+#pragma omp parallel for if (x.numel() > kParallelThreshold)
+    for (std::int64_t o = 0; o < b.outer; ++o)
+      for (std::int64_t i = 0; i < b.inner; ++i) {
+        std::int64_t best = 0;
+        T v = px[o * b.n * b.inner + i];
+        for (std::int64_t r = 1; r < b.n; ++r) {
+          T c = px[(o * b.n + r) * b.inner + i];
+          if (c > v || (std::isnan(c) && !std::isnan(v))) v = c, best = r;
+        }
+        po[o * b.inner + i] = v;
+        pi[o * b.inner + i] = best;
+      }
+  });
+  if (!keepdim) out.impl().shape = dropped_shape(x.shape(), dims);
+  Shape in_shape = x.shape();
+  // The gradient flows only to the first maximal element of each reduced slice.
+  return record(out, "max", {x}, [in_shape, where_max, b](const Tensor& g) -> std::vector<Tensor> {
+    Tensor dx = Tensor::zeros(in_shape, g.dtype());
+    dispatch_float(g.dtype(), "max", [&](auto tag) {
+      using T = decltype(tag);
+      const T* pg = g.data<T>();
+      const std::int64_t* pi = where_max.data<std::int64_t>();
+      T* pd = dx.data<T>();
+      for (std::int64_t o = 0; o < b.outer; ++o)
+        for (std::int64_t i = 0; i < b.inner; ++i)
+          pd[(o * b.n + pi[o * b.inner + i]) * b.inner + i] = pg[o * b.inner + i];
+    });
+    return {dx};
+  });
+}
+
+Tensor var(const Tensor& x, const Dims& dims_in, bool keepdim, int correction) {
+  check_float(x, "var");
+  Dims dims = normalize_dims(dims_in, x.dim(), "var");
+  std::int64_t count = 1;
+  for (auto d : dims) count *= x.shape()[d];
+  if (count - correction <= 0)
+    fail("var: ", count, " elements with correction ", correction, " leave no degrees of freedom");
+  // Composed from primitives, so autograd derives its gradient.
+  Tensor centered = sub(x, mean(x, dims, true));
+  return div(sum(mul(centered, centered), dims, keepdim), static_cast<double>(count - correction));
+}
+
+Tensor argmax(const Tensor& x, std::int64_t dim_in, bool keepdim) {
+  check_float(x, "argmax");
+  std::int64_t dim = normalize_dim(dim_in, x.dim(), "argmax");
+  Block b = block_of(x.shape(), dim, dim);
+  if (b.n == 0) fail("argmax: dim ", dim, " of shape ", shape_str(x.shape()), " is empty");
+  Shape keep = x.shape();
+  keep[dim] = 1;
+  Tensor out = Tensor::empty(keep, DType::Int64);
+  dispatch_float(x.dtype(), "argmax", [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = x.data<T>();
+    std::int64_t* po = out.data<std::int64_t>();
+    for (std::int64_t o = 0; o < b.outer; ++o)
+      for (std::int64_t i = 0; i < b.inner; ++i) {
+        std::int64_t best = 0;
+        for (std::int64_t r = 1; r < b.n; ++r)
+          if (px[(o * b.n + r) * b.inner + i] > px[(o * b.n + best) * b.inner + i]) best = r;
+        po[o * b.inner + i] = best;
+      }
+  });
+  if (!keepdim) out.impl().shape = dropped_shape(x.shape(), {dim});
+  return out;
+}
+
+}  // namespace uwaga

@@ -1,0 +1,26 @@
+#pragma once
+// Reductions over any set of dims. With keepdim the reduced dims stay as size 1, so the result
+// broadcasts against the input (as mean does in LayerNorm: x - mean(x, {-1}, true)).
+// An empty dim list reduces every dim.
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace uwaga {
+
+using Dims = std::vector<std::int64_t>;
+
+Tensor sum(const Tensor& x);                                  // all elements -> shape ()
+Tensor sum(const Tensor& x, const Dims& dims, bool keepdim = false);
+Tensor mean(const Tensor& x);
+Tensor mean(const Tensor& x, const Dims& dims, bool keepdim = false);
+// max along dims; the gradient goes to the first maximal element.
+Tensor max(const Tensor& x);
+Tensor max(const Tensor& x, const Dims& dims, bool keepdim = false);
+// Variance (1/(n - correction)) Σ (x - mean)²; correction 1 is the unbiased estimate (PyTorch's
+// default), 0 the population variance LayerNorm uses.
+Tensor var(const Tensor& x, const Dims& dims, bool keepdim = false, int correction = 1);
+// Index of the maximum along dim, as int64; not differentiable.
+Tensor argmax(const Tensor& x, std::int64_t dim, bool keepdim = false);
+
+}  // namespace uwaga

@@ -1,0 +1,26 @@
+#pragma once
+// softmax and log_softmax along one dim, each in two forms:
+//   - softmax / log_softmax: one autograd node with a hand-derived backward (the default);
+//   - softmax_composed / log_softmax_composed: built from max, sub, exp, sum, div, log, so
+//     autograd derives the gradient; tests check that both forms agree.
+#include "core/tensor.h"
+
+namespace uwaga {
+
+// y_i = exp(x_i - max x) / Σ_j exp(x_j - max x)
+Tensor softmax(const Tensor& x, std::int64_t dim);
+// y_i = x_i - max x - log Σ_j exp(x_j - max x)
+Tensor log_softmax(const Tensor& x, std::int64_t dim);
+
+Tensor softmax_composed(const Tensor& x, std::int64_t dim);
+Tensor log_softmax_composed(const Tensor& x, std::int64_t dim);
+
+// The row kernels the fused ops (and attention) use: `rows` rows of length n, contiguous.
+//   forward:  y = softmax(x)
+//   backward: dx = y ⊙ (dy − Σ_j dy_j y_j)   (adds into dx when accumulate is true)
+template <class T> void softmax_rows_forward(T* y, const T* x, std::int64_t rows, std::int64_t n);
+template <class T>
+void softmax_rows_backward(T* dx, const T* dy, const T* y, std::int64_t rows, std::int64_t n,
+                           bool accumulate);
+
+}  // namespace uwaga

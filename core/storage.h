@@ -1,0 +1,38 @@
+#pragma once
+// Storage: one aligned buffer of bytes, shared by a tensor and its views (reshape, squeeze, ...).
+//
+// Buffers come from a small caching allocator: a freed buffer goes back to a free list keyed by
+// its size, and the next request of that size takes it. A training step allocates the same sizes
+// every time, so after the first step the steady state makes no calls to malloc for tensor data.
+#include <cstddef>
+#include <memory>
+
+namespace uwaga {
+
+class Storage {
+ public:
+  explicit Storage(std::size_t bytes);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() { return data_; }
+  const void* data() const { return data_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Statistics of the caching allocator, for benchmarks and tests.
+struct AllocatorStats {
+  std::size_t system_allocations = 0;  // buffers obtained from the system so far
+  std::size_t cache_hits = 0;          // requests served from the free lists
+  std::size_t cached_bytes = 0;        // bytes sitting in free lists now
+};
+AllocatorStats allocator_stats();
+// Returns every cached buffer to the system.
+void release_cached_memory();
+
+}  // namespace uwaga

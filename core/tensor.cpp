@@ -1,0 +1,330 @@
+#include "core/tensor.h"
+
+#include <cmath>
+#include <cstring>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include "core/autograd.h"
+#include "core/elementwise.h"
+
+namespace uwaga {
+namespace {
+
+std::shared_ptr<TensorImpl> new_impl(const Shape& shape, DType dtype) {
+  for (auto s : shape)
+    if (s < 0) fail("tensor: negative size in shape ", shape_str(shape));
+  auto impl = std::make_shared<TensorImpl>();
+  impl->shape = shape;
+  impl->dtype = dtype;
+  impl->storage = std::make_shared<Storage>(static_cast<std::size_t>(numel(shape)) *
+                                            dtype_size(dtype));
+  return impl;
+}
+
+double read(const Tensor& t, std::int64_t i) {
+  switch (t.dtype()) {
+    case DType::Float32: return t.data<float>()[i];
+    case DType::Float64: return t.data<double>()[i];
+    case DType::Int64: return static_cast<double>(t.data<std::int64_t>()[i]);
+  }
+  return 0;
+}
+
+void write(Tensor& t, std::int64_t i, double v) {
+  switch (t.dtype()) {
+    case DType::Float32: t.data<float>()[i] = static_cast<float>(v); break;
+    case DType::Float64: t.data<double>()[i] = v; break;
+    case DType::Int64: t.data<std::int64_t>()[i] = static_cast<std::int64_t>(v); break;
+  }
+}
+
+std::int64_t flat_index(const Tensor& t, std::initializer_list<std::int64_t> index) {
+  if (static_cast<std::int64_t>(index.size()) != t.dim())
+    fail("at: index has ", index.size(), " coordinates for a tensor of shape ",
+         shape_str(t.shape()));
+  std::int64_t flat = 0, d = 0;
+  for (auto i : index) {
+    std::int64_t size = t.shape()[d];
+    if (i < 0 || i >= size)
+      fail("at: index ", i, " is out of range for dim ", d, " of size ", size, " (shape ",
+           shape_str(t.shape()), ")");
+    flat = flat * size + i;
+    ++d;
+  }
+  return flat;
+}
+
+}  // namespace
+
+// ---- creation -----------------------------------------------------------------------------
+
+Tensor Tensor::empty(const Shape& shape, DType dtype) { return Tensor(new_impl(shape, dtype)); }
+
+Tensor Tensor::zeros(const Shape& shape, DType dtype) {
+  Tensor t = empty(shape, dtype);
+  std::memset(t.raw_data(), 0, static_cast<std::size_t>(t.numel()) * dtype_size(dtype));
+  return t;
+}
+
+Tensor Tensor::ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
+
+Tensor Tensor::full(const Shape& shape, double value, DType dtype) {
+  Tensor t = empty(shape, dtype);
+  t.fill_(value);
+  return t;
+}
+
+Tensor Tensor::arange(double start, double end, double step, DType dtype) {
+  if (step == 0 || !std::isfinite(start) || !std::isfinite(end) || !std::isfinite(step))
+    fail("arange: start ", start, ", end ", end, ", step ", step, " do not define a range");
+  auto n = static_cast<std::int64_t>(std::ceil((end - start) / step));
+  Tensor t = empty({std::max<std::int64_t>(n, 0)}, dtype);
+  for (std::int64_t i = 0; i < t.numel(); ++i) write(t, i, start + static_cast<double>(i) * step);
+  return t;
+}
+
+Tensor Tensor::from_vector(const std::vector<double>& values, const Shape& shape, DType dtype) {
+  if (static_cast<std::int64_t>(values.size()) != uwaga::numel(shape))
+    fail("from_vector: ", values.size(), " values do not fill shape ", shape_str(shape), " (",
+         uwaga::numel(shape), " elements)");
+  Tensor t = empty(shape, dtype);
+  for (std::size_t i = 0; i < values.size(); ++i) write(t, static_cast<std::int64_t>(i), values[i]);
+  return t;
+}
+
+Tensor Tensor::from_indices(const std::vector<std::int64_t>& values, const Shape& shape) {
+  if (static_cast<std::int64_t>(values.size()) != uwaga::numel(shape))
+    fail("from_indices: ", values.size(), " values do not fill shape ", shape_str(shape));
+  Tensor t = empty(shape, DType::Int64);
+  std::memcpy(t.raw_data(), values.data(), values.size() * sizeof(std::int64_t));
+  return t;
+}
+
+Tensor Tensor::scalar(double value, DType dtype) { return full({}, value, dtype); }
+
+Tensor Tensor::randn(const Shape& shape, Generator& gen, DType dtype, double mean, double std) {
+  Tensor t = empty(shape, dtype);
+  dispatch_float(dtype, "randn", [&](auto tag) {
+    using T = decltype(tag);
+    T* p = t.data<T>();
+    for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(mean + std * gen.normal());
+  });
+  return t;
+}
+
+Tensor Tensor::uniform(const Shape& shape, Generator& gen, double low, double high, DType dtype) {
+  if (!(low <= high)) fail("uniform: low ", low, " is greater than high ", high);
+  Tensor t = empty(shape, dtype);
+  dispatch_float(dtype, "uniform", [&](auto tag) {
+    using T = decltype(tag);
+    T* p = t.data<T>();
+    for (std::int64_t i = 0; i < t.numel(); ++i)
+      p[i] = static_cast<T>(low + (high - low) * gen.uniform());
+  });
+  return t;
+}
+
+// ---- properties -----------------------------------------------------------------------------
+
+TensorImpl& Tensor::impl() const {
+  if (!impl_) throw Error("tensor: use of an undefined tensor");
+  return *impl_;
+}
+
+std::int64_t Tensor::size(std::int64_t d) const { return shape()[normalize_dim(d, dim(), "size")]; }
+
+Tensor& Tensor::set_name(std::string name) {
+  impl().name = std::move(name);
+  return *this;
+}
+
+bool Tensor::shares_storage_with(const Tensor& other) const {
+  return impl().storage == other.impl().storage;
+}
+
+// ---- element access -------------------------------------------------------------------------
+
+double Tensor::item() const {
+  if (numel() != 1)
+    fail("item: tensor of shape ", shape_str(shape()), " has ", numel(), " elements, not 1");
+  return read(*this, 0);
+}
+
+double Tensor::at(std::initializer_list<std::int64_t> index) const {
+  return read(*this, flat_index(*this, index));
+}
+
+void Tensor::set(std::initializer_list<std::int64_t> index, double value) {
+  write(*this, flat_index(*this, index), value);
+}
+
+double Tensor::flat(std::int64_t i) const {
+  if (i < 0 || i >= numel())
+    fail("flat: index ", i, " is out of range for ", numel(), " elements");
+  return read(*this, i);
+}
+
+void Tensor::set_flat(std::int64_t i, double value) {
+  if (i < 0 || i >= numel())
+    fail("set_flat: index ", i, " is out of range for ", numel(), " elements");
+  write(*this, i, value);
+}
+
+std::vector<double> Tensor::to_vector() const {
+  std::vector<double> out(static_cast<std::size_t>(numel()));
+  for (std::int64_t i = 0; i < numel(); ++i) out[static_cast<std::size_t>(i)] = read(*this, i);
+  return out;
+}
+
+std::vector<std::int64_t> Tensor::to_indices() const {
+  if (dtype() != DType::Int64) fail("to_indices: tensor has dtype ", dtype_name(dtype()));
+  const std::int64_t* p = data<std::int64_t>();
+  return std::vector<std::int64_t>(p, p + numel());
+}
+
+// ---- conversion and copies ------------------------------------------------------------------
+
+Tensor Tensor::to(DType target) const {
+  if (target == dtype()) return *this;
+  Tensor out = empty(shape(), target);
+  out.copy_from(*this);
+  if (!is_floating() || target == DType::Int64) return out;
+  DType source = dtype();
+  return record(out, "to", {*this}, [source](const Tensor& g) -> std::vector<Tensor> {
+    return {g.to(source)};
+  });
+}
+
+Tensor Tensor::clone() const {
+  Tensor out = empty(shape(), dtype());
+  std::memcpy(out.raw_data(), raw_data(), static_cast<std::size_t>(numel()) * dtype_size(dtype()));
+  if (!is_floating()) return out;
+  return record(out, "clone", {*this}, [](const Tensor& g) -> std::vector<Tensor> { return {g}; });
+}
+
+void Tensor::copy_from(const Tensor& src) {
+  if (src.shape() != shape())
+    fail("copy_from: source shape ", shape_str(src.shape()), " differs from destination shape ",
+         shape_str(shape()));
+  if (src.dtype() == dtype()) {
+    std::memcpy(raw_data(), src.raw_data(), static_cast<std::size_t>(numel()) * dtype_size(dtype()));
+    return;
+  }
+  for (std::int64_t i = 0; i < numel(); ++i) write(*this, i, read(src, i));
+}
+
+void Tensor::fill_(double value) {
+  switch (dtype()) {
+    case DType::Float32: std::fill_n(data<float>(), numel(), static_cast<float>(value)); break;
+    case DType::Float64: std::fill_n(data<double>(), numel(), value); break;
+    case DType::Int64:
+      std::fill_n(data<std::int64_t>(), numel(), static_cast<std::int64_t>(value));
+      break;
+  }
+}
+
+// ---- autograd -------------------------------------------------------------------------------
+
+Tensor& Tensor::requires_grad_(bool on) {
+  if (on && !is_floating())
+    fail("requires_grad_: int64 tensors (indices, labels) cannot require a gradient");
+  if (!on && !is_leaf())
+    fail("requires_grad_: cannot turn off gradients of a non-leaf tensor (made by '",
+         grad_fn()->op, "'); use detach()");
+  impl().requires_grad = on;
+  return *this;
+}
+
+Tensor Tensor::grad() const { return impl().grad ? Tensor(impl().grad) : Tensor(); }
+
+void Tensor::set_grad(const Tensor& g) {
+  if (g.defined() && g.shape() != shape())
+    fail("set_grad: gradient shape ", shape_str(g.shape()), " differs from tensor shape ",
+         shape_str(shape()));
+  impl().grad = g.defined() ? g.impl_ptr() : nullptr;
+}
+
+void Tensor::zero_grad() { impl().grad = nullptr; }
+
+void Tensor::backward(bool retain_graph) const { run_backward(*this, Tensor(), retain_graph); }
+
+void Tensor::backward(const Tensor& grad_output, bool retain_graph) const {
+  run_backward(*this, grad_output, retain_graph);
+}
+
+Tensor Tensor::detach() const {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = this->impl().storage;
+  impl->shape = shape();
+  impl->dtype = dtype();
+  return Tensor(impl);
+}
+
+// ---- printing -------------------------------------------------------------------------------
+
+namespace {
+
+void print_values(std::ostream& out, const Tensor& t, std::int64_t dim, std::int64_t offset,
+                  int indent) {
+  const Shape& shape = t.shape();
+  const std::int64_t n = shape[dim];
+  const std::int64_t edge = 3;  // elements shown at each end of a long dimension
+  const bool truncate = n > 2 * edge + 1 && t.numel() > 1000;
+  std::int64_t stride = 1;
+  for (std::size_t d = dim + 1; d < shape.size(); ++d) stride *= shape[d];
+  out << '[';
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (truncate && i == edge) {
+      out << (dim + 1 == t.dim() ? "..., " : "...,\n" + std::string(indent + 1, ' '));
+      i = n - edge;
+    }
+    if (dim + 1 == t.dim()) {
+      double v = t.flat(offset + i);
+      if (t.dtype() == DType::Int64) out << static_cast<std::int64_t>(v);
+      else out << std::setprecision(4) << v;
+    } else {
+      print_values(out, t, dim + 1, offset + i * stride, indent + 1);
+    }
+    if (i + 1 < n) out << (dim + 1 == t.dim() ? ", " : ",\n" + std::string(indent + 1, ' '));
+  }
+  out << ']';
+}
+
+}  // namespace
+
+std::string Tensor::to_string() const {
+  if (!defined()) return "tensor(undefined)";
+  std::ostringstream out;
+  out << "tensor(shape=" << shape_str(shape()) << ", dtype=" << dtype_name(dtype());
+  if (requires_grad()) out << ", requires_grad";
+  if (grad_fn()) out << ", grad_fn=" << grad_fn()->op;
+  out << ")\n";
+  if (dim() == 0) out << flat(0);
+  else if (numel() == 0) out << "[]";
+  else print_values(out, *this, 0, 0, 0);
+  return out.str();
+}
+
+std::ostream& operator<<(std::ostream& out, const Tensor& t) { return out << t.to_string(); }
+
+// ---- checks shared by ops -------------------------------------------------------------------
+
+void check_defined(const Tensor& t, const char* op) {
+  if (!t.defined()) fail(op, ": got an undefined tensor");
+}
+
+void check_float(const Tensor& t, const char* op) {
+  check_defined(t, op);
+  if (!t.is_floating())
+    fail(op, ": expects a float32 or float64 tensor, got int64 of shape ", shape_str(t.shape()));
+}
+
+void check_same_dtype(const Tensor& a, const Tensor& b, const char* op) {
+  if (a.dtype() != b.dtype())
+    fail(op, ": dtypes differ: ", dtype_name(a.dtype()), " ", shape_str(a.shape()), " and ",
+         dtype_name(b.dtype()), " ", shape_str(b.shape()));
+}
+
+}  // namespace uwaga

@@ -1,0 +1,17 @@
+#pragma once
+// Everything in core/, for programs that want one include.
+#include "core/autograd.h"
+#include "core/cross_entropy.h"
+#include "core/dropout.h"
+#include "core/elementwise.h"
+#include "core/gelu.h"
+#include "core/gradcheck.h"
+#include "core/graph_dot.h"
+#include "core/indexing.h"
+#include "core/matmul.h"
+#include "core/random.h"
+#include "core/reduction.h"
+#include "core/shape_ops.h"
+#include "core/softmax.h"
+#include "core/tensor.h"
+#include "core/threads.h"

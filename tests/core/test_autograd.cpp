@@ -1,0 +1,105 @@
+#include <catch2/catch.hpp>
+
+#include "core/uwaga.h"
+#include "tests/support/gradcheck.h"
+
+using namespace uwaga;
+using Catch::Contains;
+
+TEST_CASE("backward computes the gradient of a small expression", "[core][autograd]") {
+  // L = Σ (a·b + a)  →  dL/da = b + 1,  dL/db = a
+  Tensor a = Tensor::from_vector({1, 2, 3}, {3}, DType::Float64).requires_grad_();
+  Tensor b = Tensor::from_vector({4, 5, 6}, {3}, DType::Float64).requires_grad_();
+  Tensor loss = sum(a * b + a);
+  REQUIRE(loss.item() == 1 * 4 + 2 * 5 + 3 * 6 + 6);
+  loss.backward();
+  REQUIRE(a.grad().to_vector() == std::vector<double>{5, 6, 7});
+  REQUIRE(b.grad().to_vector() == std::vector<double>{1, 2, 3});
+}
+
+TEST_CASE("a tensor used twice accumulates both gradients", "[core][autograd]") {
+  Tensor x = Tensor::from_vector({3}, {1}, DType::Float64).requires_grad_();
+  Tensor y = sum(x * x * x);  // d/dx x³ = 3x² = 27
+  y.backward();
+  REQUIRE(x.grad().item() == Approx(27.0));
+  // Gradients accumulate across backward calls until zero_grad().
+  sum(x * 2.0).backward();
+  REQUIRE(x.grad().item() == Approx(29.0));
+  x.zero_grad();
+  REQUIRE_FALSE(x.grad().defined());
+}
+
+TEST_CASE("requires_grad propagates; no_grad and detach cut the graph", "[core][autograd]") {
+  Tensor w = Tensor::ones({2}).requires_grad_();
+  Tensor c = Tensor::ones({2});
+  REQUIRE((w * c).requires_grad());
+  REQUIRE_FALSE((c * c).requires_grad());
+  {
+    NoGradGuard guard;
+    Tensor y = w * c;
+    REQUIRE_FALSE(y.requires_grad());
+    REQUIRE(y.grad_fn() == nullptr);
+  }
+  REQUIRE(grad_enabled());
+  Tensor d = (w * 3.0).detach();
+  REQUIRE_FALSE(d.requires_grad());
+  REQUIRE(d.is_leaf());
+}
+
+TEST_CASE("backward misuse gives clear errors", "[core][autograd]") {
+  Tensor x = Tensor::ones({3}).requires_grad_();
+  Tensor c = Tensor::ones({3});
+  REQUIRE_THROWS_WITH(sum(c).backward(), Contains("does not require grad"));
+  REQUIRE_THROWS_WITH((x * 2.0).backward(), Contains("output has shape (3,)"));
+  REQUIRE_THROWS_WITH((x * 2.0).backward(Tensor::ones({2})),
+                      Contains("gradient of shape (2,)"));
+  Tensor loss = sum(x * 2.0);
+  loss.backward();
+  REQUIRE_THROWS_WITH(loss.backward(), Contains("already freed"));
+  // With retain_graph the graph survives a second pass.
+  Tensor loss2 = sum(x * 2.0);
+  loss2.backward(true);
+  loss2.backward();
+  REQUIRE(x.grad().to_vector() == std::vector<double>{6, 6, 6});
+  REQUIRE_THROWS_WITH(Tensor::from_indices({1}, {1}).requires_grad_(),
+                      Contains("int64 tensors"));
+}
+
+TEST_CASE("backward with an explicit upstream gradient", "[core][autograd]") {
+  Tensor x = Tensor::from_vector({1, 2}, {2}, DType::Float64).requires_grad_();
+  Tensor y = x * x;
+  y.backward(Tensor::from_vector({10, 100}, {2}, DType::Float64));
+  REQUIRE(x.grad().to_vector() == std::vector<double>{20, 400});
+}
+
+TEST_CASE("broadcast gradients are summed back to the input shape", "[core][autograd]") {
+  Tensor a = Tensor::ones({2, 3}, DType::Float64).requires_grad_();
+  Tensor b = Tensor::ones({3}, DType::Float64).requires_grad_();
+  Tensor s = Tensor::ones({2, 1}, DType::Float64).requires_grad_();
+  sum((a + b) * s).backward();
+  REQUIRE(b.grad().shape() == Shape{3});
+  REQUIRE(b.grad().to_vector() == std::vector<double>{2, 2, 2});
+  REQUIRE(s.grad().shape() == Shape{2, 1});
+  REQUIRE(s.grad().to_vector() == std::vector<double>{6, 6});
+  REQUIRE(reduce_to(Tensor::ones({4, 2, 3}), {2, 1}).to_vector() == std::vector<double>{12, 12});
+  REQUIRE_THROWS_WITH(reduce_to(Tensor::ones({2, 3}), {4}), Contains("cannot be summed back"));
+}
+
+TEST_CASE("the graph is sorted topologically", "[core][autograd]") {
+  Tensor x = Tensor::ones({2}).requires_grad_();
+  Tensor a = x * 2.0;
+  Tensor b = exp(a);
+  Tensor c = a + b;
+  auto order = topological_order(c);
+  REQUIRE(order.size() == 3);
+  REQUIRE(std::string(order.front()->op) == "mul_scalar");
+  REQUIRE(std::string(order.back()->op) == "add");
+}
+
+TEST_CASE("float32 and float64 agree; the dtype cast is differentiable", "[core][autograd]") {
+  using uwaga::testing::require_gradcheck;
+  Tensor x = uwaga::testing::leaf({3, 2}, 5);
+  require_gradcheck([](const std::vector<Tensor>& in) {
+    return (exp(in[0].to(DType::Float32)) * 2.0).to(DType::Float64);
+  }, {x}, {.eps = 1e-3, .atol = 1e-3, .rtol = 1e-2});
+}

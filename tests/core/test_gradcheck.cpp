@@ -1,0 +1,72 @@
+#include <catch2/catch.hpp>
+
+#include "core/autograd.h"
+#include "core/uwaga.h"
+#include "tests/support/gradcheck.h"
+
+using namespace uwaga;
+using Catch::Contains;
+
+namespace {
+// x² with a deliberately wrong backward rule (2.1x instead of 2x).
+Tensor wrong_square(const Tensor& x) {
+  Tensor out;
+  {
+    NoGradGuard g;
+    out = x * x;
+  }
+  return record(out, "wrong_square", {x}, [x](const Tensor& g) -> std::vector<Tensor> {
+    return {g * x * 2.1};
+  });
+}
+// x² whose backward forgets to return anything useful (all zeros).
+Tensor dead_square(const Tensor& x) {
+  Tensor out;
+  {
+    NoGradGuard g;
+    out = x * x;
+  }
+  return record(out, "dead_square", {x}, [](const Tensor& g) -> std::vector<Tensor> {
+    return {Tensor::zeros_like(g)};
+  });
+}
+}  // namespace
+
+TEST_CASE("gradcheck accepts a correct gradient", "[core][gradcheck]") {
+  Tensor x = uwaga::testing::leaf({3, 4}, 1);
+  auto r = gradcheck([](const std::vector<Tensor>& in) { return in[0] * in[0]; }, {x});
+  INFO(r.message);
+  REQUIRE(r.ok);
+  REQUIRE(r.checked == 12);
+}
+
+TEST_CASE("gradcheck reports a wrong gradient with its worst element", "[core][gradcheck]") {
+  Tensor x = uwaga::testing::leaf({2, 3}, 2);
+  auto r = gradcheck([](const std::vector<Tensor>& in) { return wrong_square(in[0]); }, {x});
+  REQUIRE_FALSE(r.ok);
+  REQUIRE_THAT(r.message, Contains("input 0 (2, 3), element ("));
+  REQUIRE_THAT(r.message, Contains("analytic"));
+  REQUIRE_THAT(r.message, Contains("numeric"));
+  REQUIRE_THAT(r.message, Contains("relative error"));
+}
+
+TEST_CASE("gradcheck fails when the analytic gradient is all zero", "[core][gradcheck]") {
+  Tensor x = uwaga::testing::leaf({4}, 3);
+  auto r = gradcheck([](const std::vector<Tensor>& in) { return dead_square(in[0]); }, {x});
+  REQUIRE_FALSE(r.ok);
+  REQUIRE_THAT(r.message, Contains("every analytic gradient is zero"));
+  // Zero against zero proves nothing either, unless the caller says it is expected.
+  auto z = gradcheck([](const std::vector<Tensor>& in) { return in[0] * 0.0; }, {x});
+  REQUIRE_FALSE(z.ok);
+  REQUIRE_THAT(z.message, Contains("both zero everywhere"));
+  GradcheckOptions allow;
+  allow.allow_all_zero = true;
+  REQUIRE(gradcheck([](const std::vector<Tensor>& in) { return in[0] * 0.0; }, {x}, allow).ok);
+}
+
+TEST_CASE("gradcheck insists on float64", "[core][gradcheck]") {
+  Tensor x = Tensor::ones({2}).requires_grad_();
+  REQUIRE_THROWS_WITH(
+      gradcheck([](const std::vector<Tensor>& in) { return in[0]; }, {x}),
+      Contains("needs float64"));
+}

@@ -1,0 +1,86 @@
+#include <catch2/catch.hpp>
+
+#include "core/uwaga.h"
+#include "tests/support/gradcheck.h"
+
+using namespace uwaga;
+using namespace uwaga::testing;
+using Catch::Contains;
+
+TEST_CASE("matmul of small integer matrices", "[core][matmul]") {
+  Tensor a = Tensor::from_vector({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor b = Tensor::from_vector({7, 8, 9, 10, 11, 12}, {3, 2});
+  REQUIRE(matmul(a, b).to_vector() == std::vector<double>{58, 64, 139, 154});
+}
+
+TEST_CASE("the BLAS gemm matches the reference loops for every transpose", "[core][matmul]") {
+  Generator g(9);
+  const std::int64_t M = 7, N = 5, K = 6;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      Tensor A = Tensor::randn({M * K}, g, DType::Float64);
+      Tensor B = Tensor::randn({K * N}, g, DType::Float64);
+      Tensor C1 = Tensor::randn({M * N}, g, DType::Float64);
+      Tensor C2 = C1.clone();
+      std::int64_t lda = ta ? M : K, ldb = tb ? K : N;
+      gemm<double>(ta, tb, M, N, K, 1.5, A.data<double>(), lda, B.data<double>(), ldb, 0.5,
+                   C1.data<double>(), N);
+      gemm_reference<double>(ta, tb, M, N, K, 1.5, A.data<double>(), lda, B.data<double>(), ldb,
+                             0.5, C2.data<double>(), N);
+      REQUIRE(max_abs_diff(C1, C2) < 1e-12);
+      Tensor Af = A.to(DType::Float32), Bf = B.to(DType::Float32);
+      Tensor C3 = Tensor::zeros({M * N}), C4 = Tensor::zeros({M * N});
+      gemm<float>(ta, tb, M, N, K, 1.0f, Af.data<float>(), lda, Bf.data<float>(), ldb, 0.0f,
+                  C3.data<float>(), N);
+      gemm_reference<float>(ta, tb, M, N, K, 1.0f, Af.data<float>(), lda, Bf.data<float>(), ldb,
+                            0.0f, C4.data<float>(), N);
+      REQUIRE(max_abs_diff(C3, C4) < 1e-4);
+    }
+}
+
+TEST_CASE("matmul passes gradcheck: 2-D, non-square, batched, broadcast", "[core][matmul]") {
+  std::vector<std::pair<Shape, Shape>> shapes = {
+      {{3, 4}, {4, 2}}, {{1, 5}, {5, 1}}, {{2, 3, 4}, {4, 5}}, {{2, 3, 4}, {2, 4, 5}},
+      {{2, 1, 3, 4}, {3, 4, 2}}, {{3, 4}, {2, 4, 3}}};
+  for (auto& [sa, sb] : shapes) {
+    INFO(shape_str(sa) << " @ " << shape_str(sb));
+    require_gradcheck([](const std::vector<Tensor>& in) { return matmul(in[0], in[1]); },
+                      {leaf(sa, 1), leaf(sb, 2)});
+  }
+}
+
+TEST_CASE("batched matmul agrees with one matmul per batch element", "[core][matmul]") {
+  Generator g(4);
+  Tensor a = Tensor::randn({6, 17, 16}, g), b = Tensor::randn({6, 16, 17}, g);
+  Tensor c = matmul(a, b);
+  for (std::int64_t i = 0; i < 6; ++i) {
+    Tensor ci = matmul(reshape(slice(a, 0, i, i + 1), {17, 16}),
+                       reshape(slice(b, 0, i, i + 1), {16, 17}));
+    REQUIRE(max_abs_diff(reshape(slice(c, 0, i, i + 1), {17, 17}), ci) == 0.0);
+  }
+}
+
+TEST_CASE("linear equals matmul with the transposed weight plus bias, and passes gradcheck",
+          "[core][matmul]") {
+  Tensor x = leaf({2, 3, 4}, 1), w = leaf({5, 4}, 2), b = leaf({5}, 3);
+  Tensor y = linear(x, w, b);
+  Tensor ref = matmul(x, transpose(w, 0, 1)) + b;
+  REQUIRE(max_abs_diff(y, ref) < 1e-12);
+  require_gradcheck([](const std::vector<Tensor>& in) { return linear(in[0], in[1], in[2]); },
+                    {x, w, b});
+  require_gradcheck([](const std::vector<Tensor>& in) { return linear(in[0], in[1], Tensor()); },
+                    {x, w});
+}
+
+TEST_CASE("matmul and linear misuse gives clear errors", "[core][matmul]") {
+  REQUIRE_THROWS_WITH(matmul(Tensor::ones({32, 64}), Tensor::ones({32, 64})),
+                      Contains("matmul: (32, 64) @ (32, 64): inner dimensions 64 and 32 differ"));
+  REQUIRE_THROWS_WITH(matmul(Tensor::ones({3}), Tensor::ones({3, 2})),
+                      Contains("at least 2 dims"));
+  REQUIRE_THROWS_WITH(matmul(Tensor::ones({2, 3, 4}), Tensor::ones({3, 4, 5})),
+                      Contains("cannot be broadcast"));
+  REQUIRE_THROWS_WITH(linear(Tensor::ones({2, 3}), Tensor::ones({5, 4}), Tensor()),
+                      Contains("input (2, 3) has 3 features but weight (5, 4) expects 4"));
+  REQUIRE_THROWS_WITH(linear(Tensor::ones({2, 4}), Tensor::ones({5, 4}), Tensor::ones({4})),
+                      Contains("bias (4,) does not match weight (5, 4)"));
+}

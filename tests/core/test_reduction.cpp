@@ -1,0 +1,52 @@
+#include <catch2/catch.hpp>
+
+#include "core/uwaga.h"
+#include "tests/support/gradcheck.h"
+
+using namespace uwaga;
+using namespace uwaga::testing;
+using Catch::Contains;
+
+TEST_CASE("reductions pass gradcheck over any dims, with and without keepdim",
+          "[core][reduction]") {
+  std::vector<Dims> dim_sets = {{0}, {1}, {2}, {-1}, {0, 2}, {0, 1}, {1, 2}, {}};
+  for (const Dims& dims : dim_sets)
+    for (bool keep : {false, true}) {
+      INFO("dims size " << dims.size() << " keepdim " << keep);
+      Tensor x = leaf({2, 3, 4}, 11);
+      require_gradcheck([&](const std::vector<Tensor>& in) { return sum(in[0], dims, keep); }, {x});
+      require_gradcheck([&](const std::vector<Tensor>& in) { return mean(in[0], dims, keep); }, {x});
+      require_gradcheck([&](const std::vector<Tensor>& in) { return max(in[0], dims, keep); }, {x});
+      require_gradcheck([&](const std::vector<Tensor>& in) { return var(in[0], dims, keep); }, {x});
+      require_gradcheck(
+          [&](const std::vector<Tensor>& in) { return var(in[0], dims, keep, 0); }, {x});
+    }
+  Tensor x = leaf({3, 3}, 12);
+  require_gradcheck([](const std::vector<Tensor>& in) { return sum(in[0]); }, {x});
+  require_gradcheck([](const std::vector<Tensor>& in) { return mean(in[0]); }, {x});
+  require_gradcheck([](const std::vector<Tensor>& in) { return max(in[0]); }, {x});
+}
+
+TEST_CASE("reduction values", "[core][reduction]") {
+  Tensor x = Tensor::from_vector({1, 5, 3, 4, 2, 6}, {2, 3}, DType::Float64);
+  REQUIRE(sum(x).item() == 21);
+  REQUIRE(sum(x, {0}).to_vector() == std::vector<double>{5, 7, 9});
+  REQUIRE(sum(x, {1}, true).shape() == Shape{2, 1});
+  REQUIRE(mean(x, {1}).to_vector() == std::vector<double>{3, 4});
+  REQUIRE(max(x, {1}).to_vector() == std::vector<double>{5, 6});
+  REQUIRE(max(x).item() == 6);
+  REQUIRE(var(x, {1}).to_vector() == std::vector<double>{4, 4});  // unbiased: 8 / 2
+  REQUIRE(var(x, {1}, false, 0).at({0}) == Approx(8.0 / 3));
+  REQUIRE(argmax(x, 1).to_indices() == std::vector<std::int64_t>{1, 2});
+  // The gradient of max goes to the first maximal element only.
+  Tensor t = Tensor::from_vector({2, 7, 7}, {3}, DType::Float64).requires_grad_();
+  max(t).backward();
+  REQUIRE(t.grad().to_vector() == std::vector<double>{0, 1, 0});
+}
+
+TEST_CASE("reduction misuse gives clear errors", "[core][reduction]") {
+  Tensor x = Tensor::ones({2, 3});
+  REQUIRE_THROWS_WITH(sum(x, {2}), Contains("sum: dim 2 is out of range for a tensor with 2 dims"));
+  REQUIRE_THROWS_WITH(mean(x, {0, 0}), Contains("repeats"));
+  REQUIRE_THROWS_WITH(var(Tensor::ones({1}), {0}), Contains("degrees of freedom"));
+}

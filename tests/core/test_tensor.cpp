@@ -1,0 +1,112 @@
+#include <catch2/catch.hpp>
+
+#include "core/uwaga.h"
+
+using namespace uwaga;
+using Catch::Contains;
+
+TEST_CASE("creation fills shapes and values", "[core][tensor]") {
+  Tensor z = Tensor::zeros({2, 3});
+  REQUIRE(z.shape() == Shape{2, 3});
+  REQUIRE(z.dtype() == DType::Float32);
+  REQUIRE(z.numel() == 6);
+  for (double v : z.to_vector()) REQUIRE(v == 0.0);
+  Tensor o = Tensor::ones({4}, DType::Float64);
+  REQUIRE(o.dtype() == DType::Float64);
+  REQUIRE(o.at({3}) == 1.0);
+  REQUIRE(Tensor::full({2, 2}, 2.5).at({1, 1}) == 2.5);
+  REQUIRE(Tensor::arange(0, 5).to_vector() == std::vector<double>{0, 1, 2, 3, 4});
+  REQUIRE(Tensor::arange(1, 2, 0.25, DType::Float64).to_vector() ==
+          std::vector<double>{1, 1.25, 1.5, 1.75});
+  Tensor f = Tensor::from_vector({1, 2, 3, 4, 5, 6}, {2, 3});
+  REQUIRE(f.at({1, 0}) == 4.0);
+  REQUIRE(f.size(-1) == 3);
+  REQUIRE(Tensor::scalar(7).item() == 7.0);
+  REQUIRE(Tensor::scalar(7).dim() == 0);
+  Tensor idx = Tensor::from_indices({3, 1, 2}, {3});
+  REQUIRE(idx.dtype() == DType::Int64);
+  REQUIRE(idx.to_indices() == std::vector<std::int64_t>{3, 1, 2});
+}
+
+TEST_CASE("element access and conversions", "[core][tensor]") {
+  Tensor t = Tensor::zeros({2, 2}, DType::Float64);
+  t.set({0, 1}, 3.5);
+  REQUIRE(t.at({0, 1}) == 3.5);
+  REQUIRE(t.flat(1) == 3.5);
+  Tensor f = t.to(DType::Float32);
+  REQUIRE(f.dtype() == DType::Float32);
+  REQUIRE(f.at({0, 1}) == 3.5);
+  Tensor c = t.clone();
+  c.set({0, 0}, 1);
+  REQUIRE(t.at({0, 0}) == 0.0);  // a clone owns its storage
+  REQUIRE_THROWS_WITH(t.at({2, 0}), Contains("index 2 is out of range for dim 0 of size 2"));
+  REQUIRE_THROWS_WITH(t.at({0}), Contains("1 coordinates for a tensor of shape (2, 2)"));
+  REQUIRE_THROWS_WITH(t.item(), Contains("has 4 elements, not 1"));
+  REQUIRE_THROWS_WITH(t.data<float>(), Contains("dtype float64, requested float32"));
+  REQUIRE_THROWS_WITH(Tensor::from_vector({1, 2, 3}, {2, 2}),
+                      Contains("3 values do not fill shape (2, 2)"));
+  REQUIRE_THROWS_WITH(Tensor::zeros({2, -1}), Contains("negative size"));
+  REQUIRE_THROWS_WITH(Tensor().shape(), Contains("undefined tensor"));
+}
+
+TEST_CASE("printing shows shape, dtype and values, truncated when large", "[core][tensor]") {
+  Tensor t = Tensor::from_vector({1, 2, 3, 4}, {2, 2});
+  std::string s = t.to_string();
+  REQUIRE_THAT(s, Contains("shape=(2, 2)"));
+  REQUIRE_THAT(s, Contains("float32"));
+  REQUIRE_THAT(s, Contains("[[1, 2],"));
+  REQUIRE_THAT(s, Contains("[3, 4]]"));
+  Tensor big = Tensor::arange(0, 5000);
+  std::string b = big.to_string();
+  REQUIRE_THAT(b, Contains("..."));
+  REQUIRE_THAT(b, Contains("4999"));
+  REQUIRE(b.size() < 200);
+}
+
+TEST_CASE("the same seed gives identical tensors, another seed different ones", "[core][random]") {
+  Generator g1(42), g2(42), g3(43);
+  Tensor a = Tensor::randn({100}, g1);
+  Tensor b = Tensor::randn({100}, g2);
+  Tensor c = Tensor::randn({100}, g3);
+  REQUIRE(a.to_vector() == b.to_vector());
+  REQUIRE(a.to_vector() != c.to_vector());
+  // Restoring a generator's state replays the same numbers.
+  Generator g(7);
+  g.normal();
+  auto state = g.state();
+  double x = g.normal(), y = g.uniform();
+  g.set_state(state);
+  REQUIRE(g.normal() == x);
+  REQUIRE(g.uniform() == y);
+  // Sanity of the distributions: mean ~ 0, variance ~ 1; uniform inside its bounds.
+  Generator big(1);
+  Tensor n = Tensor::randn({20000}, big, DType::Float64);
+  double mean = 0, sq = 0;
+  for (double v : n.to_vector()) mean += v, sq += v * v;
+  mean /= 20000;
+  REQUIRE(std::abs(mean) < 0.03);
+  REQUIRE(std::abs(sq / 20000 - 1) < 0.05);
+  Tensor u = Tensor::uniform({1000}, big, -2, 3);
+  for (double v : u.to_vector()) REQUIRE((v >= -2 && v < 3));
+}
+
+TEST_CASE("views share storage with their input, copies do not", "[core][tensor]") {
+  Tensor t = Tensor::arange(0, 6);
+  Tensor v = reshape(t, {2, 3});
+  REQUIRE(v.shares_storage_with(t));
+  Tensor d = t.detach();
+  REQUIRE(d.shares_storage_with(t));
+  v.set({1, 2}, 100);
+  REQUIRE(t.at({5}) == 100.0);
+  Tensor tr = transpose(v, 0, 1);
+  REQUIRE_FALSE(tr.shares_storage_with(t));
+}
+
+TEST_CASE("the caching allocator reuses freed buffers", "[core][storage]") {
+  { Tensor warm = Tensor::empty({12345}); }
+  auto before = allocator_stats();
+  for (int i = 0; i < 10; ++i) { Tensor t = Tensor::empty({12345}); }
+  auto after = allocator_stats();
+  REQUIRE(after.system_allocations == before.system_allocations);
+  REQUIRE(after.cache_hits >= before.cache_hits + 10);
+}
