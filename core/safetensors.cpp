@@ -1,0 +1,359 @@
+#include "core/safetensors.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+// The format stores numbers little-endian; we copy tensor bytes as they are in memory.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "safetensors.cpp assumes a little-endian machine");
+
+namespace uwaga {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kMetadataKey = "__metadata__";
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+bool dtype_from_name(const std::string& name, DType* out) {
+  if (name == "F32") { *out = DType::Float32; return true; }
+  if (name == "F64") { *out = DType::Float64; return true; }
+  if (name == "I64") { *out = DType::Int64; return true; }
+  return false;
+}
+
+std::uint64_t tensor_bytes(const Tensor& t) {
+  return static_cast<std::uint64_t>(t.numel()) * dtype_size(t.dtype());
+}
+
+std::string directory_of(const std::string& path) {
+  std::size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+// ---- writing --------------------------------------------------------------------------------
+
+// The JSON header, padded with spaces so that the data section starts 8-byte aligned.
+std::string make_header(const std::map<std::string, Tensor>& tensors,
+                        const std::map<std::string, std::string>& metadata) {
+  json header = json::object();
+  std::uint64_t offset = 0;
+  for (const auto& [name, t] : tensors) {  // std::map: data laid out in name order
+    std::uint64_t bytes = tensor_bytes(t);
+    header[name] = {{"dtype", safetensors_dtype_name(t.dtype())},
+                    {"shape", t.shape()},
+                    {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  if (!metadata.empty()) header[kMetadataKey] = metadata;
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  return text;
+}
+
+void write_bytes(std::FILE* f, const void* data, std::size_t bytes, const std::string& path,
+                 const std::string& tmp) {
+  if (bytes == 0) return;
+  if (std::fwrite(data, 1, bytes, f) != bytes)
+    fail("save_safetensors: cannot write ", quoted(path), " (temporary file ", quoted(tmp),
+         "): ", std::strerror(errno));
+}
+
+// Creates a fresh file next to `path`; O_EXCL makes sure we never write into someone else's.
+int create_temporary(const std::string& path, std::string* tmp) {
+  static std::atomic<unsigned> counter{0};
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    *tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+    int fd = ::open(tmp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) return fd;
+    if (errno != EEXIST)
+      fail("save_safetensors: cannot create a temporary file beside ", quoted(path), " (",
+           quoted(*tmp), "): ", std::strerror(errno));
+  }
+  fail("save_safetensors: cannot create a temporary file beside ", quoted(path),
+       ": every candidate name is taken");
+}
+
+// After a rename, the new directory entry reaches the disk only once the directory is synced.
+void sync_directory(const std::string& dir, const std::string& path) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    fail("save_safetensors: wrote ", quoted(path), " but cannot open its directory ",
+         quoted(dir), " to sync it: ", std::strerror(errno));
+  int rc = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  // Some file systems cannot sync directories (EINVAL); the rename is still atomic there.
+  if (rc != 0 && err != EINVAL)
+    fail("save_safetensors: wrote ", quoted(path), " but cannot sync its directory ",
+         quoted(dir), ": ", std::strerror(err));
+}
+
+void check_savable(const std::string& path, const std::map<std::string, Tensor>& tensors) {
+  for (const auto& [name, t] : tensors) {
+    if (name.empty()) fail("save_safetensors: ", quoted(path), ": a tensor has an empty name");
+    if (name == kMetadataKey)
+      fail("save_safetensors: ", quoted(path), ": the name \"", kMetadataKey,
+           "\" is reserved for the metadata and cannot name a tensor");
+    if (!t.defined())
+      fail("save_safetensors: ", quoted(path), ": tensor ", quoted(name), " is undefined");
+  }
+}
+
+// ---- reading --------------------------------------------------------------------------------
+
+struct Entry {
+  std::string name;
+  DType dtype;
+  Shape shape;
+  std::uint64_t begin, end;  // in the data section
+};
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
+
+// Parses the header, rejecting duplicate keys (nlohmann::json would silently keep the last one).
+json parse_header(const std::string& text, const std::string& where) {
+  std::vector<std::set<std::string>> keys_per_object;
+  std::string duplicate;
+  auto callback = [&](int, json::parse_event_t event, json& value) {
+    if (event == json::parse_event_t::object_start) keys_per_object.emplace_back();
+    else if (event == json::parse_event_t::object_end) keys_per_object.pop_back();
+    else if (event == json::parse_event_t::key && !keys_per_object.empty() &&
+             !keys_per_object.back().insert(value.get<std::string>()).second &&
+             duplicate.empty())
+      duplicate = value.get<std::string>();
+    return true;
+  };
+  json header;
+  try {
+    header = json::parse(text, callback);
+  } catch (const json::exception& e) {
+    fail(where, ": the header is not valid JSON: ", e.what());
+  }
+  if (!duplicate.empty()) fail(where, ": the header repeats the key \"", duplicate, "\"");
+  if (!header.is_object())
+    fail(where, ": the header must be a JSON object, got a JSON ", header.type_name());
+  return header;
+}
+
+std::map<std::string, std::string> parse_metadata(const json& value, const std::string& where) {
+  if (!value.is_object())
+    fail(where, ": \"", kMetadataKey, "\" must be an object of strings, got a JSON ",
+         value.type_name());
+  std::map<std::string, std::string> metadata;
+  for (const auto& [key, v] : value.items()) {
+    if (!v.is_string())
+      fail(where, ": metadata entry \"", key, "\" must be a string, got ", v.dump());
+    metadata[key] = v.get<std::string>();
+  }
+  return metadata;
+}
+
+Entry parse_entry(const std::string& name, const json& value, std::uint64_t data_size,
+                  const std::string& where) {
+  std::string what = where + ": tensor " + quoted(name);
+  if (!value.is_object()) fail(what, ": expected an object, got ", value.dump());
+  for (const auto& [key, v] : value.items()) {
+    (void)v;
+    if (key != "dtype" && key != "shape" && key != "data_offsets")
+      fail(what, ": unexpected field \"", key, "\" (expected dtype, shape, data_offsets)");
+  }
+  for (const char* key : {"dtype", "shape", "data_offsets"})
+    if (!value.contains(key)) fail(what, ": missing field \"", key, "\"");
+
+  Entry e;
+  e.name = name;
+  const json& dtype = value["dtype"];
+  if (!dtype.is_string() || !dtype_from_name(dtype.get<std::string>(), &e.dtype))
+    fail(what, ": unsupported dtype ", dtype.dump(), " (uwaga reads F32, F64 and I64)");
+
+  const json& shape = value["shape"];
+  bool shape_ok = shape.is_array();
+  std::uint64_t numel = 1;
+  bool overflow = false;
+  if (shape_ok) {
+    for (const json& d : shape) {
+      if (!d.is_number_unsigned() ||
+          d.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+        shape_ok = false;
+        break;
+      }
+      std::uint64_t size = d.get<std::uint64_t>();
+      overflow = overflow || __builtin_mul_overflow(numel, size, &numel);
+      e.shape.push_back(static_cast<std::int64_t>(size));
+    }
+  }
+  if (!shape_ok)
+    fail(what, ": shape must be a list of non-negative integers, got ", shape.dump());
+  std::uint64_t bytes = 0;
+  overflow = overflow || __builtin_mul_overflow(numel, dtype_size(e.dtype), &bytes);
+  if (overflow) fail(what, ": shape ", shape.dump(), " is too large");
+
+  const json& offsets = value["data_offsets"];
+  if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+      !offsets[1].is_number_unsigned())
+    fail(what, ": data_offsets must be two non-negative integers [begin, end], got ",
+         offsets.dump());
+  e.begin = offsets[0].get<std::uint64_t>();
+  e.end = offsets[1].get<std::uint64_t>();
+  if (e.begin > e.end)
+    fail(what, ": data_offsets [", e.begin, ", ", e.end, "] end before they begin");
+  if (e.end > data_size)
+    fail(what, ": data_offsets [", e.begin, ", ", e.end, "] reach past the end of the data (",
+         data_size, " bytes after the header) — the file is truncated or the offsets are wrong");
+  if (e.end - e.begin != bytes)
+    fail(what, ": data_offsets [", e.begin, ", ", e.end, "] span ", e.end - e.begin,
+         " bytes, but shape ", shape_str(e.shape), " of ", dtype.get<std::string>(), " needs ",
+         bytes);
+  return e;
+}
+
+// The byte ranges must tile [0, data_size): sorted by start, each begins where the last ended.
+void check_tiling(std::vector<Entry>& entries, std::uint64_t data_size, const std::string& where) {
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  std::uint64_t expected = 0;
+  const Entry* previous = nullptr;
+  for (const Entry& e : entries) {
+    if (e.begin < expected)
+      fail(where, ": tensors ", quoted(previous->name), " [", previous->begin, ", ",
+           previous->end, ") and ", quoted(e.name), " [", e.begin, ", ", e.end,
+           ") overlap in the data section");
+    if (e.begin > expected)
+      fail(where, ": bytes [", expected, ", ", e.begin, ") of the data section belong to no "
+           "tensor (gap before ", quoted(e.name), ")");
+    expected = e.end;
+    previous = &e;
+  }
+  if (expected != data_size)
+    fail(where, ": ", data_size - expected, " trailing bytes after the last tensor (the data "
+         "section holds ", data_size, " bytes, the tensors cover ", expected, ")");
+}
+
+}  // namespace
+
+const char* safetensors_dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return "F32";
+    case DType::Float64: return "F64";
+    case DType::Int64: return "I64";
+  }
+  return "?";
+}
+
+void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
+                      const std::map<std::string, std::string>& metadata) {
+  check_savable(path, tensors);
+  const std::string header = make_header(tensors, metadata);
+  unsigned char length[8];
+  for (int i = 0; i < 8; ++i)
+    length[i] = static_cast<unsigned char>(static_cast<std::uint64_t>(header.size()) >> (8 * i));
+
+  std::string tmp;
+  int fd = create_temporary(path, &tmp);
+  std::FILE* f = ::fdopen(fd, "wb");
+  if (!f) {
+    int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    fail("save_safetensors: cannot open ", quoted(tmp), " for writing: ", std::strerror(err));
+  }
+  try {
+    write_bytes(f, length, 8, path, tmp);
+    write_bytes(f, header.data(), header.size(), path, tmp);
+    for (const auto& [name, t] : tensors)
+      write_bytes(f, t.raw_data(), static_cast<std::size_t>(tensor_bytes(t)), path, tmp);
+    if (std::fflush(f) != 0 || ::fsync(::fileno(f)) != 0)
+      fail("save_safetensors: cannot write ", quoted(path), " (temporary file ", quoted(tmp),
+           "): ", std::strerror(errno));
+    std::FILE* closing = f;
+    f = nullptr;
+    if (std::fclose(closing) != 0)
+      fail("save_safetensors: cannot write ", quoted(path), " (closing temporary file ",
+           quoted(tmp), "): ", std::strerror(errno));
+    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+      fail("save_safetensors: cannot move ", quoted(tmp), " to ", quoted(path), ": ",
+           std::strerror(errno));
+  } catch (...) {
+    if (f) std::fclose(f);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  sync_directory(directory_of(path), path);
+}
+
+SafetensorsFile load_safetensors(const std::string& path) {
+  const std::string where = "load_safetensors: " + quoted(path);
+  FilePtr file(std::fopen(path.c_str(), "rb"));
+  if (!file) fail(where, ": cannot open: ", std::strerror(errno));
+  struct stat st;
+  if (::fstat(::fileno(file.get()), &st) != 0)
+    fail(where, ": cannot stat: ", std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) fail(where, ": not a regular file");
+  const std::uint64_t file_size = static_cast<std::uint64_t>(st.st_size);
+
+  // 1. the header length
+  if (file_size < 8)
+    fail(where, ": the file is only ", file_size, " bytes long, too short to hold the 8-byte "
+         "header length — truncated, or not a safetensors file");
+  unsigned char length[8];
+  if (std::fread(length, 1, 8, file.get()) != 8)
+    fail(where, ": cannot read the header length: ", std::strerror(errno));
+  std::uint64_t header_size = 0;
+  for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | length[i];
+  if (header_size > file_size - 8)
+    fail(where, ": the header length ", header_size, " exceeds the ", file_size - 8,
+         " bytes that follow it — truncated, or not a safetensors file");
+
+  // 2. the JSON header
+  std::string text(static_cast<std::size_t>(header_size), '\0');
+  if (header_size > 0 && std::fread(text.data(), 1, text.size(), file.get()) != text.size())
+    fail(where, ": cannot read the header: ", std::strerror(errno));
+  const json header = parse_header(text, where);
+
+  // 3. the entries, checked against the data section
+  const std::uint64_t data_start = 8 + header_size;
+  const std::uint64_t data_size = file_size - data_start;
+  SafetensorsFile result;
+  std::vector<Entry> entries;
+  for (const auto& [name, value] : header.items()) {
+    if (name == kMetadataKey) result.metadata = parse_metadata(value, where);
+    else entries.push_back(parse_entry(name, value, data_size, where));
+  }
+  check_tiling(entries, data_size, where);
+
+  // 4. the data, straight into each tensor's storage
+  for (const Entry& e : entries) {
+    Tensor t = Tensor::empty(e.shape, e.dtype);
+    std::size_t bytes = static_cast<std::size_t>(e.end - e.begin);
+    if (bytes > 0) {
+      if (::fseeko(file.get(), static_cast<off_t>(data_start + e.begin), SEEK_SET) != 0 ||
+          std::fread(t.raw_data(), 1, bytes, file.get()) != bytes)
+        fail(where, ": cannot read the data of tensor ", quoted(e.name), ": ",
+             std::ferror(file.get()) ? std::strerror(errno) : "unexpected end of file");
+    }
+    result.tensors.emplace(e.name, std::move(t));
+  }
+  return result;
+}
+
+}  // namespace uwaga

@@ -1,0 +1,479 @@
+// safetensors: round trips, an independent reader, damaged files, and atomic saves.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/safetensors.h"
+#include "core/tensor.h"
+
+using namespace uwaga;
+using Catch::Contains;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh directory under /tmp, removed with everything in it at the end of the test.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "uwaga_safetensors_XXXXXX").string();
+    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+    path = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+  std::vector<std::string> entries() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(path)) names.push_back(e.path().filename());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+};
+
+std::string read_file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+void write_file_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  REQUIRE(out);
+}
+
+std::string le_u64(std::uint64_t n) {
+  std::string s(8, '\0');
+  for (int i = 0; i < 8; ++i) s[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  return s;
+}
+
+// A file assembled by hand: length prefix, header text (optionally padded), data bytes.
+std::string raw_file(const std::string& header, const std::string& data, bool pad = true) {
+  std::string h = header;
+  if (pad) h.append((8 - h.size() % 8) % 8, ' ');
+  return le_u64(h.size()) + h + data;
+}
+
+template <class T> std::string bytes_of(const std::vector<T>& values) {
+  std::string s(values.size() * sizeof(T), '\0');
+  if (!values.empty()) std::memcpy(s.data(), values.data(), s.size());
+  return s;
+}
+
+std::string bytes_of(const Tensor& t) {
+  std::size_t n = static_cast<std::size_t>(t.numel()) * dtype_size(t.dtype());
+  return std::string(static_cast<const char*>(t.raw_data()), n);
+}
+
+// Same dtype, shape and bits (so NaN, -0.0 and denormals must survive unchanged).
+void check_identical(const std::string& name, const Tensor& actual, const Tensor& expected) {
+  INFO("tensor " << name);
+  REQUIRE(actual.defined());
+  CHECK(actual.dtype() == expected.dtype());
+  CHECK(actual.shape() == expected.shape());
+  CHECK(bytes_of(actual) == bytes_of(expected));
+}
+
+std::map<std::string, Tensor> sample_tensors() {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const double tiny = std::numeric_limits<double>::denorm_min();
+  std::map<std::string, Tensor> t;
+  t["f32"] = Tensor::from_vector({1.5, -2.25, 3.0, 0.1, -0.0, 1e-30}, {2, 3}, DType::Float32);
+  t["f64"] = Tensor::from_vector({0.1, nan, -inf, tiny, -0.0, 1.0 / 3.0, 2.0, 4.0}, {2, 2, 2},
+                                 DType::Float64);
+  t["i64"] = Tensor::from_indices({-100, 0, 7, std::numeric_limits<std::int64_t>::max()}, {4});
+  t["scalar"] = Tensor::scalar(42.5, DType::Float64);  // 0-d: shape []
+  t["empty"] = Tensor::zeros({0, 3}, DType::Float32);
+  t["empty_i64"] = Tensor::zeros({2, 0}, DType::Int64);
+  t["blocks.0.attn.qkv.weight"] = Tensor::full({3, 1}, 0.5, DType::Float32);
+  return t;
+}
+
+// ---- an independent reader ----------------------------------------------------------------
+// Written from the format's description alone, sharing no code with core/safetensors.cpp.
+struct MiniTensor {
+  std::string dtype;
+  std::vector<std::int64_t> shape;
+  std::string bytes;
+};
+
+std::map<std::string, MiniTensor> mini_read(const std::string& file, json* metadata) {
+  REQUIRE(file.size() >= 8);
+  std::uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= std::uint64_t(static_cast<unsigned char>(file[i])) << (8 * i);
+  REQUIRE(8 + n <= file.size());
+  CHECK((8 + n) % 8 == 0);  // data section 8-byte aligned
+  const std::string header = file.substr(8, n);
+  CHECK(header.front() == '{');
+  CHECK(header.substr(header.find_last_of('}') + 1).find_first_not_of(' ') == std::string::npos);
+  const std::string data = file.substr(8 + n);
+  json j = json::parse(header);
+  std::map<std::string, MiniTensor> out;
+  std::uint64_t covered = 0;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() == "__metadata__") {
+      *metadata = it.value();
+      continue;
+    }
+    MiniTensor t;
+    t.dtype = it.value().at("dtype").get<std::string>();
+    t.shape = it.value().at("shape").get<std::vector<std::int64_t>>();
+    auto offsets = it.value().at("data_offsets").get<std::vector<std::uint64_t>>();
+    REQUIRE(offsets.size() == 2);
+    REQUIRE(offsets[0] <= offsets[1]);
+    REQUIRE(offsets[1] <= data.size());
+    std::uint64_t count = 1;
+    for (auto d : t.shape) count *= static_cast<std::uint64_t>(d);
+    std::uint64_t width = t.dtype == "F32" ? 4 : 8;
+    CHECK(offsets[1] - offsets[0] == count * width);
+    t.bytes = data.substr(offsets[0], offsets[1] - offsets[0]);
+    covered += offsets[1] - offsets[0];
+    out[it.key()] = t;
+  }
+  CHECK(covered == data.size());  // with the sizes above: no gaps, no overlap, no trailing bytes
+  return out;
+}
+
+// Runs load_safetensors on `bytes` written to a file and returns the error message.
+std::string load_error(const TempDir& dir, const std::string& bytes) {
+  const std::string path = dir.file("bad.safetensors");
+  write_file_bytes(path, bytes);
+  try {
+    load_safetensors(path);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  FAIL("load_safetensors accepted a damaged file");
+  return "";
+}
+
+// Lowers the file-size limit, so that writing past `bytes` fails with EFBIG — a disk filling up
+// in the middle of a save. The signal the kernel sends by default is ignored for the duration.
+struct FileSizeLimit {
+  rlimit old{};
+  void (*old_handler)(int) = nullptr;
+  explicit FileSizeLimit(rlim_t bytes) {
+    ::getrlimit(RLIMIT_FSIZE, &old);
+    rlimit limited = old;
+    limited.rlim_cur = bytes;
+    ::setrlimit(RLIMIT_FSIZE, &limited);
+    old_handler = ::signal(SIGXFSZ, SIG_IGN);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &old);
+    ::signal(SIGXFSZ, old_handler);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("safetensors: round trip of F32, F64, I64, 0-d and empty tensors with metadata",
+          "[safetensors]") {
+  TempDir dir;
+  const std::string path = dir.file("round_trip.safetensors");
+  auto tensors = sample_tensors();
+  std::map<std::string, std::string> metadata = {{"dim", "8"}, {"note", "héllo \"quoted\""}};
+  save_safetensors(path, tensors, metadata);
+
+  SafetensorsFile loaded = load_safetensors(path);
+  CHECK(loaded.metadata == metadata);
+  REQUIRE(loaded.tensors.size() == tensors.size());
+  for (const auto& [name, t] : tensors) check_identical(name, loaded.tensors.at(name), t);
+  CHECK(loaded.tensors.at("scalar").dim() == 0);
+  CHECK(loaded.tensors.at("scalar").item() == 42.5);
+  CHECK_FALSE(loaded.tensors.at("f32").requires_grad());
+  CHECK(dir.entries() == std::vector<std::string>{"round_trip.safetensors"});  // no temp left
+
+  SECTION("without metadata and without tensors") {
+    save_safetensors(path, {});
+    SafetensorsFile none = load_safetensors(path);
+    CHECK(none.tensors.empty());
+    CHECK(none.metadata.empty());
+  }
+  SECTION("overwriting replaces the whole file") {
+    save_safetensors(path, {{"only", Tensor::scalar(1.0, DType::Float64)}});
+    SafetensorsFile replaced = load_safetensors(path);
+    CHECK(replaced.tensors.size() == 1);
+    CHECK(replaced.metadata.empty());
+    CHECK(dir.entries() == std::vector<std::string>{"round_trip.safetensors"});
+  }
+}
+
+TEST_CASE("safetensors: an independent reader reads what uwaga writes", "[safetensors]") {
+  TempDir dir;
+  const std::string path = dir.file("mini.safetensors");
+  save_safetensors(path, sample_tensors(), {{"epoch", "3"}});
+
+  json metadata;
+  auto mini = mini_read(read_file_bytes(path), &metadata);
+  CHECK(metadata == json{{"epoch", "3"}});
+  REQUIRE(mini.size() == 7);
+
+  CHECK(mini.at("f32").dtype == "F32");
+  CHECK(mini.at("f32").shape == std::vector<std::int64_t>{2, 3});
+  CHECK(mini.at("f32").bytes == bytes_of<float>({1.5f, -2.25f, 3.0f, 0.1f, -0.0f, 1e-30f}));
+  CHECK(mini.at("i64").dtype == "I64");
+  CHECK(mini.at("i64").bytes ==
+        bytes_of<std::int64_t>({-100, 0, 7, std::numeric_limits<std::int64_t>::max()}));
+  CHECK(mini.at("scalar").dtype == "F64");
+  CHECK(mini.at("scalar").shape.empty());
+  CHECK(mini.at("scalar").bytes == bytes_of<double>({42.5}));
+  CHECK(mini.at("empty").shape == std::vector<std::int64_t>{0, 3});
+  CHECK(mini.at("empty").bytes.empty());
+  CHECK(mini.at("blocks.0.attn.qkv.weight").shape == std::vector<std::int64_t>{3, 1});
+}
+
+TEST_CASE("safetensors: files from other writers load (any data order, no padding)",
+          "[safetensors]") {
+  TempDir dir;
+  const std::string path = dir.file("foreign.safetensors");
+  // "b" is stored before "a", the header is not padded, metadata comes first.
+  std::string header = R"({"__metadata__":{"format":"pt"},)"
+                       R"("a":{"dtype":"F64","shape":[2],"data_offsets":[4,20]},)"
+                       R"("b":{"dtype":"F32","shape":[],"data_offsets":[0,4]}})";
+  write_file_bytes(path, raw_file(header, bytes_of<float>({7.0f}) + bytes_of<double>({1.0, -2.0}),
+                                  /*pad=*/false));
+  SafetensorsFile f = load_safetensors(path);
+  CHECK(f.metadata.at("format") == "pt");
+  CHECK(f.tensors.at("a").to_vector() == std::vector<double>{1.0, -2.0});
+  CHECK(f.tensors.at("b").item() == 7.0);
+  CHECK(f.tensors.at("b").dtype() == DType::Float32);
+}
+
+TEST_CASE("safetensors: damaged files give errors naming the file and the problem",
+          "[safetensors]") {
+  TempDir dir;
+  const std::string bad = dir.file("bad.safetensors");
+  const std::string good_path = dir.file("good.safetensors");
+  save_safetensors(good_path, sample_tensors(), {{"k", "v"}});
+  const std::string good = read_file_bytes(good_path);
+  const std::string one_f32 = R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  const std::string eight = bytes_of<float>({1.0f, 2.0f});
+
+  SECTION("missing file") {
+    const std::string missing = dir.file("missing.safetensors");
+    CHECK_THROWS_WITH(load_safetensors(missing),
+                      Contains(missing) && Contains("cannot open") &&
+                          Contains("No such file"));
+  }
+  SECTION("not a regular file") {
+    CHECK_THROWS_WITH(load_safetensors(dir.path.string()), Contains("not a regular file"));
+  }
+  SECTION("shorter than the length prefix") {
+    CHECK_THAT(load_error(dir, "abc"), Contains(bad) && Contains("only 3 bytes") &&
+                                           Contains("too short"));
+    CHECK_THAT(load_error(dir, ""), Contains("only 0 bytes"));
+  }
+  SECTION("header length beyond the file") {
+    CHECK_THAT(load_error(dir, le_u64(1000) + "{}"),
+               Contains(bad) && Contains("header length 1000 exceeds the 2 bytes"));
+    CHECK_THAT(load_error(dir, le_u64(std::numeric_limits<std::uint64_t>::max()) + "{}"),
+               Contains("exceeds"));
+  }
+  SECTION("truncated data") {
+    CHECK_THAT(load_error(dir, good.substr(0, good.size() - 4)),
+               Contains(bad) && Contains("reach past the end of the data") &&
+                   Contains("truncated"));
+  }
+  SECTION("truncated inside the header") {
+    CHECK_THAT(load_error(dir, good.substr(0, 40)), Contains("exceeds"));
+  }
+  SECTION("corrupted header") {
+    std::string corrupt = good;
+    corrupt[8] = 'X';  // the opening brace
+    CHECK_THAT(load_error(dir, corrupt), Contains(bad) && Contains("not valid JSON"));
+    CHECK_THAT(load_error(dir, raw_file(R"({"x": {"dtype": "F32",)", "")),
+               Contains("not valid JSON"));
+    CHECK_THAT(load_error(dir, raw_file("[1, 2]", "")),
+               Contains("must be a JSON object, got a JSON array"));
+  }
+  SECTION("repeated key") {
+    CHECK_THAT(load_error(dir, raw_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                        R"("x":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",
+                                        eight + eight)),
+               Contains("repeats the key \"x\""));
+  }
+  SECTION("unknown dtype") {
+    CHECK_THAT(load_error(dir, raw_file(R"({"x":{"dtype":"BF16","shape":[4],"data_offsets":[0,8]}})",
+                                        eight)),
+               Contains(bad) && Contains("tensor 'x'") && Contains("unsupported dtype \"BF16\""));
+  }
+  SECTION("malformed entries") {
+    CHECK_THAT(load_error(dir, raw_file(R"({"x":{"dtype":"F32","data_offsets":[0,8]}})", eight)),
+               Contains("tensor 'x': missing field \"shape\""));
+    CHECK_THAT(load_error(dir, raw_file(R"({"x":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})",
+                                        eight)),
+               Contains("non-negative integers"));
+    CHECK_THAT(load_error(dir, raw_file(R"({"x":{"dtype":"F32","shape":[2.0],"data_offsets":[0,8]}})",
+                                        eight)),
+               Contains("non-negative integers"));
+    CHECK_THAT(load_error(dir, raw_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8],)"
+                                        R"("extra":1}})",
+                                        eight)),
+               Contains("unexpected field \"extra\""));
+    CHECK_THAT(load_error(dir, raw_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[8]}})",
+                                        eight)),
+               Contains("two non-negative integers"));
+    CHECK_THAT(load_error(dir, raw_file(R"({"x":{"dtype":"F32","shape":[4294967296,4294967296,)"
+                                        R"(4294967296],"data_offsets":[0,8]}})",
+                                        eight)),
+               Contains("too large"));
+  }
+  SECTION("bad metadata") {
+    CHECK_THAT(load_error(dir, raw_file(R"({"__metadata__":{"epoch":3}})", "")),
+               Contains("metadata entry \"epoch\" must be a string"));
+    CHECK_THAT(load_error(dir, raw_file(R"({"__metadata__":[1]})", "")),
+               Contains("must be an object of strings"));
+  }
+  SECTION("offsets that do not match the shape") {
+    CHECK_THAT(load_error(dir, raw_file(R"({"x":{"dtype":"F64","shape":[2],"data_offsets":[0,8]}})",
+                                        eight)),
+               Contains("span 8 bytes, but shape (2,) of F64 needs 16"));
+  }
+  SECTION("offsets out of range") {
+    CHECK_THAT(load_error(dir, raw_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",
+                                        eight)),
+               Contains("reach past the end of the data (8 bytes"));
+    CHECK_THAT(load_error(dir, raw_file(R"({"x":{"dtype":"F32","shape":[0],"data_offsets":[8,0]}})",
+                                        "")),
+               Contains("end before they begin"));
+  }
+  SECTION("overlapping tensors") {
+    CHECK_THAT(load_error(dir, raw_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                        R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                                        eight + "1234")),
+               Contains(bad) && Contains("'a' [0, 8) and 'b' [4, 12) overlap"));
+  }
+  SECTION("a gap between tensors") {
+    CHECK_THAT(load_error(dir, raw_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                        R"("b":{"dtype":"F32","shape":[2],"data_offsets":[12,20]}})",
+                                        eight + "1234" + eight)),
+               Contains("bytes [8, 12) of the data section belong to no tensor"));
+  }
+  SECTION("trailing garbage") {
+    CHECK_THAT(load_error(dir, good + "garbage!"),
+               Contains(bad) && Contains("8 trailing bytes after the last tensor"));
+    CHECK_THAT(load_error(dir, raw_file(one_f32, eight + "x")), Contains("1 trailing bytes"));
+  }
+  SECTION("the reference file itself is fine") {
+    write_file_bytes(bad, good);
+    CHECK_NOTHROW(load_safetensors(bad));
+  }
+}
+
+TEST_CASE("safetensors: saving rejects what cannot be written", "[safetensors]") {
+  TempDir dir;
+  const std::string path = dir.file("out.safetensors");
+  CHECK_THROWS_WITH(save_safetensors(path, {{"x", Tensor()}}),
+                    Contains(path) && Contains("tensor 'x' is undefined"));
+  CHECK_THROWS_WITH(save_safetensors(path, {{"__metadata__", Tensor::scalar(1.0)}}),
+                    Contains("reserved for the metadata"));
+  CHECK_THROWS_WITH(save_safetensors(path, {{"", Tensor::scalar(1.0)}}), Contains("empty name"));
+  const std::string nowhere = dir.file("no/such/dir/out.safetensors");
+  CHECK_THROWS_WITH(save_safetensors(nowhere, {{"x", Tensor::scalar(1.0)}}),
+                    Contains(nowhere) && Contains("cannot create a temporary file") &&
+                        Contains("No such file"));
+  CHECK(dir.entries().empty());
+}
+
+TEST_CASE("safetensors: a failed save never destroys the previous file", "[safetensors]") {
+  TempDir dir;
+  const std::string path = dir.file("checkpoint.safetensors");
+  const std::map<std::string, Tensor> old_tensors = {
+      {"w", Tensor::from_vector({1, 2, 3, 4}, {2, 2}, DType::Float64)}};
+  save_safetensors(path, old_tensors, {{"step", "100"}});
+  const std::string old_bytes = read_file_bytes(path);
+
+  SECTION("the disk fills up in the middle of the write") {
+    // 1 MB of data against a 4 KB limit: the write fails partway through the temporary file.
+    std::map<std::string, Tensor> big = {{"w", Tensor::zeros({1024, 128}, DType::Float64)}};
+    std::string message;
+    {
+      FileSizeLimit limit(4096);
+      try {
+        save_safetensors(path, big, {{"step", "200"}});
+      } catch (const Error& e) {
+        message = e.what();
+      }
+    }
+    CHECK_THAT(message, Contains(path) && Contains("cannot write") &&
+                            Contains("File too large"));
+  }
+  SECTION("the final rename fails") {
+    // A non-empty directory stands where the file should go; rename() cannot replace it.
+    const std::string blocked = dir.file("blocked.safetensors");
+    fs::create_directory(blocked);
+    write_file_bytes(blocked + "/keep", "x");
+    CHECK_THROWS_WITH(save_safetensors(blocked, old_tensors),
+                      Contains(blocked) && Contains("cannot move"));
+    CHECK(fs::is_directory(blocked));
+    fs::remove_all(blocked);
+  }
+  SECTION("the tensors are invalid") {
+    CHECK_THROWS_AS(save_safetensors(path, {{"w", Tensor()}}), Error);
+  }
+
+  // Whatever happened: the old file is byte-for-byte intact and no temporary file is left.
+  CHECK(read_file_bytes(path) == old_bytes);
+  SafetensorsFile f = load_safetensors(path);
+  CHECK(f.metadata.at("step") == "100");
+  check_identical("w", f.tensors.at("w"), old_tensors.at("w"));
+  CHECK(dir.entries() == std::vector<std::string>{"checkpoint.safetensors"});
+}
+
+TEST_CASE("safetensors: numpy reads what uwaga writes", "[safetensors][python]") {
+  const std::string python = "/usr/bin/python3";
+  if (std::system((python + " -c 'import numpy' >/dev/null 2>&1").c_str()) != 0) {
+    WARN("skipped: " << python << " with numpy is not available");
+    return;
+  }
+  TempDir dir;
+  const std::string path = dir.file("for_numpy.safetensors");
+  const std::string out = dir.file("dump.json");
+  std::map<std::string, Tensor> tensors = {
+      {"x", Tensor::from_vector({0.1, -2.5, 3.0, 1e-300, 6.0, 7.25}, {3, 2}, DType::Float64)},
+      {"h", Tensor::from_vector({0.5, -1.25}, {2}, DType::Float32)},
+      {"idx", Tensor::from_indices({3, -100, 9}, {3})},
+      {"s", Tensor::scalar(2.0, DType::Float64)},
+      {"e", Tensor::zeros({0}, DType::Float32)}};
+  save_safetensors(path, tensors, {{"dim", "8"}});
+
+  const std::string script = std::string(UWAGA_SOURCE_DIR) + "/tests/golden/make_golden.py";
+  const std::string command = python + " " + script + " --dump " + path + " > " + out;
+  REQUIRE(std::system(command.c_str()) == 0);
+  json dump = json::parse(read_file_bytes(out));
+  CHECK(dump["metadata"] == json{{"dim", "8"}});
+  REQUIRE(dump["tensors"].size() == tensors.size());
+  const std::map<std::string, std::string> numpy_dtype = {
+      {"x", "float64"}, {"h", "float32"}, {"idx", "int64"}, {"s", "float64"}, {"e", "float32"}};
+  for (const auto& [name, t] : tensors) {
+    INFO("tensor " << name);
+    const json& d = dump["tensors"][name];
+    CHECK(d["dtype"] == numpy_dtype.at(name));
+    CHECK(d["shape"].get<std::vector<std::int64_t>>() == t.shape());
+    CHECK(d["values"].get<std::vector<double>>() == t.to_vector());  // exact: repr round-trips
+  }
+}

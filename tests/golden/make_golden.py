@@ -1,0 +1,473 @@
+#!/usr/bin/python3
+"""Writes the golden files uwaga's parity tests compare against: PyTorch's outputs and gradients
+for each module, optimizer and schedule, in float64, as tests/golden/<name>.safetensors.
+
+Regenerate with (Debian's python3-torch and python3-numpy; no safetensors package needed):
+
+    /usr/bin/python3 tests/golden/make_golden.py
+
+Naming scheme inside each file (see README.md for the per-file list):
+    input.<name>              inputs of the forward pass (x, m for a memory, key_padding_mask)
+    param.<state_dict name>   the module's parameters, named exactly as in its PyTorch state_dict
+    upstream.y                a random upstream gradient dL/dy
+    output.<name>             outputs (y; attn for attention weights; loss)
+    grad.input.<name>         dL/d input, for L = (y * upstream.y).sum()
+    grad.param.<name>         dL/d parameter, same L
+    __metadata__              the configuration, every value a string ("dim": "8", ...)
+
+The modules are written out below in PyTorch with the names and math the C++ mirrors:
+
+  MultiHeadAttention (not nn.MultiheadAttention), D = dim, H = heads, d_k = D / H:
+    self-attention:  qkv = Linear(D, 3D); qkv(x) (B, T, 3D) -> reshape (B, T, 3, H, d_k)
+                     -> permute (3, B, H, T, d_k) -> q, k, v
+    cross-attention: q = Linear(D, D);   q(x) (B, T, D) -> reshape (B, T, H, d_k) -> (B, H, T, d_k)
+                     kv = Linear(D, 2D); kv(m) (B, S, 2D) -> reshape (B, S, 2, H, d_k)
+                     -> permute (2, B, H, S, d_k) -> k, v
+    E = q k^T / sqrt(d_k)                                              (B, H, T, S)
+    E[..., t, s] = -inf where s > t (causal) or key_padding_mask[b, s] (True = padded key)
+    A = softmax(E, -1);  Y = A v (B, H, T, d_k) -> transpose (B, T, H, d_k) -> (B, T, D)
+    y = proj(Y) with proj = Linear(D, D)
+
+  MLP: fc1 = Linear(D, hidden), exact GELU (erf), fc2 = Linear(hidden, D).
+
+  EncoderBlock (pre-LN, as in ViT):
+    z1 = x + attn(norm1(x));  y = z1 + mlp(norm2(z1))
+  DecoderBlock (pre-LN):
+    z1 = x + self_attn(norm1(x))                        (causal mask)
+    z2 = z1 + cross_attn(norm2(z1), m)                  (m used as is; key padding mask on m)
+    y  = z2 + mlp(norm3(z2))
+
+  Cross-entropy (mean over the rows whose target is not ignore_index, label smoothing eps,
+  C classes, p = softmax(logits)):
+    loss = mean_i [ (1 - eps) * (-log p[i, y_i]) + eps * (-(1/C) sum_c log p[i, c]) ]
+
+  Warmup-cosine learning-rate schedule, step t = 0, 1, ..., total - 1 (this is the contract the
+  C++ schedule must meet):
+    lr(t) = base * (t + 1) / warmup                                           for t < warmup
+    lr(t) = floor + (base - floor) * 0.5 * (1 + cos(pi * (t - warmup) / (total - warmup)))
+                                                                              for t >= warmup
+  with base = 1e-3, warmup = 10, total = 50, floor = 1e-5.
+
+Every file is deterministic: each generator seeds torch with a fixed per-file seed.
+"""
+
+import json
+import math
+import os
+import struct
+import sys
+import zlib
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# ---- the safetensors format, by hand (struct + json + numpy) ---------------------------------
+
+NUMPY_DTYPES = {"F32": np.dtype("<f4"), "F64": np.dtype("<f8"), "I64": np.dtype("<i8")}
+
+
+def save_safetensors(path, tensors, metadata=None):
+    """tensors: {name: numpy array of float32/float64/int64}; metadata: {str: str}."""
+    header, chunks, offset = {}, [], 0
+    for name in sorted(tensors):
+        a = np.asarray(tensors[name])
+        code = {np.dtype("float32"): "F32", np.dtype("float64"): "F64",
+                np.dtype("int64"): "I64"}[a.dtype]
+        data = np.ascontiguousarray(a, dtype=NUMPY_DTYPES[code]).tobytes()
+        header[name] = {"dtype": code, "shape": list(a.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        chunks.append(data)
+        offset += len(data)
+    if metadata:
+        assert all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items())
+        header["__metadata__"] = dict(sorted(metadata.items()))
+    text = json.dumps(header, separators=(",", ":"), sort_keys=True).encode("utf-8")
+    text += b" " * ((8 - len(text) % 8) % 8)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for data in chunks:
+            f.write(data)
+    os.replace(tmp, path)
+
+
+def load_safetensors(path):
+    """Returns ({name: numpy array}, metadata); checks that the byte ranges tile the data."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    (n,) = struct.unpack("<Q", blob[:8])
+    header = json.loads(blob[8:8 + n].decode("utf-8"))
+    data = blob[8 + n:]
+    metadata = header.pop("__metadata__", {})
+    tensors, end = {}, 0
+    for name, info in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"]):
+        begin, stop = info["data_offsets"]
+        assert begin == end, f"{path}: gap or overlap before {name}"
+        dtype = NUMPY_DTYPES[info["dtype"]]
+        shape = tuple(info["shape"])
+        assert stop - begin == int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        tensors[name] = np.frombuffer(data[begin:stop], dtype=dtype).reshape(shape)
+        end = stop
+    assert end == len(data), f"{path}: trailing bytes"
+    return tensors, metadata
+
+
+# ---- PyTorch reference modules -----------------------------------------------------------------
+
+def define_modules():
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+
+    class MultiHeadAttention(nn.Module):
+        def __init__(self, dim, heads, cross=False):
+            super().__init__()
+            assert dim % heads == 0
+            self.dim, self.heads, self.d_k, self.cross = dim, heads, dim // heads, cross
+            if cross:
+                self.q = nn.Linear(dim, dim)
+                self.kv = nn.Linear(dim, 2 * dim)
+            else:
+                self.qkv = nn.Linear(dim, 3 * dim)
+            self.proj = nn.Linear(dim, dim)
+
+        def forward(self, x, m=None, causal=False, key_padding_mask=None):
+            B, T, D = x.shape
+            H, d_k = self.heads, self.d_k
+            if self.cross:
+                S = m.shape[1]
+                q = self.q(x).reshape(B, T, H, d_k).transpose(1, 2)              # (B, H, T, d_k)
+                kv = self.kv(m).reshape(B, S, 2, H, d_k).permute(2, 0, 3, 1, 4)  # (2, B, H, S, d_k)
+                k, v = kv[0], kv[1]
+            else:
+                S = T
+                qkv = self.qkv(x).reshape(B, T, 3, H, d_k).permute(2, 0, 3, 1, 4)  # (3, B, H, T, d_k)
+                q, k, v = qkv[0], qkv[1], qkv[2]
+            E = q @ k.transpose(-2, -1) / math.sqrt(d_k)                         # (B, H, T, S)
+            if causal:
+                future = torch.triu(torch.ones(T, S, dtype=torch.bool), diagonal=1)
+                E = E.masked_fill(future, float("-inf"))
+            if key_padding_mask is not None:                                     # (B, S) bool
+                E = E.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+            A = torch.softmax(E, dim=-1)                                         # (B, H, T, S)
+            Y = (A @ v).transpose(1, 2).reshape(B, T, D)                         # (B, T, D)
+            return self.proj(Y), A
+
+    class MLP(nn.Module):
+        def __init__(self, dim, hidden):
+            super().__init__()
+            self.fc1 = nn.Linear(dim, hidden)
+            self.act = nn.GELU()  # exact, erf-based
+            self.fc2 = nn.Linear(hidden, dim)
+
+        def forward(self, x):
+            return self.fc2(self.act(self.fc1(x)))
+
+    class EncoderBlock(nn.Module):
+        def __init__(self, dim, heads, hidden):
+            super().__init__()
+            self.norm1 = nn.LayerNorm(dim, eps=1e-5)
+            self.attn = MultiHeadAttention(dim, heads)
+            self.norm2 = nn.LayerNorm(dim, eps=1e-5)
+            self.mlp = MLP(dim, hidden)
+
+        def forward(self, x):
+            z1 = x + self.attn(self.norm1(x))[0]
+            return z1 + self.mlp(self.norm2(z1))
+
+    class DecoderBlock(nn.Module):
+        def __init__(self, dim, heads, hidden):
+            super().__init__()
+            self.norm1 = nn.LayerNorm(dim, eps=1e-5)
+            self.self_attn = MultiHeadAttention(dim, heads)
+            self.norm2 = nn.LayerNorm(dim, eps=1e-5)
+            self.cross_attn = MultiHeadAttention(dim, heads, cross=True)
+            self.norm3 = nn.LayerNorm(dim, eps=1e-5)
+            self.mlp = MLP(dim, hidden)
+
+        def forward(self, x, m, memory_key_padding_mask=None):
+            z1 = x + self.self_attn(self.norm1(x), causal=True)[0]
+            z2 = z1 + self.cross_attn(self.norm2(z1), m,
+                                      key_padding_mask=memory_key_padding_mask)[0]
+            return z2 + self.mlp(self.norm3(z2))
+
+    return MultiHeadAttention, MLP, EncoderBlock, DecoderBlock
+
+
+# ---- generators ----------------------------------------------------------------------------------
+
+def seed_for(name):
+    import torch
+    torch.manual_seed(zlib.crc32(name.encode("utf-8")) & 0x7FFFFFFF)
+
+
+def to_np(t):
+    return t.detach().cpu().numpy().copy()
+
+
+def randomize_layer_norms(module):
+    """LayerNorm starts at weight 1, bias 0: give it values a wrong formula cannot hide behind."""
+    import torch
+    from torch import nn
+    with torch.no_grad():
+        for sub in module.modules():
+            if isinstance(sub, nn.LayerNorm):
+                sub.weight.copy_(1.0 + 0.5 * torch.randn_like(sub.weight))
+                sub.bias.copy_(0.5 * torch.randn_like(sub.bias))
+
+
+def module_case(module, inputs, run, metadata, extra_inputs=None):
+    """inputs: {name: float tensor} (gradients taken); run(**inputs) -> y or (y, {name: out})."""
+    import torch
+    inputs = {k: v.clone().requires_grad_(True) for k, v in inputs.items()}
+    result = run(**inputs)
+    y, extra = (result if isinstance(result, tuple) else (result, {}))
+    upstream = torch.randn_like(y)
+    (y * upstream).sum().backward()
+    out = {}
+    for name, t in inputs.items():
+        out["input." + name] = to_np(t)
+        out["grad.input." + name] = to_np(t.grad)
+    for name, t in (extra_inputs or {}).items():
+        out["input." + name] = to_np(t)
+    for name, p in module.named_parameters():
+        out["param." + name] = to_np(p)
+        out["grad.param." + name] = to_np(p.grad)
+    out["upstream.y"] = to_np(upstream)
+    out["output.y"] = to_np(y)
+    for name, t in extra.items():
+        out["output." + name] = to_np(t)
+    return out, {k: str(v) for k, v in metadata.items()}
+
+
+B, DIM, HEADS, HIDDEN = 2, 8, 2, 32
+
+
+def gen_linear(name):
+    import torch
+    from torch import nn
+    seed_for(name)
+    lin = nn.Linear(DIM, 6)
+    x = torch.randn(B, 3, DIM)
+    return module_case(lin, {"x": x}, lambda x: lin(x),
+                       {"in_features": DIM, "out_features": 6, "batch": B, "seq": 3})
+
+
+def gen_layer_norm(name):
+    import torch
+    from torch import nn
+    seed_for(name)
+    ln = nn.LayerNorm(DIM, eps=1e-5)
+    randomize_layer_norms(ln)
+    x = 2.0 * torch.randn(B, 3, DIM) + 0.5
+    return module_case(ln, {"x": x}, lambda x: ln(x),
+                       {"dim": DIM, "eps": "1e-05", "batch": B, "seq": 3})
+
+
+def padding_mask(batch, length, padded_in_batch1):
+    """(B, S) bool, True = padded: the last `padded_in_batch1` keys of batch element 1."""
+    import torch
+    mask = torch.zeros(batch, length, dtype=torch.bool)
+    if padded_in_batch1:
+        mask[1, length - padded_in_batch1:] = True
+    return mask
+
+
+def gen_mha(name, cross, causal, padded):
+    import torch
+    MultiHeadAttention = define_modules()[0]
+    seed_for(name)
+    mha = MultiHeadAttention(DIM, HEADS, cross=cross)
+    T = 3 if cross else 4
+    S = 5 if cross else T
+    meta = {"dim": DIM, "heads": HEADS, "d_k": DIM // HEADS, "batch": B, "seq": T,
+            "cross": int(cross), "causal": int(causal), "padded": int(padded)}
+    if cross:
+        meta["memory_seq"] = S
+    mask = padding_mask(B, S, 2) if padded else None
+    extra_inputs = {"key_padding_mask": mask.to(torch.int64)} if padded else None
+    x = torch.randn(B, T, DIM)
+    inputs = {"x": x}
+    if cross:
+        inputs["m"] = torch.randn(B, S, DIM)
+
+    def run(x, m=None):
+        y, A = mha(x, m, causal=causal, key_padding_mask=mask)
+        return y, {"attn": A}
+
+    out, meta = module_case(mha, inputs, run, meta, extra_inputs)
+    if padded:  # padded keys get exactly zero weight, and every row still sums to one
+        attn = out["output.attn"]
+        assert np.all(attn[1, :, :, S - 2:] == 0.0)
+        assert np.allclose(attn.sum(-1), 1.0)
+    return out, meta
+
+
+def gen_mlp(name):
+    import torch
+    MLP = define_modules()[1]
+    seed_for(name)
+    mlp = MLP(DIM, HIDDEN)
+    x = torch.randn(B, 3, DIM)
+    return module_case(mlp, {"x": x}, lambda x: mlp(x),
+                       {"dim": DIM, "hidden": HIDDEN, "batch": B, "seq": 3, "gelu": "erf"})
+
+
+def gen_encoder_block(name):
+    import torch
+    EncoderBlock = define_modules()[2]
+    seed_for(name)
+    block = EncoderBlock(DIM, HEADS, HIDDEN)
+    randomize_layer_norms(block)
+    x = torch.randn(B, 4, DIM)
+    return module_case(block, {"x": x}, lambda x: block(x),
+                       {"dim": DIM, "heads": HEADS, "hidden": HIDDEN, "batch": B, "seq": 4,
+                        "eps": "1e-05", "norm": "pre"})
+
+
+def gen_decoder_block(name):
+    import torch
+    DecoderBlock = define_modules()[3]
+    seed_for(name)
+    block = DecoderBlock(DIM, HEADS, HIDDEN)
+    randomize_layer_norms(block)
+    T, S = 4, 5
+    mask = padding_mask(B, S, 2)
+    x = torch.randn(B, T, DIM)
+    m = torch.randn(B, S, DIM)
+    return module_case(block, {"x": x, "m": m},
+                       lambda x, m: block(x, m, memory_key_padding_mask=mask),
+                       {"dim": DIM, "heads": HEADS, "hidden": HIDDEN, "batch": B, "seq": T,
+                        "memory_seq": S, "eps": "1e-05", "norm": "pre"},
+                       extra_inputs={"key_padding_mask": mask.to(torch.int64)})
+
+
+def gen_cross_entropy(name):
+    import torch
+    import torch.nn.functional as F
+    seed_for(name)
+    N, C, eps, ignore = 6, 5, 0.1, -100
+    logits = (2.0 * torch.randn(N, C)).requires_grad_(True)
+    targets = torch.randint(0, C, (N,), dtype=torch.int64)
+    targets[3] = ignore
+    loss = F.cross_entropy(logits, targets, ignore_index=ignore, label_smoothing=eps,
+                           reduction="mean")
+    loss.backward()
+    # The formula in the docstring, checked against PyTorch.
+    logp = torch.log_softmax(logits.detach(), dim=-1)
+    keep = targets != ignore
+    rows = (1 - eps) * -logp[keep, targets[keep]] + eps * -logp[keep].mean(-1)
+    assert abs(rows.mean().item() - loss.item()) < 1e-12
+    out = {"input.logits": to_np(logits), "input.targets": to_np(targets),
+           "output.loss": to_np(loss), "grad.input.logits": to_np(logits.grad)}
+    meta = {"classes": C, "rows": N, "ignore_index": ignore, "label_smoothing": repr(eps),
+            "reduction": "mean"}
+    return out, {k: str(v) for k, v in meta.items()}
+
+
+OPTIMIZERS = {
+    "sgd": ("SGD", {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.01}),
+    "sgd_nesterov": ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True}),
+    "adam": ("Adam", {"lr": 1e-2, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.01}),
+    "adamw": ("AdamW", {"lr": 1e-2, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.05}),
+}
+STEPS = 5
+
+
+def gen_optimizer(name, kind):
+    import torch
+    seed_for(name)
+    cls_name, options = OPTIMIZERS[kind]
+    w = torch.nn.Parameter(torch.randn(4, 3))
+    opt = getattr(torch.optim, cls_name)([w], **options)
+    out = {"param.w": to_np(w)}
+    for t in range(1, STEPS + 1):
+        g = torch.randn(4, 3)
+        w.grad = g.clone()
+        opt.step()
+        out["grad.step%d" % t] = to_np(g)
+        out["param_after.step%d" % t] = to_np(w)
+    meta = {"optimizer": kind, "steps": str(STEPS)}
+    defaults = opt.defaults
+    for key in ("lr", "momentum", "dampening", "weight_decay", "eps"):
+        if key in defaults:
+            meta[key] = repr(float(defaults[key]))
+    if "nesterov" in defaults:
+        meta["nesterov"] = str(int(defaults["nesterov"]))
+    if "betas" in defaults:
+        meta["beta1"], meta["beta2"] = (repr(float(b)) for b in defaults["betas"])
+    if "amsgrad" in defaults:
+        meta["amsgrad"] = str(int(defaults["amsgrad"]))
+    return out, meta
+
+
+def warmup_cosine_lr(t, base, warmup, total, floor):
+    """The formula in the module docstring."""
+    t = np.asarray(t, dtype=np.float64)
+    warm = base * (t + 1) / warmup
+    cos = floor + (base - floor) * 0.5 * (1 + np.cos(np.pi * (t - warmup) / (total - warmup)))
+    return np.where(t < warmup, warm, cos)
+
+
+def gen_schedule(name):
+    base, warmup, total, floor = 1e-3, 10, 50, 1e-5
+    lr = warmup_cosine_lr(np.arange(total), base, warmup, total, floor)
+    meta = {"schedule": "warmup_cosine", "base_lr": repr(base), "warmup_steps": str(warmup),
+            "total_steps": str(total), "min_lr": repr(floor)}
+    return {"lr": lr.astype(np.float64)}, meta
+
+
+GENERATORS = {
+    "linear": gen_linear,
+    "layer_norm": gen_layer_norm,
+    "mha_self": lambda n: gen_mha(n, cross=False, causal=False, padded=False),
+    "mha_self_causal": lambda n: gen_mha(n, cross=False, causal=True, padded=False),
+    "mha_self_padded": lambda n: gen_mha(n, cross=False, causal=False, padded=True),
+    "mha_cross": lambda n: gen_mha(n, cross=True, causal=False, padded=False),
+    "mha_cross_padded": lambda n: gen_mha(n, cross=True, causal=False, padded=True),
+    "mlp": gen_mlp,
+    "encoder_block": gen_encoder_block,
+    "decoder_block": gen_decoder_block,
+    "cross_entropy": gen_cross_entropy,
+    "optim_sgd": lambda n: gen_optimizer(n, "sgd"),
+    "optim_sgd_nesterov": lambda n: gen_optimizer(n, "sgd_nesterov"),
+    "optim_adam": lambda n: gen_optimizer(n, "adam"),
+    "optim_adamw": lambda n: gen_optimizer(n, "adamw"),
+    "schedule_warmup_cosine": gen_schedule,
+}
+
+
+def main(argv):
+    if len(argv) == 3 and argv[1] == "--dump":
+        # Reads any safetensors file with numpy only and prints it as JSON (used to check that
+        # files written by uwaga's C++ read back here).
+        tensors, metadata = load_safetensors(argv[2])
+        print(json.dumps({"metadata": metadata,
+                          "tensors": {k: {"dtype": str(v.dtype), "shape": list(v.shape),
+                                          "values": v.reshape(-1).tolist()}
+                                      for k, v in tensors.items()}}))
+        return 0
+    names = argv[1:] or list(GENERATORS)
+    import torch
+    torch.set_default_dtype(torch.float64)
+    torch.use_deterministic_algorithms(True)
+    for name in names:
+        tensors, metadata = GENERATORS[name](name)
+        for key, value in tensors.items():
+            assert value.dtype in (np.float64, np.int64), (name, key, value.dtype)
+        path = os.path.join(HERE, name + ".safetensors")
+        save_safetensors(path, tensors, metadata)
+        back, back_meta = load_safetensors(path)  # read back: the writer and reader agree
+        assert back_meta == metadata and set(back) == set(tensors)
+        for key in tensors:
+            assert np.array_equal(back[key], tensors[key]), (name, key)
+        size = os.path.getsize(path)
+        assert size < 100_000, f"{path} is {size} bytes; keep golden files small"
+        print(f"{name + '.safetensors':32s} {size:7d} bytes  {len(tensors):3d} tensors")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
