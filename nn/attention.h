@@ -1,0 +1,24 @@
+#pragma once
+// The general attention layer of the lecture notes (SEEDS §2): queries Q (N_Q × D_Q) look at
+// inputs X (N_X × D_X) through learned W_K (D_X × D_Q) and W_V (D_X × D_V):
+//   K = X W_K,   V = X W_V,   E = Q Kᵀ / √D_Q,   A = softmax(E) row-wise,   Y = A V
+// Keys decide where to look, values decide what comes back.
+// Weights are stored as in the notes (X W, not x Wᵀ). Init: trunc-normal(0, 0.02).
+#include "core/random.h"
+#include "nn/module.h"
+#include "nn/scaled_dot_product_attention.h"
+
+namespace uwaga::nn {
+
+class Attention : public Module {
+ public:
+  Attention(std::int64_t d_x, std::int64_t d_q, std::int64_t d_v, Generator& gen);
+  // Q (..., N_Q, D_Q), X (..., N_X, D_X) -> Y (..., N_Q, D_V). `weights` receives A.
+  Tensor forward(const Tensor& Q, const Tensor& X, const AttentionMask& mask = {},
+                 Tensor* weights = nullptr) const;
+
+  Tensor W_K;  // (D_X, D_Q), named "w_k"
+  Tensor W_V;  // (D_X, D_V), named "w_v"
+};
+
+}  // namespace uwaga::nn

@@ -1,0 +1,150 @@
+#include "nn/layer_norm.h"
+
+#include <cmath>
+
+#include "core/autograd.h"
+#include "core/elementwise.h"
+#include "core/reduction.h"
+#include "core/threads.h"
+
+namespace uwaga::nn {
+
+template <class T>
+void layer_norm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, const T* bias,
+                        std::int64_t rows, std::int64_t d, double eps) {
+#pragma omp parallel for if (rows * d > kParallelThreshold)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * d;  // (d)
+    double m = 0;
+    for (std::int64_t j = 0; j < d; ++j) m += xr[j];
+    m /= static_cast<double>(d);
+    double v = 0;
+    for (std::int64_t j = 0; j < d; ++j) v += (xr[j] - m) * (xr[j] - m);
+    v /= static_cast<double>(d);
+    const double s = 1.0 / std::sqrt(v + eps);
+    T* o = out + r * d;
+    for (std::int64_t j = 0; j < d; ++j)
+      o[j] = static_cast<T>((xr[j] - m) * s) * weight[j] + bias[j];
+    mean[r] = static_cast<T>(m);
+    rstd[r] = static_cast<T>(s);
+  }
+}
+
+// In the forward pass  x̂ = (x − μ)·rstd  and  y = γ ⊙ x̂ + β. So:
+//   dβ = Σ_rows dy,   dγ = Σ_rows dy ⊙ x̂,   dx̂ = dy ⊙ γ
+// and since μ and rstd both depend on every x_j of the row,
+//   dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂))
+template <class T>
+void layer_norm_backward(T* dx, T* dweight, T* dbias, const T* dout, const T* x, const T* weight,
+                         const T* mean, const T* rstd, std::int64_t rows, std::int64_t d) {
+  if (dx) {
+#pragma omp parallel for if (rows * d > kParallelThreshold)
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const T* xr = x + r * d;
+      const T* dy = dout + r * d;
+      const T m = mean[r], s = rstd[r];
+      T mean_dxhat = 0, mean_dxhat_xhat = 0;
+      for (std::int64_t j = 0; j < d; ++j) {
+        const T xhat = (xr[j] - m) * s;
+        const T dxhat = dy[j] * weight[j];
+        mean_dxhat += dxhat;
+        mean_dxhat_xhat += dxhat * xhat;
+      }
+      mean_dxhat /= static_cast<T>(d);
+      mean_dxhat_xhat /= static_cast<T>(d);
+      T* dxr = dx + r * d;
+      for (std::int64_t j = 0; j < d; ++j) {
+        const T xhat = (xr[j] - m) * s;
+        const T dxhat = dy[j] * weight[j];
+        dxr[j] += s * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
+      }
+    }
+  }
+  // γ and β gather over all rows: a serial pass, so the sums are the same on any thread count.
+  if (dweight || dbias) {
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const T* xr = x + r * d;
+      const T* dy = dout + r * d;
+      const T m = mean[r], s = rstd[r];
+      for (std::int64_t j = 0; j < d; ++j) {
+        if (dweight) dweight[j] += dy[j] * (xr[j] - m) * s;
+        if (dbias) dbias[j] += dy[j];
+      }
+    }
+  }
+}
+
+template void layer_norm_forward<float>(float*, float*, float*, const float*, const float*,
+                                        const float*, std::int64_t, std::int64_t, double);
+template void layer_norm_forward<double>(double*, double*, double*, const double*, const double*,
+                                         const double*, std::int64_t, std::int64_t, double);
+template void layer_norm_backward<float>(float*, float*, float*, const float*, const float*,
+                                         const float*, const float*, const float*, std::int64_t,
+                                         std::int64_t);
+template void layer_norm_backward<double>(double*, double*, double*, const double*,
+                                          const double*, const double*, const double*,
+                                          const double*, std::int64_t, std::int64_t);
+
+namespace {
+void check_layer_norm_args(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  check_float(x, "layer_norm");
+  check_float(weight, "layer_norm");
+  check_float(bias, "layer_norm");
+  check_same_dtype(x, weight, "layer_norm");
+  check_same_dtype(x, bias, "layer_norm");
+  if (x.dim() < 1) fail("layer_norm: input must have at least one dim");
+  const std::int64_t d = x.size(-1);
+  if (weight.shape() != Shape{d} || bias.shape() != Shape{d})
+    fail("layer_norm: input ", shape_str(x.shape()), " normalises ", d,
+         " features but weight is ", shape_str(weight.shape()), " and bias ",
+         shape_str(bias.shape()));
+}
+}  // namespace
+
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+  check_layer_norm_args(x, weight, bias);
+  const std::int64_t d = x.size(-1), rows = d == 0 ? 0 : x.numel() / d;
+  Tensor out = Tensor::empty(x.shape(), x.dtype());
+  LayerNormSaved saved{Tensor::empty({rows}, x.dtype()), Tensor::empty({rows}, x.dtype())};
+  dispatch_float(x.dtype(), "layer_norm", [&](auto tag) {
+    using T = decltype(tag);
+    layer_norm_forward<T>(out.data<T>(), saved.mean.data<T>(), saved.rstd.data<T>(), x.data<T>(),
+                          weight.data<T>(), bias.data<T>(), rows, d, eps);
+  });
+  return record(out, "layer_norm", {x, weight, bias},
+                [x, weight, bias, saved, rows, d](const Tensor& g) -> std::vector<Tensor> {
+    Tensor dx, dw, db;
+    if (x.requires_grad()) dx = Tensor::zeros(x.shape(), x.dtype());
+    if (weight.requires_grad()) dw = Tensor::zeros(weight.shape(), x.dtype());
+    if (bias.requires_grad()) db = Tensor::zeros(bias.shape(), x.dtype());
+    dispatch_float(g.dtype(), "layer_norm", [&](auto tag) {
+      using T = decltype(tag);
+      layer_norm_backward<T>(dx.defined() ? dx.data<T>() : nullptr,
+                             dw.defined() ? dw.data<T>() : nullptr,
+                             db.defined() ? db.data<T>() : nullptr, g.data<T>(), x.data<T>(),
+                             weight.data<T>(), saved.mean.data<T>(), saved.rstd.data<T>(), rows, d);
+    });
+    return {dx, dw, db};
+  });
+}
+
+Tensor layer_norm_composed(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                           double eps) {
+  check_layer_norm_args(x, weight, bias);
+  Tensor mu = mean(x, {-1}, true);                     // μ
+  Tensor centered = x - mu;                            // x − μ
+  Tensor variance = mean(centered * centered, {-1}, true);
+  Tensor xhat = centered / sqrt(variance + eps);       // (x − μ)/σ
+  return xhat * weight + bias;                         // γ ⊙ x̂ + β
+}
+
+LayerNorm::LayerNorm(std::int64_t dim, double eps_) : eps(eps_) {
+  if (dim < 1) fail("LayerNorm: dim must be positive, got ", dim);
+  if (!(eps_ > 0)) fail("LayerNorm: eps must be positive, got ", eps_);
+  weight = register_parameter("weight", Tensor::ones({dim}));
+  bias = register_parameter("bias", Tensor::zeros({dim}));
+}
+
+Tensor LayerNorm::forward(const Tensor& x) const { return layer_norm(x, weight, bias, eps); }
+
+}  // namespace uwaga::nn

@@ -1,0 +1,116 @@
+#include "nn/module.h"
+
+#include <sstream>
+
+#include "core/autograd.h"
+
+namespace uwaga::nn {
+
+Tensor& Module::register_parameter(const std::string& name, Tensor value) {
+  for (auto& [n, p] : params_)
+    if (n == name) fail("register_parameter: '", name, "' is already registered");
+  value.requires_grad_(true);
+  value.set_name(name);
+  params_.emplace_back(name, std::move(value));
+  return params_.back().second;
+}
+
+void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {
+  if (!module) fail("register_module: '", name, "' is null");
+  for (auto& [n, m] : children_)
+    if (n == name) fail("register_module: '", name, "' is already registered");
+  children_.emplace_back(name, std::move(module));
+}
+
+void Module::collect(const std::string& prefix, NamedTensors& out) const {
+  for (auto& [name, p] : params_) out.emplace_back(prefix + name, p);
+  for (auto& [name, child] : children_) child->collect(prefix + name + ".", out);
+}
+
+NamedTensors Module::named_parameters() const {
+  NamedTensors out;
+  collect("", out);
+  return out;
+}
+
+std::vector<Tensor> Module::parameters() const {
+  std::vector<Tensor> out;
+  for (auto& [name, p] : named_parameters()) out.push_back(p);
+  return out;
+}
+
+std::int64_t Module::num_parameters() const {
+  std::int64_t n = 0;
+  for (auto& p : parameters()) n += p.numel();
+  return n;
+}
+
+std::vector<std::pair<std::string, Module*>> Module::named_modules() {
+  std::vector<std::pair<std::string, Module*>> out;
+  for (auto& [name, child] : children_) {
+    out.emplace_back(name, child.get());
+    for (auto& [sub, m] : child->named_modules()) out.emplace_back(name + "." + sub, m);
+  }
+  return out;
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& [name, child] : children_) child->train(on);
+}
+
+void Module::zero_grad() {
+  for (auto& p : parameters()) p.zero_grad();
+}
+
+void Module::to(DType dtype) {
+  NoGradGuard no_grad;
+  for (auto& p : parameters()) {
+    if (p.dtype() == dtype) continue;
+    Tensor converted = p.to(dtype);
+    // Swap the storage under the same handle, so every holder of the parameter sees the change.
+    p.impl().storage = converted.impl().storage;
+    p.impl().dtype = dtype;
+    p.impl().grad = nullptr;
+  }
+}
+
+StateDict Module::state_dict() const {
+  StateDict out;
+  for (auto& [name, p] : named_parameters()) out[name] = p;
+  return out;
+}
+
+void Module::load_state_dict(const StateDict& state) {
+  std::vector<std::string> missing, unexpected, mismatched;
+  NamedTensors params = named_parameters();
+  for (auto& [name, p] : params) {
+    auto it = state.find(name);
+    if (it == state.end()) missing.push_back(name);
+    else if (it->second.shape() != p.shape())
+      mismatched.push_back(name + ": checkpoint " + shape_str(it->second.shape()) + ", model " +
+                           shape_str(p.shape()));
+  }
+  for (auto& [name, t] : state) {
+    bool known = false;
+    for (auto& [n, p] : params) known |= n == name;
+    if (!known) unexpected.push_back(name);
+  }
+  if (!missing.empty() || !unexpected.empty() || !mismatched.empty()) {
+    std::ostringstream msg;
+    msg << "load_state_dict: the state does not fit the model.";
+    auto list = [&](const char* what, const std::vector<std::string>& names) {
+      if (names.empty()) return;
+      msg << " " << what << " (" << names.size() << "):";
+      for (std::size_t i = 0; i < names.size(); ++i) msg << (i ? ", " : " ") << names[i];
+      msg << ".";
+    };
+    list("Missing", missing);
+    list("Unexpected", unexpected);
+    list("Shape mismatch", mismatched);
+    throw Error(msg.str());
+  }
+  for (auto& [name, p] : params) p.copy_from(state.at(name));
+}
+
+}  // namespace uwaga::nn

@@ -1,0 +1,64 @@
+#pragma once
+// Module: the base of every layer. A module owns named parameters and named submodules, so a
+// whole model can list its parameters as "blocks.3.attn.qkv.weight" — the names PyTorch gives —
+// which is what optimizers, checkpoints and parity tests with PyTorch rely on.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace uwaga::nn {
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+using StateDict = std::map<std::string, Tensor>;
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  // Parameters of this module and all submodules, depth first, in registration order.
+  NamedTensors named_parameters() const;
+  std::vector<Tensor> parameters() const;
+  std::int64_t num_parameters() const;
+  // Submodules by full name ("blocks.0.attn").
+  std::vector<std::pair<std::string, Module*>> named_modules();
+
+  void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+  void zero_grad();
+
+  // Converts every parameter in place (e.g. to float64 for gradient checks).
+  void to(DType dtype);
+
+  // The parameters by name (the tensors themselves, not copies).
+  StateDict state_dict() const;
+  // Copies values into the parameters. Every name must match and every shape agree; the error
+  // lists what is missing, unexpected or mis-shaped. Values are converted to each parameter's dtype.
+  void load_state_dict(const StateDict& state);
+
+ protected:
+  Tensor& register_parameter(const std::string& name, Tensor value);
+  template <class M>
+  std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
+    add_child(name, module);
+    return module;
+  }
+
+ private:
+  void add_child(const std::string& name, std::shared_ptr<Module> module);
+  void collect(const std::string& prefix, NamedTensors& out) const;
+
+  NamedTensors params_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  bool training_ = true;
+};
+
+}  // namespace uwaga::nn

@@ -1,0 +1,80 @@
+#include "nn/multi_head_attention.h"
+
+#include "core/shape_ops.h"
+
+namespace uwaga::nn {
+namespace {
+
+std::int64_t checked_head_dim(const MultiHeadAttentionOptions& o) {
+  if (o.dim < 1 || o.heads < 1)
+    fail("MultiHeadAttention: dim ", o.dim, " and heads ", o.heads, " must be positive");
+  if (o.dim % o.heads != 0)
+    fail("MultiHeadAttention: dim ", o.dim, " is not divisible by heads ", o.heads);
+  return o.dim / o.heads;
+}
+
+void check_input(const Tensor& x, std::int64_t dim, const char* what) {
+  check_defined(x, "MultiHeadAttention");
+  if (x.dim() != 3 || x.size(2) != dim)
+    fail("MultiHeadAttention: ", what, " has shape ", shape_str(x.shape()), ", expected (B, T, ",
+         dim, ")");
+}
+
+}  // namespace
+
+std::vector<Tensor> split_heads(const Tensor& projected, std::int64_t n, std::int64_t heads) {
+  const std::int64_t B = projected.size(0), T = projected.size(1);
+  const std::int64_t d = projected.size(2) / (n * heads);
+  // (B, T, n·h·d) -> (B, T, n, h, d) -> (n, B, h, T, d)
+  Tensor parts = permute(reshape(projected, {B, T, n, heads, d}), {2, 0, 3, 1, 4});
+  std::vector<Tensor> out;
+  for (std::int64_t i = 0; i < n; ++i) out.push_back(squeeze(slice(parts, 0, i, i + 1), 0));
+  return out;
+}
+
+Tensor merge_heads(const Tensor& heads) {
+  const std::int64_t B = heads.size(0), h = heads.size(1), T = heads.size(2), d = heads.size(3);
+  return reshape(permute(heads, {0, 2, 1, 3}), {B, T, h * d});
+}
+
+MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& o, Generator& gen)
+    : options(o), head_dim(checked_head_dim(o)) {
+  if (o.cross) {
+    q = register_module("q", std::make_shared<Linear>(o.dim, o.dim, gen));
+    kv = register_module("kv", std::make_shared<Linear>(o.dim, 2 * o.dim, gen));
+  } else {
+    qkv = register_module("qkv", std::make_shared<Linear>(o.dim, 3 * o.dim, gen));
+  }
+  proj = register_module("proj", std::make_shared<Linear>(o.dim, o.dim, gen));
+}
+
+Tensor MultiHeadAttention::attend(const Tensor& Q, const Tensor& K, const Tensor& V,
+                                  const AttentionMask& mask) {
+  // Every head at once: Q, K, V are (B, h, T or S, d_k); head_i = softmax(Q_i K_iᵀ/√d_k) V_i.
+  Tensor Y = scaled_dot_product_attention(Q, K, V, mask, keep_attention_ ? &attention_ : nullptr);
+  return proj->forward(merge_heads(Y));  // Concat(head_1, …, head_h) W_O
+}
+
+Tensor MultiHeadAttention::forward(const Tensor& x, const AttentionMask& mask) {
+  if (options.cross)
+    fail("MultiHeadAttention: this layer is cross-attention; call forward(x, memory, mask)");
+  check_input(x, options.dim, "input");
+  std::vector<Tensor> qkv_heads = split_heads(qkv->forward(x), 3, options.heads);
+  return attend(qkv_heads[0], qkv_heads[1], qkv_heads[2], mask);
+}
+
+Tensor MultiHeadAttention::forward(const Tensor& x, const Tensor& memory,
+                                   const AttentionMask& mask) {
+  if (!options.cross)
+    fail("MultiHeadAttention: this layer is self-attention; call forward(x, mask)");
+  check_input(x, options.dim, "query input");
+  check_input(memory, options.dim, "memory");
+  if (memory.size(0) != x.size(0))
+    fail("MultiHeadAttention: query input ", shape_str(x.shape()), " and memory ",
+         shape_str(memory.shape()), " have different batch sizes");
+  Tensor Q = split_heads(q->forward(x), 1, options.heads)[0];
+  std::vector<Tensor> kv_heads = split_heads(kv->forward(memory), 2, options.heads);
+  return attend(Q, kv_heads[0], kv_heads[1], mask);
+}
+
+}  // namespace uwaga::nn

@@ -1,0 +1,50 @@
+#pragma once
+// Multi-head attention (SEEDS §4): h heads, each attending in its own subspace,
+//   head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V),   d_k = d_v = D / h
+//   MultiHead(Q, K, V) = Concat(head_1, …, head_h) W_O
+// The per-head projections are stored side by side as one Linear, as PyTorch models do:
+//   self-attention:  qkv  = Linear(D, 3D) on x; its output splits into Q | K | V, each into heads
+//   cross-attention: q    = Linear(D, D) on x (the queries' sequence),
+//                    kv   = Linear(D, 2D) on the memory (keys and values' sequence)
+//   both:            proj = Linear(D, D), the W_O that mixes the concatenated heads.
+#include "core/random.h"
+#include "nn/linear.h"
+#include "nn/scaled_dot_product_attention.h"
+
+namespace uwaga::nn {
+
+struct MultiHeadAttentionOptions {
+  std::int64_t dim = 0;    // D
+  std::int64_t heads = 1;  // h; must divide D
+  bool cross = false;      // separate q and kv projections (keys and values from a memory)
+};
+
+class MultiHeadAttention : public Module {
+ public:
+  MultiHeadAttention(const MultiHeadAttentionOptions& options, Generator& gen);
+
+  // Self-attention: x (B, T, D) -> (B, T, D).
+  Tensor forward(const Tensor& x, const AttentionMask& mask = {});
+  // Cross-attention: queries from x (B, T, D), keys and values from memory (B, S, D).
+  Tensor forward(const Tensor& x, const Tensor& memory, const AttentionMask& mask = {});
+
+  // With keep_attention(true) each forward keeps the per-head weights A (B, h, T, S).
+  void keep_attention(bool on) { keep_attention_ = on; }
+  const Tensor& attention() const { return attention_; }
+
+  const MultiHeadAttentionOptions options;
+  const std::int64_t head_dim;  // d_k = d_v = D / h
+  std::shared_ptr<Linear> qkv, q, kv, proj;
+
+ private:
+  Tensor attend(const Tensor& Q, const Tensor& K, const Tensor& V, const AttentionMask& mask);
+  bool keep_attention_ = false;
+  Tensor attention_;
+};
+
+// (B, T, n·D) -> n tensors (B, h, T, D/h): the projections of one Linear, split into heads.
+std::vector<Tensor> split_heads(const Tensor& projected, std::int64_t n, std::int64_t heads);
+// (B, h, T, d) -> (B, T, h·d): Concat(head_1, …, head_h).
+Tensor merge_heads(const Tensor& heads);
+
+}  // namespace uwaga::nn

@@ -1,0 +1,58 @@
+#include <catch2/catch.hpp>
+
+#include "core/uwaga.h"
+#include "nn/layer_norm.h"
+#include "tests/support/gradcheck.h"
+#include "tests/support/parity.h"
+
+using namespace uwaga;
+using namespace uwaga::nn;
+using namespace uwaga::testing;
+using Catch::Contains;
+
+TEST_CASE("fused layer_norm passes gradcheck", "[nn][layer_norm]") {
+  for (Shape shape : {Shape{5}, Shape{3, 4}, Shape{2, 3, 6}}) {
+    INFO(shape_str(shape));
+    std::int64_t d = shape.back();
+    require_gradcheck([](const std::vector<Tensor>& in) { return layer_norm(in[0], in[1], in[2]); },
+                      {leaf(shape, 1), leaf({d}, 2), leaf({d}, 3)});
+  }
+}
+
+TEST_CASE("fused layer_norm equals the composed one, values and gradients", "[nn][layer_norm]") {
+  Tensor x1 = leaf({4, 7}, 1), w1 = leaf({7}, 2), b1 = leaf({7}, 3);
+  Tensor x2 = leaf({4, 7}, 1), w2 = leaf({7}, 2), b2 = leaf({7}, 3);
+  Tensor up = leaf({4, 7}, 4).detach();
+  Tensor y1 = layer_norm(x1, w1, b1), y2 = layer_norm_composed(x2, w2, b2);
+  REQUIRE(max_abs_diff(y1, y2) < 1e-12);
+  y1.backward(up);
+  y2.backward(up);
+  REQUIRE(max_abs_diff(x1.grad(), x2.grad()) < 1e-12);
+  REQUIRE(max_abs_diff(w1.grad(), w2.grad()) < 1e-12);
+  REQUIRE(max_abs_diff(b1.grad(), b2.grad()) < 1e-12);
+  require_gradcheck(
+      [](const std::vector<Tensor>& in) { return layer_norm_composed(in[0], in[1], in[2]); },
+      {leaf({3, 5}, 5), leaf({5}, 6), leaf({5}, 7)});
+}
+
+TEST_CASE("layer_norm normalises each vector to mean 0 and variance 1", "[nn][layer_norm]") {
+  Generator gen(3);
+  Tensor x = Tensor::randn({6, 32}, gen, DType::Float64, 5.0, 3.0);
+  Tensor y = layer_norm(x, Tensor::ones({32}, DType::Float64), Tensor::zeros({32}, DType::Float64));
+  Tensor m = mean(y, {1}), v = var(y, {1}, false, 0);
+  for (std::int64_t r = 0; r < 6; ++r) {
+    REQUIRE(std::abs(m.at({r})) < 1e-12);
+    REQUIRE(v.at({r}) == Approx(1.0).epsilon(1e-4));  // ε = 1e-5 shrinks it slightly
+  }
+}
+
+TEST_CASE("LayerNorm matches PyTorch", "[nn][layer_norm][golden]") {
+  LayerNorm ln(8);
+  check_parity("layer_norm", ln, [&](auto& in) { return ln.forward(in.at("x")); });
+}
+
+TEST_CASE("layer_norm misuse gives clear errors", "[nn][layer_norm]") {
+  REQUIRE_THROWS_WITH(layer_norm(Tensor::ones({2, 4}), Tensor::ones({3}), Tensor::zeros({3})),
+                      Contains("layer_norm: input (2, 4) normalises 4 features but weight is (3,)"));
+  REQUIRE_THROWS_WITH(LayerNorm(0), Contains("dim must be positive"));
+}

@@ -1,0 +1,87 @@
+#include <catch2/catch.hpp>
+
+#include "core/uwaga.h"
+#include "nn/transformer_encoder_block.h"
+
+using namespace uwaga;
+using namespace uwaga::nn;
+using Catch::Contains;
+
+TEST_CASE("parameters are named hierarchically, as PyTorch names them", "[nn][module]") {
+  Generator gen(0);
+  TransformerEncoderBlock block(8, 2, 16, gen);
+  std::vector<std::string> names;
+  for (auto& [name, p] : block.named_parameters()) names.push_back(name);
+  std::vector<std::string> expected = {
+      "norm1.weight", "norm1.bias", "attn.qkv.weight", "attn.qkv.bias", "attn.proj.weight",
+      "attn.proj.bias", "norm2.weight", "norm2.bias", "mlp.fc1.weight", "mlp.fc1.bias",
+      "mlp.fc2.weight", "mlp.fc2.bias"};
+  REQUIRE(names == expected);
+  // 2·(8+8) LayerNorms + qkv 24·8+24 + proj 8·8+8 + fc1 16·8+16 + fc2 8·16+8
+  REQUIRE(block.num_parameters() == 32 + 216 + 72 + 144 + 136);
+  for (auto& p : block.parameters()) REQUIRE(p.requires_grad());
+  auto modules = block.named_modules();
+  REQUIRE(modules[1].first == "attn");
+  REQUIRE(modules[2].first == "attn.qkv");
+}
+
+TEST_CASE("train/eval and zero_grad reach every submodule", "[nn][module]") {
+  Generator gen(0);
+  TransformerEncoderBlock block(8, 2, 16, gen);
+  block.eval();
+  REQUIRE_FALSE(block.attn->is_training());
+  block.train();
+  REQUIRE(block.mlp->fc1->is_training());
+  Tensor x = Tensor::randn({2, 3, 8}, gen);
+  sum(block.forward(x)).backward();
+  REQUIRE(block.mlp->fc1->weight.grad().defined());
+  block.zero_grad();
+  for (auto& p : block.parameters()) REQUIRE_FALSE(p.grad().defined());
+}
+
+TEST_CASE("the same seed builds the same model", "[nn][module]") {
+  Generator g1(5), g2(5), g3(6);
+  TransformerEncoderBlock a(8, 2, 16, g1), b(8, 2, 16, g2), c(8, 2, 16, g3);
+  REQUIRE(a.attn->qkv->weight.to_vector() == b.attn->qkv->weight.to_vector());
+  REQUIRE(a.attn->qkv->weight.to_vector() != c.attn->qkv->weight.to_vector());
+  // Documented init: LayerNorm γ = 1, β = 0; Linear bias 0; weights trunc-normal(0, 0.02).
+  for (double v : a.norm1->weight.to_vector()) REQUIRE(v == 1.0);
+  for (double v : a.mlp->fc1->bias.to_vector()) REQUIRE(v == 0.0);
+  for (double v : a.mlp->fc1->weight.to_vector()) REQUIRE(std::abs(v) <= 0.04 + 1e-7);
+}
+
+TEST_CASE("load_state_dict names what is missing, unexpected or mis-shaped", "[nn][module]") {
+  Generator gen(0);
+  TransformerEncoderBlock block(8, 2, 16, gen);
+  StateDict state = block.state_dict();
+  // A round trip through copies restores the values.
+  StateDict copies;
+  for (auto& [k, v] : state) copies[k] = v.clone().detach();
+  block.norm1->weight.fill_(3);
+  block.load_state_dict(copies);
+  REQUIRE(block.norm1->weight.at({0}) == 1.0);
+
+  StateDict broken = copies;
+  broken.erase("attn.qkv.bias");
+  broken["attn.extra"] = Tensor::zeros({1});
+  broken["mlp.fc1.weight"] = Tensor::zeros({3, 3});
+  try {
+    block.load_state_dict(broken);
+    FAIL("load_state_dict accepted a broken state");
+  } catch (const Error& e) {
+    std::string m = e.what();
+    REQUIRE_THAT(m, Contains("Missing (1): attn.qkv.bias."));
+    REQUIRE_THAT(m, Contains("Unexpected (1): attn.extra."));
+    REQUIRE_THAT(m, Contains("mlp.fc1.weight: checkpoint (3, 3), model (16, 8)"));
+  }
+}
+
+TEST_CASE("to(float64) converts parameters in place", "[nn][module]") {
+  Generator gen(0);
+  TransformerEncoderBlock block(8, 2, 16, gen);
+  float before = block.attn->qkv->weight.data<float>()[3];
+  block.to(DType::Float64);
+  REQUIRE(block.attn->qkv->weight.dtype() == DType::Float64);
+  REQUIRE(block.state_dict().at("attn.qkv.weight").dtype() == DType::Float64);
+  REQUIRE(block.attn->qkv->weight.data<double>()[3] == static_cast<double>(before));
+}

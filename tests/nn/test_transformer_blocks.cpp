@@ -1,0 +1,92 @@
+#include <catch2/catch.hpp>
+
+#include "core/uwaga.h"
+#include "nn/embedding.h"
+#include "nn/linear.h"
+#include "nn/mlp.h"
+#include "nn/positional_encoding.h"
+#include "nn/transformer_decoder_block.h"
+#include "nn/transformer_encoder_block.h"
+#include "tests/support/gradcheck.h"
+#include "tests/support/parity.h"
+
+using namespace uwaga;
+using namespace uwaga::nn;
+using namespace uwaga::testing;
+using Catch::Contains;
+
+namespace {
+std::vector<Tensor> with_params(std::vector<Tensor> inputs, const Module& m) {
+  for (auto& p : m.parameters()) inputs.push_back(p);
+  return inputs;
+}
+}  // namespace
+
+TEST_CASE("Linear and MLP match PyTorch and pass gradcheck", "[nn][mlp][golden]") {
+  Generator gen(0);
+  Linear lin(8, 6, gen);
+  check_parity("linear", lin, [&](auto& in) { return lin.forward(in.at("x")); });
+  require_gradcheck([&](const std::vector<Tensor>& in) { return lin.forward(in[0]); },
+                    with_params({leaf({2, 3, 8}, 1)}, lin));
+  MLP mlp(8, 32, gen);
+  check_parity("mlp", mlp, [&](auto& in) { return mlp.forward(in.at("x")); });
+  require_gradcheck([&](const std::vector<Tensor>& in) { return mlp.forward(in[0]); },
+                    with_params({leaf({2, 3, 8}, 2)}, mlp));
+}
+
+TEST_CASE("the encoder block matches PyTorch and passes gradcheck", "[nn][block][golden]") {
+  Generator gen(0);
+  TransformerEncoderBlock block(8, 2, 32, gen);
+  check_parity("encoder_block", block, [&](auto& in) { return block.forward(in.at("x")); });
+  Tensor kp = Tensor::from_vector({0, 0, 0, 0, 0, 0, 0, 1}, {2, 4});
+  require_gradcheck([&](const std::vector<Tensor>& in) {
+    return block.forward(in[0], AttentionMask{kp, false});
+  }, with_params({leaf({2, 4, 8}, 3)}, block));
+}
+
+TEST_CASE("the decoder block matches PyTorch and passes gradcheck", "[nn][block][golden]") {
+  Generator gen(0);
+  TransformerDecoderBlock block(8, 2, 32, gen);
+  Golden g = load_golden("decoder_block");
+  Tensor kp = g.get("input.key_padding_mask");
+  check_parity("decoder_block", block,
+               [&](auto& in) { return block.forward(in.at("x"), in.at("m"), Tensor(), kp); });
+  require_gradcheck([&](const std::vector<Tensor>& in) {
+    return block.forward(in[0], in[1], Tensor(), kp);
+  }, with_params({leaf({2, 4, 8}, 4), leaf({2, 5, 8}, 5)}, block));
+}
+
+TEST_CASE("the decoder cannot see the future: changing a later token leaves earlier outputs",
+          "[nn][block]") {
+  Generator gen(1);
+  TransformerDecoderBlock block(8, 2, 16, gen);
+  Tensor x = Tensor::randn({1, 5, 8}, gen), m = Tensor::randn({1, 3, 8}, gen);
+  Tensor y = block.forward(x, m);
+  Tensor x2 = x.clone();
+  for (std::int64_t j = 0; j < 8; ++j) x2.set({0, 4, j}, 10.0);
+  Tensor y2 = block.forward(x2, m);
+  for (std::int64_t t = 0; t < 4; ++t)
+    for (std::int64_t j = 0; j < 8; ++j) REQUIRE(y.at({0, t, j}) == y2.at({0, t, j}));
+  REQUIRE(y.at({0, 4, 0}) != y2.at({0, 4, 0}));
+}
+
+TEST_CASE("positional encodings", "[nn][positional]") {
+  Tensor pe = sinusoidal_positional_encoding(50, 16, DType::Float64);
+  REQUIRE(pe.shape() == Shape{50, 16});
+  REQUIRE(pe.at({0, 0}) == 0.0);  // sin(0)
+  REQUIRE(pe.at({0, 1}) == 1.0);  // cos(0)
+  REQUIRE(pe.at({3, 4}) == Approx(std::sin(3 / std::pow(10000.0, 4.0 / 16))));
+  REQUIRE(pe.at({3, 5}) == Approx(std::cos(3 / std::pow(10000.0, 4.0 / 16))));
+  Generator gen(0);
+  LearnedPositionalEmbedding pos(10, 4, gen);
+  pos.to(DType::Float64);
+  require_gradcheck([&](const std::vector<Tensor>& in) { return pos.forward(in[0]); },
+                    {leaf({2, 6, 4}, 1), pos.weight});
+  REQUIRE_THROWS_WITH(pos.forward(Tensor::zeros({1, 11, 4})),
+                      Contains("sequence length 11 exceeds the maximum 10"));
+  Embedding emb(7, 4, gen);
+  emb.to(DType::Float64);
+  Tensor ids = Tensor::from_indices({1, 3, 3, 6}, {2, 2});
+  REQUIRE(emb.forward(ids).shape() == Shape{2, 2, 4});
+  require_gradcheck([&](const std::vector<Tensor>&) { return emb.forward(ids); }, {emb.weight});
+}
