@@ -98,7 +98,8 @@ Tensor Tensor::from_indices(const std::vector<std::int64_t>& values, const Shape
   if (static_cast<std::int64_t>(values.size()) != uwaga::numel(shape))
     fail("from_indices: ", values.size(), " values do not fill shape ", shape_str(shape));
   Tensor t = empty(shape, DType::Int64);
-  std::memcpy(t.raw_data(), values.data(), values.size() * sizeof(std::int64_t));
+  if (!values.empty())
+    std::memcpy(t.raw_data(), values.data(), values.size() * sizeof(std::int64_t));
   return t;
 }
 

@@ -1,0 +1,175 @@
+#include <catch2/catch.hpp>
+
+#include "core/uwaga.h"
+#include "tests/support/gradcheck.h"
+#include "tests/support/golden.h"
+
+using namespace uwaga;
+using namespace uwaga::testing;
+using Catch::Contains;
+
+namespace {
+
+using LossFn = Tensor (*)(const Tensor&, const Tensor&, const CrossEntropyOptions&);
+
+// Loss value and dloss/dlogits for one implementation.
+std::pair<Tensor, Tensor> loss_and_grad(LossFn f, const Tensor& logits0, const Tensor& targets,
+                                        const CrossEntropyOptions& options) {
+  Tensor logits = logits0.detach().clone().requires_grad_();
+  Tensor loss = f(logits, targets, options);
+  loss.backward();
+  return {loss, logits.grad()};
+}
+
+}  // namespace
+
+TEST_CASE("cross_entropy of known logits", "[core][cross_entropy]") {
+  // Expected values from PyTorch 1.13:
+  //   z = torch.tensor([[1., 2., 3.], [1., 1., 1.]], dtype=torch.float64, requires_grad=True)
+  //   F.cross_entropy(z, torch.tensor([2, 0])).backward()
+  // By hand: row 0 is log(e + e² + e³) − 3 = 0.40760596..., row 1 is log 3 = 1.09861228...,
+  // their mean 0.75310912...; dz = (softmax(z) − onehot) / 2.
+  Tensor z = Tensor::from_vector({1, 2, 3, 1, 1, 1}, {2, 3}, DType::Float64);
+  Tensor t = Tensor::from_indices({2, 0}, {2});
+  const std::vector<double> dz = {0.04501528658519022, 0.12236423552739882, -0.1673795221125891,
+                                  -0.33333333333333337, 0.16666666666666666, 0.16666666666666666};
+  for (LossFn f : {LossFn(cross_entropy), LossFn(cross_entropy_composed)}) {
+    auto [loss, grad] = loss_and_grad(f, z, t, {});
+    REQUIRE(loss.shape() == Shape{});
+    REQUIRE(loss.item() == Approx(0.7531091265562451).epsilon(1e-14));
+    for (int i = 0; i < 6; ++i) REQUIRE(grad.flat(i) == Approx(dz[i]).epsilon(1e-13));
+  }
+
+  // With ignore_index (row 1) and label smoothing 0.2, from PyTorch:
+  //   F.cross_entropy(z, torch.tensor([2, -100, 1]), ignore_index=-100, label_smoothing=0.2)
+  Tensor z3 = Tensor::from_vector({1, 2, 3, 1, 1, 1, 0.5, -2, 1}, {3, 3}, DType::Float64);
+  Tensor t3 = Tensor::from_indices({2, -100, 1}, {3});
+  const std::vector<double> dz3 = {0.011681953251856884, 0.08903090219406548, -0.10071285544592246,
+                                   0, 0, 0,
+                                   0.14976277480756678, -0.41830388954854636, 0.2685411147409796};
+  for (LossFn f : {LossFn(cross_entropy), LossFn(cross_entropy_composed)}) {
+    auto [loss, grad] = loss_and_grad(f, z3, t3, {-100, 0.2});
+    REQUIRE(loss.item() == Approx(1.8727681000599987).epsilon(1e-14));
+    for (int i = 0; i < 9; ++i)
+      REQUIRE(grad.flat(i) == Approx(dz3[i]).epsilon(1e-13).margin(1e-16));
+  }
+}
+
+TEST_CASE("cross_entropy matches the PyTorch golden file", "[core][cross_entropy][golden]") {
+  Golden g = load_golden("cross_entropy");
+  CrossEntropyOptions options;
+  options.ignore_index = g.metadata_int("ignore_index");
+  options.label_smoothing = g.metadata_double("label_smoothing");
+  for (LossFn f : {LossFn(cross_entropy), LossFn(cross_entropy_composed)}) {
+    auto [loss, grad] = loss_and_grad(f, g.get("input.logits"), g.get("input.targets"), options);
+    check_close("cross_entropy loss", loss, g.get("output.loss"), 1e-12, 1e-10);
+    check_close("cross_entropy dlogits", grad, g.get("grad.input.logits"), 1e-12, 1e-10);
+  }
+}
+
+TEST_CASE("cross_entropy passes gradcheck, with ignore_index and label smoothing",
+          "[core][cross_entropy]") {
+  Tensor z = leaf({5, 4}, 1);
+  Tensor t = Tensor::from_indices({3, 0, -1, 1, 3}, {5});
+  for (double eps : {0.0, 0.1}) {
+    CrossEntropyOptions opt{-1, eps};
+    INFO("label_smoothing " << eps);
+    require_gradcheck([&](const std::vector<Tensor>& in) { return cross_entropy(in[0], t, opt); },
+                      {z});
+    require_gradcheck(
+        [&](const std::vector<Tensor>& in) { return cross_entropy_composed(in[0], t, opt); }, {z});
+  }
+  // Logits from a view, used twice (a residual-like sum).
+  Tensor w = leaf({20}, 2);
+  require_gradcheck([&](const std::vector<Tensor>& in) {
+    Tensor logits = reshape(in[0], {5, 4});
+    return cross_entropy(logits * 2.0 + logits, t, {-1, 0.05});
+  }, {w});
+}
+
+TEST_CASE("fused cross_entropy equals the composed form", "[core][cross_entropy]") {
+  Generator gen(7);
+  Tensor z = Tensor::randn({8, 6}, gen, DType::Float64, 0.0, 3.0);
+  Tensor t = Tensor::from_indices({5, 0, 7, 2, 7, 1, 4, 3}, {8});  // 7 is ignore_index
+  for (double eps : {0.0, 0.1, 1.0}) {
+    INFO("label_smoothing " << eps);
+    CrossEntropyOptions opt{7, eps};
+    auto [lf, gf] = loss_and_grad(cross_entropy, z, t, opt);
+    auto [lc, gc] = loss_and_grad(cross_entropy_composed, z, t, opt);
+    REQUIRE(lf.item() == Approx(lc.item()).epsilon(1e-13));
+    REQUIRE(max_abs_diff(gf, gc) < 1e-14);
+    // Ignored rows get no gradient.
+    for (std::int64_t c = 0; c < 6; ++c) REQUIRE(gf.at({2, c}) == 0);
+  }
+  // The fused loss is one node whose graph reaches only the logits.
+  Tensor logits = z.clone().requires_grad_();
+  Tensor loss = cross_entropy(logits, t, {7, 0.0});
+  REQUIRE(std::string(loss.grad_fn()->op) == "cross_entropy");
+  REQUIRE(topological_order(loss).size() == 1);
+}
+
+TEST_CASE("cross_entropy with every row ignored is zero with zero gradient",
+          "[core][cross_entropy]") {
+  Tensor z = Tensor::ones({2, 3}, DType::Float64).requires_grad_();
+  Tensor t = Tensor::from_indices({-100, -100}, {2});
+  Tensor loss = cross_entropy(z, t);
+  REQUIRE(loss.item() == 0);
+  loss.backward();
+  REQUIRE(z.grad().to_vector() == std::vector<double>(6, 0.0));
+  REQUIRE(cross_entropy_composed(z, t).item() == 0);
+}
+
+TEST_CASE("cross_entropy in float32 agrees with float64", "[core][cross_entropy]") {
+  Generator gen(9);
+  Tensor z = Tensor::randn({16, 10}, gen, DType::Float64, 0.0, 4.0);
+  Tensor t = Tensor::from_indices({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5}, {16});
+  auto [l64, g64] = loss_and_grad(cross_entropy, z, t, {-100, 0.1});
+  auto [l32, g32] = loss_and_grad(cross_entropy, z.to(DType::Float32), t, {-100, 0.1});
+  REQUIRE(l32.dtype() == DType::Float32);
+  REQUIRE(l32.item() == Approx(l64.item()).epsilon(1e-6));
+  REQUIRE(max_abs_diff(g32.to(DType::Float64), g64) < 1e-7);
+  // Huge logits stay finite (the max is subtracted before exp).
+  Tensor big = Tensor::from_vector({1000, 0, -1000, 500}, {2, 2});
+  REQUIRE(std::isfinite(cross_entropy(big, Tensor::from_indices({1, 0}, {2})).item()));
+}
+
+TEST_CASE("cross_entropy rejects bad inputs with clear messages", "[core][cross_entropy]") {
+  Tensor z = Tensor::zeros({4, 3});
+  Tensor t = Tensor::from_indices({0, 1, 2, 0}, {4});
+  REQUIRE_THROWS_WITH(cross_entropy(Tensor::zeros({4, 3, 2}), t),
+                      Contains("cross_entropy: logits must be 2-D (N, C), got shape (4, 3, 2)"));
+  REQUIRE_THROWS_WITH(cross_entropy(Tensor::from_indices({0, 1}, {1, 2}), t),
+                      Contains("cross_entropy: expects a float32 or float64 tensor, got int64"));
+  REQUIRE_THROWS_WITH(cross_entropy(z, Tensor::zeros({4})),
+                      Contains("cross_entropy: targets must be int64 class indices, got float32"));
+  REQUIRE_THROWS_WITH(cross_entropy(z, Tensor::from_indices({0, 1, 2}, {3})),
+                      Contains("cross_entropy: targets of shape (3,) do not match logits of shape "
+                               "(4, 3): expected (4,)"));
+  REQUIRE_THROWS_WITH(cross_entropy(z, Tensor::from_indices({0, 1, 2, 0}, {2, 2})),
+                      Contains("targets of shape (2, 2)"));
+  REQUIRE_THROWS_WITH(cross_entropy(z, Tensor::from_indices({0, 3, 2, 0}, {4})),
+                      Contains("cross_entropy: target 3 in row 1 is out of range for 3 classes "
+                               "(valid range [0, 3), or ignore_index -100)"));
+  REQUIRE_THROWS_WITH(cross_entropy(z, Tensor::from_indices({0, 1, -1, 0}, {4})),
+                      Contains("target -1 in row 2"));
+  // -1 is fine once it is the ignore_index.
+  REQUIRE_NOTHROW(cross_entropy(z, Tensor::from_indices({0, 1, -1, 0}, {4}), {-1, 0.0}));
+  REQUIRE_THROWS_WITH(cross_entropy(z, t, {-100, 1.5}),
+                      Contains("cross_entropy: label_smoothing must be in [0, 1], got 1.5"));
+  REQUIRE_THROWS_WITH(cross_entropy_composed(z, Tensor::from_indices({9, 0, 0, 0}, {4})),
+                      Contains("cross_entropy_composed: target 9 in row 0"));
+}
+
+TEST_CASE("cross_entropy on a batch large enough for the parallel path",
+          "[core][cross_entropy]") {
+  Generator gen(10);
+  const std::int64_t N = 512, C = 100;
+  Tensor z = Tensor::randn({N, C}, gen, DType::Float64);
+  std::vector<std::int64_t> labels(N);
+  for (std::int64_t r = 0; r < N; ++r) labels[r] = r % 7 == 0 ? -100 : (r * 37) % C;
+  Tensor t = Tensor::from_indices(labels, {N});
+  auto [lf, gf] = loss_and_grad(cross_entropy, z, t, {-100, 0.1});
+  auto [lc, gc] = loss_and_grad(cross_entropy_composed, z, t, {-100, 0.1});
+  REQUIRE(lf.item() == Approx(lc.item()).epsilon(1e-13));
+  REQUIRE(max_abs_diff(gf, gc) < 1e-15);
+}

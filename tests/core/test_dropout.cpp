@@ -1,0 +1,70 @@
+#include <catch2/catch.hpp>
+
+#include "core/uwaga.h"
+#include "tests/support/gradcheck.h"
+
+using namespace uwaga;
+using namespace uwaga::testing;
+using Catch::Contains;
+
+TEST_CASE("dropout is the identity in evaluation and for p = 0", "[core][dropout]") {
+  Generator gen(1);
+  Tensor x = Tensor::randn({4, 5}, gen);
+  Tensor eval = dropout(x, 0.5, /*training=*/false, gen);
+  REQUIRE(eval.shares_storage_with(x));
+  REQUIRE(eval.to_vector() == x.to_vector());
+  REQUIRE(dropout(x, 0.0, true, gen).to_vector() == x.to_vector());
+}
+
+TEST_CASE("dropout masks are reproducible from the seed", "[core][dropout]") {
+  Tensor x = Tensor::ones({64, 64});
+  Generator a(42), b(42), c(43);
+  Tensor ya = dropout(x, 0.3, true, a);
+  Tensor yb = dropout(x, 0.3, true, b);
+  Tensor yc = dropout(x, 0.3, true, c);
+  REQUIRE(ya.to_vector() == yb.to_vector());
+  REQUIRE(ya.to_vector() != yc.to_vector());
+  // The generator advances: a second call from the same generator draws a new mask.
+  REQUIRE(dropout(x, 0.3, true, a).to_vector() != ya.to_vector());
+}
+
+TEST_CASE("dropout zeroes about p of the elements and preserves the mean", "[core][dropout]") {
+  const double p = 0.25;
+  Generator gen(7);
+  Tensor x = Tensor::ones({100000}, DType::Float64);
+  Tensor y = dropout(x, p, true, gen);
+  std::int64_t zeros = 0;
+  for (std::int64_t i = 0; i < y.numel(); ++i) {
+    const double v = y.flat(i);
+    if (v == 0) ++zeros;
+    else REQUIRE(v == Approx(1.0 / (1.0 - p)));  // survivors are scaled up
+  }
+  // Binomial(1e5, 0.25) has standard deviation ~137: allow about 7 of them.
+  REQUIRE(std::abs(static_cast<double>(zeros) - p * 1e5) < 1000);
+  REQUIRE(mean(y).item() == Approx(1.0).epsilon(0.02));
+}
+
+TEST_CASE("dropout's gradient is the same mask", "[core][dropout]") {
+  Tensor x = Tensor::ones({10, 10}, DType::Float64).requires_grad_();
+  Generator gen(3);
+  Tensor y = dropout(x, 0.5, true, gen);
+  REQUIRE(std::string(y.grad_fn()->op) == "dropout");
+  sum(y).backward();
+  REQUIRE(x.grad().to_vector() == y.to_vector());  // x = 1, so y is the mask itself
+
+  // gradcheck with a fresh generator on every call, so every evaluation draws the same mask.
+  require_gradcheck([](const std::vector<Tensor>& in) {
+    Generator g(11);
+    return dropout(in[0], 0.4, true, g) * in[0];
+  }, {leaf({4, 6}, 5)});
+}
+
+TEST_CASE("dropout rejects a bad probability", "[core][dropout]") {
+  Generator gen(0);
+  Tensor x = Tensor::ones({3});
+  REQUIRE_THROWS_WITH(dropout(x, 1.0, true, gen), Contains("dropout: p must be in [0, 1), got 1"));
+  REQUIRE_THROWS_WITH(dropout(x, -0.1, true, gen), Contains("got -0.1"));
+  REQUIRE_THROWS_WITH(dropout(x, 1.5, false, gen), Contains("dropout: p must be in [0, 1)"));
+  REQUIRE_THROWS_WITH(dropout(Tensor::from_indices({1}, {1}), 0.5, true, gen),
+                      Contains("dropout: expects a float32 or float64 tensor"));
+}

@@ -1,0 +1,70 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "core/uwaga.h"
+#include "tests/support/gradcheck.h"
+
+using namespace uwaga;
+using namespace uwaga::testing;
+using Catch::Contains;
+
+TEST_CASE("gelu and its derivative at known points", "[core][gelu]") {
+  // Expected values from PyTorch 1.13 (exact erf form, float64):
+  //   v = torch.tensor([-3, -1, -0.5, 0, 0.5, 1, 3], dtype=torch.float64, requires_grad=True)
+  //   F.gelu(v);  F.gelu(v).sum().backward(); v.grad
+  const std::vector<double> xs = {-3, -1, -0.5, 0, 0.5, 1, 3};
+  const std::vector<double> y = {-0.00404969409489031, -0.15865525393145702, -0.15426876936299344,
+                                 0.0, 0.34573123063700656, 0.841344746068543, 2.99595030590511};
+  const std::vector<double> dy = {-0.01194564720418392, -0.08331547058768635, 0.13250487534383712,
+                                  0.5, 0.8674951246561629, 1.0833154705876864, 1.011945647204184};
+  Tensor x = Tensor::from_vector(xs, {7}, DType::Float64).requires_grad_();
+  Tensor out = gelu(x);
+  for (int i = 0; i < 7; ++i) REQUIRE(out.flat(i) == Approx(y[i]).epsilon(1e-14).margin(1e-16));
+  sum(out).backward();
+  for (int i = 0; i < 7; ++i) REQUIRE(x.grad().flat(i) == Approx(dy[i]).epsilon(1e-13));
+}
+
+TEST_CASE("erf matches std::erf and has derivative 2/sqrt(pi) exp(-u^2)", "[core][erf][gelu]") {
+  Tensor u = Tensor::from_vector({-2, -0.3, 0, 0.7, 1.5}, {5}, DType::Float64).requires_grad_();
+  Tensor e = erf(u);
+  for (int i = 0; i < 5; ++i) REQUIRE(e.flat(i) == std::erf(u.flat(i)));
+  sum(e).backward();
+  for (int i = 0; i < 5; ++i) {
+    const double v = u.flat(i);
+    REQUIRE(u.grad().flat(i) == Approx(2.0 / std::sqrt(M_PI) * std::exp(-v * v)));
+  }
+  require_gradcheck([](const std::vector<Tensor>& in) { return erf(in[0]); }, {leaf({3, 4}, 1)});
+}
+
+TEST_CASE("gelu passes gradcheck, fused and composed", "[core][gelu]") {
+  Tensor x = leaf({3, 5}, 2);
+  require_gradcheck([](const std::vector<Tensor>& in) { return gelu(in[0]); }, {x});
+  require_gradcheck([](const std::vector<Tensor>& in) { return gelu_composed(in[0]); }, {x});
+  // The input used twice, and on a transposed view.
+  require_gradcheck([](const std::vector<Tensor>& in) { return gelu(in[0]) * in[0]; }, {x});
+  require_gradcheck([](const std::vector<Tensor>& in) { return gelu(transpose(in[0], 0, 1)); },
+                    {x});
+}
+
+TEST_CASE("fused gelu equals the composed form", "[core][gelu]") {
+  Generator gen(3);
+  Tensor x0 = Tensor::randn({4, 6}, gen, DType::Float64, 0.0, 2.0);
+  Tensor v = Tensor::randn({4, 6}, gen, DType::Float64);
+  Tensor a = x0.clone().requires_grad_(), b = x0.clone().requires_grad_();
+  Tensor ya = gelu(a), yb = gelu_composed(b);
+  REQUIRE(max_abs_diff(ya, yb) < 1e-15);
+  ya.backward(v);
+  yb.backward(v);
+  REQUIRE(max_abs_diff(a.grad(), b.grad()) < 1e-14);
+  REQUIRE(std::string(ya.grad_fn()->op) == "gelu");
+  // float32 agrees with float64 to float32 precision.
+  REQUIRE(max_abs_diff(gelu(x0.to(DType::Float32)), gelu(x0)) < 1e-6);
+}
+
+TEST_CASE("gelu and erf reject int64 tensors", "[core][gelu]") {
+  Tensor ids = Tensor::from_indices({1}, {1});
+  REQUIRE_THROWS_WITH(gelu(ids), Contains("gelu: expects a float32 or float64 tensor, got int64"));
+  REQUIRE_THROWS_WITH(gelu_composed(ids), Contains("gelu_composed: expects a float32"));
+  REQUIRE_THROWS_WITH(erf(ids), Contains("erf: expects a float32"));
+}
