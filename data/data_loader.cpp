@@ -1,0 +1,128 @@
+#include "data/data_loader.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/error.h"
+
+namespace uwaga {
+namespace {
+
+// The shuffle's stream: a counter no image index can take, so it never coincides with an
+// image's augmentation stream.
+constexpr std::uint64_t kShuffleStream = ~std::uint64_t{0};
+
+constexpr std::int64_t kParallelPixels = std::int64_t{1} << 20;
+
+}  // namespace
+
+DataLoader::DataLoader(const ImageDataset& data, DataLoaderOptions options)
+    : data_(&data), options_(std::move(options)) {
+  check_image_dataset(data, "DataLoader");
+  const std::int64_t C = data.channels;
+  if (options_.batch_size <= 0) fail("DataLoader: batch_size must be positive, got ",
+                                     options_.batch_size);
+  if (data.count == 0) fail("DataLoader: the dataset is empty");
+  if (options_.mean.empty()) options_.mean.assign(static_cast<std::size_t>(C), 0.0f);
+  if (options_.std.empty()) options_.std.assign(static_cast<std::size_t>(C), 1.0f);
+  if (static_cast<std::int64_t>(options_.mean.size()) != C ||
+      static_cast<std::int64_t>(options_.std.size()) != C)
+    fail("DataLoader: the images have ", C, " channels but mean has ", options_.mean.size(),
+         " values and std ", options_.std.size());
+  for (float s : options_.std)
+    if (!(s > 0)) fail("DataLoader: std values must be positive, got ", s);
+  if (options_.augment.max_shift < 0)
+    fail("DataLoader: augment.max_shift must be >= 0, got ", options_.augment.max_shift);
+  if (batches_per_epoch() == 0)
+    fail("DataLoader: ", data.count, " images make no full batch of ", options_.batch_size,
+         " with drop_last");
+
+  lut_.resize(static_cast<std::size_t>(C * 256));
+  for (std::int64_t c = 0; c < C; ++c)
+    for (int v = 0; v < 256; ++v)
+      lut_[static_cast<std::size_t>(c * 256 + v)] =
+          static_cast<float>((v / 255.0 - options_.mean[c]) / options_.std[c]);
+}
+
+std::int64_t DataLoader::batches_per_epoch() const {
+  const std::int64_t n = data_->count, B = options_.batch_size;
+  return options_.drop_last ? n / B : (n + B - 1) / B;
+}
+
+std::vector<std::int64_t> DataLoader::epoch_order(std::int64_t epoch) const {
+  std::vector<std::int64_t> order(static_cast<std::size_t>(data_->count));
+  std::iota(order.begin(), order.end(), std::int64_t{0});
+  if (!options_.shuffle) return order;
+  // Fisher–Yates: position i takes a uniformly chosen element of the not-yet-placed 0..i.
+  Generator gen(derive_seed(options_.seed, static_cast<std::uint64_t>(epoch), kShuffleStream));
+  for (std::size_t i = order.size() - 1; i > 0; --i)
+    std::swap(order[i], order[gen.below(i + 1)]);
+  return order;
+}
+
+std::vector<std::int64_t> DataLoader::batch_indices(const std::vector<std::int64_t>& order,
+                                                    std::int64_t b) const {
+  if (b < 0 || b >= batches_per_epoch())
+    fail("DataLoader: batch ", b, " out of range; an epoch has ", batches_per_epoch(), " batches");
+  const std::int64_t begin = b * options_.batch_size;
+  const std::int64_t end = std::min(begin + options_.batch_size, data_->count);
+  return {order.begin() + begin, order.begin() + end};
+}
+
+Batch DataLoader::batch(std::int64_t epoch, std::int64_t b) const {
+  return make_batch(batch_indices(epoch_order(epoch), b), epoch);
+}
+
+Batch DataLoader::make_batch(const std::vector<std::int64_t>& indices, std::int64_t epoch) const {
+  const ImageDataset& d = *data_;
+  const std::int64_t B = static_cast<std::int64_t>(indices.size());
+  const std::int64_t C = d.channels, H = d.height, W = d.width, CHW = d.image_size();
+  for (std::int64_t i : indices)
+    if (i < 0 || i >= d.count)
+      fail("DataLoader: image index ", i, " out of range for ", d.count, " images");
+  Batch batch;
+  batch.images = Tensor::empty({B, C, H, W}, DType::Float32);
+  batch.labels = Tensor::empty({B}, DType::Int64);
+  batch.indices = indices;
+  float* images = batch.images.data<float>();             // (B, C, H, W)
+  std::int64_t* labels = batch.labels.data<std::int64_t>();  // (B,)
+  const bool augment = options_.augment.enabled();
+  // Each image has its own generator, so the result does not depend on the thread count.
+  // Building a batch costs about 2 ns a pixel; below ~1 ms of work forking threads does not pay.
+#pragma omp parallel for if (B * CHW > kParallelPixels)
+  for (std::int64_t k = 0; k < B; ++k) {
+    const std::int64_t i = indices[static_cast<std::size_t>(k)];
+    ImageTransform t;
+    if (augment) {
+      Generator gen(derive_seed(options_.seed, static_cast<std::uint64_t>(epoch),
+                                static_cast<std::uint64_t>(i)));
+      t = draw_transform(options_.augment, gen);
+    }
+    transform_image(d.image(i), C, H, W, t, lut_.data(), images + k * CHW);
+    labels[k] = d.labels[static_cast<std::size_t>(i)];
+  }
+  return batch;
+}
+
+bool DataLoader::next(Batch& batch) {
+  if (position_.batch >= batches_per_epoch()) {
+    position_ = {position_.epoch + 1, 0};
+    return false;
+  }
+  if (order_epoch_ != position_.epoch) {
+    order_ = epoch_order(position_.epoch);
+    order_epoch_ = position_.epoch;
+  }
+  batch = make_batch(batch_indices(order_, position_.batch), position_.epoch);
+  ++position_.batch;
+  return true;
+}
+
+void DataLoader::set_position(const LoaderPosition& position) {
+  if (position.epoch < 0 || position.batch < 0 || position.batch > batches_per_epoch())
+    fail("DataLoader: cannot resume at epoch ", position.epoch, ", batch ", position.batch,
+         "; an epoch has ", batches_per_epoch(), " batches");
+  position_ = position;
+}
+
+}  // namespace uwaga

@@ -1,0 +1,92 @@
+#pragma once
+// DataLoader: cuts an ImageDataset into batches of float tensors, epoch after epoch.
+//
+//   DataLoaderOptions options;
+//   options.batch_size = 128;
+//   options.shuffle = true;
+//   options.augment = AugmentOptions::cifar10();
+//   DataLoader loader(train_set, options);
+//   for (std::int64_t epoch = loader.position().epoch; epoch < epochs; ++epoch) {
+//     Batch batch;
+//     while (loader.next(batch)) { ... batch.images (B, C, H, W), batch.labels (B,) ... }
+//   }
+//
+// Reproducibility: epoch e visits the images in an order that depends only on (seed, e) — a
+// Fisher–Yates shuffle driven by a Generator seeded from both — and each image's augmentation
+// depends only on (seed, e, image index). So batch b of epoch e is the same whatever happened
+// before, and resuming from a saved position() gives exactly the batches an uninterrupted run
+// would have seen.
+//
+// Images stay uint8 in the dataset; a batch is converted (and augmented and normalised) only when
+// it is built: x = (pixel / 255 - mean[c]) / std[c].
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor.h"
+#include "data/augment.h"
+#include "data/image_dataset.h"
+
+namespace uwaga {
+
+struct Batch {
+  Tensor images;                      // (B, C, H, W) float32
+  Tensor labels;                      // (B,) int64
+  std::vector<std::int64_t> indices;  // (B,) where each image sits in the dataset
+};
+
+struct DataLoaderOptions {
+  std::int64_t batch_size = 64;
+  bool shuffle = false;    // a new permutation each epoch; evaluation keeps the file order
+  bool drop_last = false;  // skip a final batch smaller than batch_size
+  std::uint64_t seed = 0;
+  std::vector<float> mean;  // (C,) per-channel mean in pixel / 255 units; empty means 0
+  std::vector<float> std;   // (C,) per-channel standard deviation; empty means 1
+  AugmentOptions augment;   // training only: evaluation loaders leave it at AugmentOptions::none()
+};
+
+// Where a loader is, for checkpoints: the next batch to build is batch `batch` of epoch `epoch`.
+struct LoaderPosition {
+  std::int64_t epoch = 0;
+  std::int64_t batch = 0;
+};
+
+class DataLoader {
+ public:
+  // The loader keeps a reference to `data`, which must outlive it (hence no temporaries).
+  DataLoader(const ImageDataset& data, DataLoaderOptions options);
+  DataLoader(ImageDataset&& data, DataLoaderOptions options) = delete;
+
+  const ImageDataset& dataset() const { return *data_; }
+  const DataLoaderOptions& options() const { return options_; }
+  std::int64_t batches_per_epoch() const;
+
+  // Builds the next batch of the current epoch and returns true; at the end of the epoch returns
+  // false (leaving `batch` alone) and moves the position to batch 0 of the next epoch.
+  bool next(Batch& batch);
+
+  LoaderPosition position() const { return position_; }
+  void set_position(const LoaderPosition& position);  // resume from a checkpoint
+
+  // The order in which epoch `epoch` visits the dataset: a permutation of 0 .. count - 1 (the
+  // identity without shuffle).
+  std::vector<std::int64_t> epoch_order(std::int64_t epoch) const;
+
+  // Batch `b` of epoch `epoch`, independent of the current position.
+  Batch batch(std::int64_t epoch, std::int64_t b) const;
+
+  // The images at `indices` as a batch, augmented as in epoch `epoch` when augmentation is on.
+  Batch make_batch(const std::vector<std::int64_t>& indices, std::int64_t epoch) const;
+
+ private:
+  std::vector<std::int64_t> batch_indices(const std::vector<std::int64_t>& order,
+                                          std::int64_t b) const;
+
+  const ImageDataset* data_;
+  DataLoaderOptions options_;
+  std::vector<float> lut_;  // (C, 256): the normalised value of each byte in each channel
+  LoaderPosition position_;
+  std::int64_t order_epoch_ = -1;  // the epoch whose permutation order_ holds
+  std::vector<std::int64_t> order_;
+};
+
+}  // namespace uwaga

@@ -1,0 +1,193 @@
+#include "data/idx.h"
+
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+
+namespace uwaga {
+namespace {
+
+constexpr std::uint32_t kImagesMagic = 2051;  // 0x00000803: unsigned bytes, 3 dimensions
+constexpr std::uint32_t kLabelsMagic = 2049;  // 0x00000801: unsigned bytes, 1 dimension
+
+std::vector<std::uint8_t> read_raw(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) fail(path, ": file not found");
+  if (fs::is_directory(path, ec)) fail(path, ": is a directory, expected a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, ": cannot open: ", std::strerror(errno));
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<std::size_t>(in.tellg());
+  in.seekg(0, std::ios::beg);
+  std::vector<std::uint8_t> bytes(size);
+  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
+  if (static_cast<std::size_t>(in.gcount()) != size)
+    fail(path, ": read error: got ", in.gcount(), " of ", size, " bytes");
+  return bytes;
+}
+
+bool is_gzip(const std::vector<std::uint8_t>& bytes) {
+  return bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b;
+}
+
+// Inflates a gzip file held in memory. zlib checks each member's CRC-32 and length, so a
+// corrupt stream fails here instead of yielding plausible-looking but wrong pixels.
+std::vector<std::uint8_t> gunzip(const std::vector<std::uint8_t>& in, const std::string& path) {
+  constexpr std::size_t kChunk = 1 << 20;
+  std::vector<std::uint8_t> out;
+  // The last 4 bytes hold the uncompressed size mod 2^32: a good first guess for the buffer.
+  if (in.size() >= 18) {
+    const std::size_t n = in.size();
+    const std::uint32_t hint = in[n - 4] | (in[n - 3] << 8) | (in[n - 2] << 16) |
+                               (static_cast<std::uint32_t>(in[n - 1]) << 24);
+    // deflate never compresses better than about 1032:1, so a damaged trailer cannot make us
+    // reserve more than that.
+    out.reserve(std::min<std::size_t>(hint, 1032 * in.size()) + kChunk);
+  }
+  z_stream zs{};
+  if (inflateInit2(&zs, 15 + 16) != Z_OK) fail(path, ": cannot initialise zlib");  // 16: gzip
+  zs.next_in = const_cast<Bytef*>(in.data());
+  std::size_t consumed = 0;  // input bytes handed to zlib so far
+  int rc = Z_OK;
+  while (true) {
+    if (zs.avail_in == 0 && consumed < in.size()) {
+      const std::size_t n = std::min<std::size_t>(in.size() - consumed, 1u << 30);
+      zs.next_in = const_cast<Bytef*>(in.data() + consumed);
+      zs.avail_in = static_cast<uInt>(n);
+      consumed += n;
+    }
+    const std::size_t before = out.size();
+    out.resize(before + kChunk);
+    zs.next_out = out.data() + before;
+    zs.avail_out = static_cast<uInt>(kChunk);
+    rc = inflate(&zs, Z_NO_FLUSH);
+    out.resize(before + kChunk - zs.avail_out);
+    if (rc == Z_STREAM_END) {
+      const std::size_t left = zs.avail_in + (in.size() - consumed);
+      if (left == 0) break;
+      // gzip allows several members one after another; anything else after the end is damage.
+      const std::uint8_t* next = zs.next_in;
+      if (left >= 2 && next[0] == 0x1f && next[1] == 0x8b) {
+        inflateReset(&zs);
+        continue;
+      }
+      inflateEnd(&zs);
+      fail(path, ": corrupt gzip file: ", left, " unexpected bytes after the end of the stream");
+    }
+    if (rc == Z_BUF_ERROR && zs.avail_in == 0 && consumed == in.size()) {
+      inflateEnd(&zs);
+      fail(path, ": corrupt gzip file: the stream ends early (truncated after ", out.size(),
+           " uncompressed bytes)");
+    }
+    if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      const std::string why = zs.msg ? zs.msg : zError(rc);
+      inflateEnd(&zs);
+      fail(path, ": corrupt gzip stream (zlib: ", why, ")");
+    }
+  }
+  inflateEnd(&zs);
+  return out;
+}
+
+std::uint32_t read_be32(const std::uint8_t* p) {
+  return (static_cast<std::uint32_t>(p[0]) << 24) | (p[1] << 16) | (p[2] << 8) | p[3];
+}
+
+// Checks the magic number and returns the dimensions of an IDX file of unsigned bytes.
+std::vector<std::int64_t> read_idx_header(const std::vector<std::uint8_t>& bytes,
+                                          const std::string& path, std::uint32_t magic,
+                                          const char* kind) {
+  const std::size_t ndims = magic & 0xff;
+  const std::size_t header = 4 + 4 * ndims;
+  if (bytes.size() < 4)
+    fail(path, ": truncated file: expected at least ", header, " bytes of IDX header, got ",
+         bytes.size());
+  const std::uint32_t found = read_be32(bytes.data());
+  if (found != magic)
+    fail(path, ": wrong magic number ", found, "; expected ", magic, " (an IDX file of ", kind,
+         ")", found == kImagesMagic || found == kLabelsMagic ? "; images and labels swapped?" : "");
+  if (bytes.size() < header)
+    fail(path, ": truncated file: expected at least ", header, " bytes of IDX header, got ",
+         bytes.size());
+  std::vector<std::int64_t> dims;
+  for (std::size_t d = 0; d < ndims; ++d) dims.push_back(read_be32(bytes.data() + 4 + 4 * d));
+  return dims;
+}
+
+void check_size(const std::vector<std::uint8_t>& bytes, const std::string& path,
+                std::size_t expected, const std::string& layout) {
+  if (bytes.size() < expected)
+    fail(path, ": truncated file: expected ", expected, " bytes (", layout, "), got ",
+         bytes.size());
+  if (bytes.size() > expected)
+    fail(path, ": file too long: expected ", expected, " bytes (", layout, "), got ", bytes.size());
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> read_file_bytes(const std::string& path) {
+  std::vector<std::uint8_t> bytes = read_raw(path);
+  return is_gzip(bytes) ? gunzip(bytes, path) : bytes;
+}
+
+IdxImages read_idx_images(const std::string& path) {
+  const std::vector<std::uint8_t> bytes = read_file_bytes(path);
+  const auto dims = read_idx_header(bytes, path, kImagesMagic, "images");
+  IdxImages images;
+  images.count = dims[0];
+  images.height = dims[1];
+  images.width = dims[2];
+  // Each dimension is below 2^32, so rows * cols fits in 64 bits; count * that may not, and a
+  // damaged header claiming that much data is simply a file that is too short.
+  const std::uint64_t per_image = static_cast<std::uint64_t>(images.height * images.width);
+  if (per_image != 0 && static_cast<std::uint64_t>(images.count) > bytes.size() / per_image)
+    fail(path, ": truncated file: the header promises ", images.count, " images of ",
+         images.height, " x ", images.width, " but the file has only ", bytes.size(), " bytes");
+  const std::size_t pixels = static_cast<std::size_t>(images.count) * per_image;
+  check_size(bytes, path, 16 + pixels,
+             "16-byte header + " + std::to_string(images.count) + " images of " +
+                 std::to_string(images.height) + " x " + std::to_string(images.width));
+  images.pixels.assign(bytes.begin() + 16, bytes.end());
+  return images;
+}
+
+std::vector<std::int64_t> read_idx_labels(const std::string& path, std::int64_t num_classes) {
+  const std::vector<std::uint8_t> bytes = read_file_bytes(path);
+  const auto dims = read_idx_header(bytes, path, kLabelsMagic, "labels");
+  const std::size_t count = static_cast<std::size_t>(dims[0]);
+  check_size(bytes, path, 8 + count, "8-byte header + " + std::to_string(count) + " labels");
+  std::vector<std::int64_t> labels(bytes.begin() + 8, bytes.end());
+  for (std::size_t i = 0; i < count; ++i)
+    if (labels[i] >= num_classes)
+      fail(path, ": label ", labels[i], " at index ", i, "; expected 0..", num_classes - 1);
+  return labels;
+}
+
+ImageDataset load_idx(const std::string& images_path, const std::string& labels_path,
+                      std::vector<std::string> class_names) {
+  if (class_names.empty())
+    for (int d = 0; d < 10; ++d) class_names.push_back(std::to_string(d));
+  IdxImages images = read_idx_images(images_path);
+  std::vector<std::int64_t> labels =
+      read_idx_labels(labels_path, static_cast<std::int64_t>(class_names.size()));
+  if (static_cast<std::int64_t>(labels.size()) != images.count)
+    fail(images_path, " holds ", images.count, " images but ", labels_path, " holds ",
+         labels.size(), " labels; the counts must match");
+  ImageDataset data;
+  data.count = images.count;
+  data.channels = 1;
+  data.height = images.height;
+  data.width = images.width;
+  data.pixels = std::move(images.pixels);
+  data.labels = std::move(labels);
+  data.class_names = std::move(class_names);
+  return data;
+}
+
+}  // namespace uwaga

@@ -1,0 +1,37 @@
+#pragma once
+// The IDX format of MNIST and Fashion-MNIST (http://yann.lecun.com/exdb/mnist/):
+//   bytes 0-3   magic number, big-endian: 2051 (0x00000803) for images, 2049 (0x00000801) for
+//               labels — the 0x08 says "unsigned bytes", the last byte the number of dimensions
+//   then one big-endian uint32 per dimension: (count, rows, cols) for images, (count) for labels
+//   then the data, one byte per pixel or label, row-major.
+// Files may be stored raw or gzip-compressed (as the mirrors and Debian ship them); the reader
+// looks at the first two bytes (1f 8b) rather than at the file name.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/image_dataset.h"
+
+namespace uwaga {
+
+// The bytes of a whole file, inflated when it starts with the gzip magic bytes. A missing file, a
+// corrupt or truncated gzip stream are errors naming the file; the reader never returns a short
+// result silently. (The CIFAR-10 reader uses this too.)
+std::vector<std::uint8_t> read_file_bytes(const std::string& path);
+
+struct IdxImages {
+  std::int64_t count = 0;
+  std::int64_t height = 0;
+  std::int64_t width = 0;
+  std::vector<std::uint8_t> pixels;  // (count, height, width)
+};
+
+IdxImages read_idx_images(const std::string& path);
+// Labels must lie in 0 .. num_classes - 1.
+std::vector<std::int64_t> read_idx_labels(const std::string& path, std::int64_t num_classes = 10);
+
+// Images and labels together as a one-channel dataset; class_names default to "0" .. "9".
+ImageDataset load_idx(const std::string& images_path, const std::string& labels_path,
+                      std::vector<std::string> class_names = {});
+
+}  // namespace uwaga

@@ -1,0 +1,108 @@
+#pragma once
+// Helpers for the data tests: a temporary directory that cleans up after itself, and writers of
+// small IDX / CIFAR-10 files (raw or gzipped) so the readers can be tested on files that are
+// right and on files that are broken in one known way.
+#include <zlib.h>
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace uwaga_test {
+
+using Bytes = std::vector<std::uint8_t>;
+
+class TempDir {
+ public:
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path_ = std::filesystem::temp_directory_path() /
+            ("uwaga-data-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  std::string str() const { return path_.string(); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline void write_bytes(const std::string& path, const Bytes& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw std::runtime_error("test helper: cannot write " + path);
+}
+
+inline Bytes read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return Bytes(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Writes `bytes` gzip-compressed with zlib's gzwrite (mode "wb", or "ab" to append a member).
+inline void write_gzip(const std::string& path, const Bytes& bytes, const char* mode = "wb") {
+  gzFile f = gzopen(path.c_str(), mode);
+  if (!f) throw std::runtime_error("test helper: cannot gzopen " + path);
+  if (!bytes.empty() && gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size())) == 0)
+    throw std::runtime_error("test helper: gzwrite failed on " + path);
+  gzclose(f);
+}
+
+inline void put_be32(Bytes& out, std::uint32_t v) {
+  out.push_back(static_cast<std::uint8_t>(v >> 24));
+  out.push_back(static_cast<std::uint8_t>(v >> 16));
+  out.push_back(static_cast<std::uint8_t>(v >> 8));
+  out.push_back(static_cast<std::uint8_t>(v));
+}
+
+// The deterministic test pattern of pixel p of image i.
+inline std::uint8_t pattern_pixel(std::int64_t i, std::int64_t p) {
+  return static_cast<std::uint8_t>((i * 31 + p * 7 + 3) % 256);
+}
+
+// An IDX image file of `count` images of rows x cols holding pattern_pixel values.
+inline Bytes idx_images(std::uint32_t count, std::uint32_t rows, std::uint32_t cols,
+                        std::uint32_t magic = 2051) {
+  Bytes out;
+  put_be32(out, magic);
+  put_be32(out, count);
+  put_be32(out, rows);
+  put_be32(out, cols);
+  for (std::uint32_t i = 0; i < count; ++i)
+    for (std::uint32_t p = 0; p < rows * cols; ++p) out.push_back(pattern_pixel(i, p));
+  return out;
+}
+
+inline Bytes idx_labels(const std::vector<std::uint8_t>& labels, std::uint32_t magic = 2049) {
+  Bytes out;
+  put_be32(out, magic);
+  put_be32(out, static_cast<std::uint32_t>(labels.size()));
+  out.insert(out.end(), labels.begin(), labels.end());
+  return out;
+}
+
+// A CIFAR-10 batch of `labels.size()` records; the pixels of record i are pattern_pixel(i, p).
+inline Bytes cifar_records(const std::vector<std::uint8_t>& labels, std::int64_t first_index = 0) {
+  Bytes out;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    out.push_back(labels[i]);
+    for (std::int64_t p = 0; p < 3072; ++p)
+      out.push_back(pattern_pixel(first_index + static_cast<std::int64_t>(i), p));
+  }
+  return out;
+}
+
+}  // namespace uwaga_test

@@ -1,0 +1,218 @@
+// The IDX reader (MNIST, Fashion-MNIST) on small files written here, right and broken, and on the
+// real datasets when data/fetch.sh has put them in data/cache/.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "core/error.h"
+#include "data/datasets.h"
+#include "data/idx.h"
+#include "data_test_files.h"
+
+using namespace uwaga;
+using namespace uwaga_test;
+using Catch::Contains;
+
+namespace {
+
+const std::vector<std::uint8_t> kLabels = {3, 0, 9, 1, 7};
+
+void check_pattern(const ImageDataset& d) {
+  REQUIRE(d.count == 5);
+  REQUIRE(d.channels == 1);
+  REQUIRE(d.height == 4);
+  REQUIRE(d.width == 3);
+  REQUIRE(d.pixels.size() == 5u * 12u);
+  for (std::int64_t i = 0; i < 5; ++i)
+    for (std::int64_t p = 0; p < 12; ++p) REQUIRE(d.image(i)[p] == pattern_pixel(i, p));
+  REQUIRE(d.labels == std::vector<std::int64_t>{3, 0, 9, 1, 7});
+  REQUIRE(d.class_names.size() == 10);
+  REQUIRE(d.class_names[7] == "7");
+}
+
+}  // namespace
+
+TEST_CASE("idx: raw files round-trip", "[data][idx]") {
+  TempDir dir;
+  write_bytes(dir.file("images"), idx_images(5, 4, 3));
+  write_bytes(dir.file("labels"), idx_labels(kLabels));
+  check_pattern(load_idx(dir.file("images"), dir.file("labels")));
+}
+
+TEST_CASE("idx: gzip files round-trip, also with several gzip members", "[data][idx]") {
+  TempDir dir;
+  write_gzip(dir.file("images.gz"), idx_images(5, 4, 3));
+  write_gzip(dir.file("labels.gz"), idx_labels(kLabels));
+  check_pattern(load_idx(dir.file("images.gz"), dir.file("labels.gz")));
+
+  // gzip allows members one after another (what `cat a.gz b.gz` makes).
+  const Bytes images = idx_images(5, 4, 3);
+  write_gzip(dir.file("two.gz"), Bytes(images.begin(), images.begin() + 30));
+  write_gzip(dir.file("two.gz"), Bytes(images.begin() + 30, images.end()), "ab");
+  check_pattern(load_idx(dir.file("two.gz"), dir.file("labels.gz")));
+}
+
+TEST_CASE("idx: a missing file is named", "[data][idx]") {
+  TempDir dir;
+  write_bytes(dir.file("labels"), idx_labels(kLabels));
+  REQUIRE_THROWS_WITH(load_idx(dir.file("no-such-images"), dir.file("labels")),
+                      Contains(dir.file("no-such-images")) && Contains("not found"));
+}
+
+TEST_CASE("idx: wrong magic numbers", "[data][idx]") {
+  TempDir dir;
+  write_bytes(dir.file("images"), idx_images(5, 4, 3));
+  write_bytes(dir.file("labels"), idx_labels(kLabels));
+  write_bytes(dir.file("bad-images"), idx_images(5, 4, 3, 1234));
+  write_bytes(dir.file("bad-labels"), idx_labels(kLabels, 4321));
+  REQUIRE_THROWS_WITH(load_idx(dir.file("bad-images"), dir.file("labels")),
+                      Contains(dir.file("bad-images")) && Contains("wrong magic number 1234") &&
+                          Contains("expected 2051"));
+  REQUIRE_THROWS_WITH(load_idx(dir.file("images"), dir.file("bad-labels")),
+                      Contains(dir.file("bad-labels")) && Contains("wrong magic number 4321") &&
+                          Contains("expected 2049"));
+  // Images and labels given the wrong way round.
+  REQUIRE_THROWS_WITH(load_idx(dir.file("labels"), dir.file("images")),
+                      Contains("wrong magic number 2049") && Contains("swapped"));
+}
+
+TEST_CASE("idx: truncated and over-long files", "[data][idx]") {
+  TempDir dir;
+  write_bytes(dir.file("labels"), idx_labels(kLabels));
+  Bytes images = idx_images(5, 4, 3);  // 16 + 60 = 76 bytes
+  images.resize(70);
+  write_bytes(dir.file("short-images"), images);
+  REQUIRE_THROWS_WITH(load_idx(dir.file("short-images"), dir.file("labels")),
+                      Contains(dir.file("short-images")) && Contains("truncated") &&
+                          Contains("expected 76 bytes") && Contains("got 70"));
+
+  write_bytes(dir.file("header-only"), Bytes{0, 0, 8, 3, 0, 0});
+  REQUIRE_THROWS_WITH(load_idx(dir.file("header-only"), dir.file("labels")),
+                      Contains(dir.file("header-only")) && Contains("truncated") &&
+                          Contains("got 6"));
+
+  Bytes huge;  // a damaged header promising 2^32 - 1 images of 65535 x 65535
+  put_be32(huge, 2051);
+  put_be32(huge, 0xffffffffu);
+  put_be32(huge, 0xffffu);
+  put_be32(huge, 0xffffu);
+  write_bytes(dir.file("huge-header"), huge);
+  REQUIRE_THROWS_WITH(load_idx(dir.file("huge-header"), dir.file("labels")),
+                      Contains(dir.file("huge-header")) && Contains("truncated") &&
+                          Contains("promises 4294967295 images of 65535 x 65535"));
+
+  Bytes labels = idx_labels(kLabels);
+  labels.push_back(0);
+  write_bytes(dir.file("long-labels"), labels);
+  write_bytes(dir.file("images"), idx_images(5, 4, 3));
+  REQUIRE_THROWS_WITH(load_idx(dir.file("images"), dir.file("long-labels")),
+                      Contains(dir.file("long-labels")) && Contains("expected 13 bytes") &&
+                          Contains("got 14"));
+}
+
+TEST_CASE("idx: image and label counts must match", "[data][idx]") {
+  TempDir dir;
+  write_bytes(dir.file("images"), idx_images(5, 4, 3));
+  write_bytes(dir.file("labels"), idx_labels({1, 2, 3, 4}));
+  REQUIRE_THROWS_WITH(load_idx(dir.file("images"), dir.file("labels")),
+                      Contains(dir.file("images")) && Contains("5 images") &&
+                          Contains(dir.file("labels")) && Contains("4 labels"));
+}
+
+TEST_CASE("idx: labels out of range", "[data][idx]") {
+  TempDir dir;
+  write_bytes(dir.file("images"), idx_images(6, 4, 3));
+  write_bytes(dir.file("labels"), idx_labels({1, 2, 3, 4, 5, 12}));
+  REQUIRE_THROWS_WITH(load_idx(dir.file("images"), dir.file("labels")),
+                      Contains(dir.file("labels")) && Contains("label 12 at index 5; expected 0..9"));
+}
+
+TEST_CASE("idx: a corrupt gzip stream is an error, never a short dataset", "[data][idx]") {
+  TempDir dir;
+  write_bytes(dir.file("labels"), idx_labels(kLabels));
+  // Incompressible-ish content so the deflate stream is long enough to damage in the middle.
+  Bytes images = idx_images(5, 4, 3);
+  write_gzip(dir.file("good.gz"), images);
+  const Bytes good = read_bytes(dir.file("good.gz"));
+  REQUIRE(good.size() > 30);
+
+  SECTION("a flipped byte in the compressed data") {
+    Bytes bad = good;
+    bad[good.size() / 2] ^= 0xff;
+    write_bytes(dir.file("bad.gz"), bad);
+    REQUIRE_THROWS_WITH(load_idx(dir.file("bad.gz"), dir.file("labels")),
+                        Contains(dir.file("bad.gz")) && Contains("corrupt gzip"));
+  }
+  SECTION("a wrong CRC in the trailer") {
+    Bytes bad = good;
+    bad[good.size() - 8] ^= 0x01;
+    write_bytes(dir.file("bad.gz"), bad);
+    REQUIRE_THROWS_WITH(load_idx(dir.file("bad.gz"), dir.file("labels")),
+                        Contains(dir.file("bad.gz")) && Contains("corrupt gzip"));
+  }
+  SECTION("the stream cut short") {
+    write_bytes(dir.file("bad.gz"), Bytes(good.begin(), good.end() - 12));
+    REQUIRE_THROWS_WITH(load_idx(dir.file("bad.gz"), dir.file("labels")),
+                        Contains(dir.file("bad.gz")) && Contains("corrupt gzip") &&
+                            Contains("ends early"));
+  }
+  SECTION("garbage after the stream") {
+    Bytes bad = good;
+    bad.push_back(0x42);
+    bad.push_back(0x42);
+    write_bytes(dir.file("bad.gz"), bad);
+    REQUIRE_THROWS_WITH(load_idx(dir.file("bad.gz"), dir.file("labels")),
+                        Contains(dir.file("bad.gz")) && Contains("unexpected bytes"));
+  }
+}
+
+TEST_CASE("load_dataset: MNIST file names, raw or .gz, and the fetch command when missing",
+          "[data][idx]") {
+  TempDir dir;
+  SECTION("missing files give the exact fetch command") {
+    REQUIRE_THROWS_WITH(load_dataset("mnist", dir.str(), true),
+                        Contains("mnist: " + dir.file("train-images-idx3-ubyte") + " not found") &&
+                            Contains("run: data/fetch.sh mnist " + dir.str()));
+    REQUIRE_THROWS_WITH(load_dataset("fashion-mnist", dir.str(), false),
+                        Contains(dir.file("t10k-images-idx3-ubyte")) &&
+                            Contains("run: data/fetch.sh fashion-mnist " + dir.str()));
+  }
+  SECTION("gzipped images and raw labels are both found") {
+    write_gzip(dir.file("t10k-images-idx3-ubyte.gz"), idx_images(5, 4, 3));
+    write_bytes(dir.file("t10k-labels-idx1-ubyte"), idx_labels(kLabels));
+    check_pattern(load_dataset("mnist", dir.str(), false));
+    const ImageDataset fashion = load_dataset("fashion-mnist", dir.str(), false);
+    REQUIRE(fashion.class_names.size() == 10);
+    REQUIRE(fashion.class_names[9] == "ankle boot");
+  }
+  SECTION("unknown names list the valid ones") {
+    REQUIRE_THROWS_WITH(load_dataset("imagenet", dir.str(), true),
+                        Contains("unknown dataset 'imagenet'") &&
+                            Contains("valid names: mnist, fashion-mnist, cifar10"));
+  }
+}
+
+TEST_CASE("idx: the real MNIST and Fashion-MNIST, when fetched", "[data][idx][real]") {
+  for (const std::string name : {"mnist", "fashion-mnist"}) {
+    const std::string dir = std::string(UWAGA_SOURCE_DIR) + "/data/cache/" + name;
+    if (!std::filesystem::exists(dir + "/t10k-labels-idx1-ubyte")) {
+      WARN("skipped: " << dir << " not fetched (run data/fetch.sh " << name << ")");
+      continue;
+    }
+    const ImageDataset train = load_dataset(name, dir, true);
+    const ImageDataset test = load_dataset(name, dir, false);
+    REQUIRE(train.count == 60000);
+    REQUIRE(test.count == 10000);
+    REQUIRE(train.height == 28);
+    REQUIRE(train.width == 28);
+    std::vector<std::int64_t> per_class(10, 0);
+    for (std::int64_t y : test.labels) ++per_class[static_cast<std::size_t>(y)];
+    for (std::int64_t n : per_class) REQUIRE(n > 800);  // every class is there
+    if (name == "mnist") {
+      const ChannelStats stats = channel_stats(train);
+      CHECK(stats.mean[0] == Approx(0.1307).epsilon(0.001));
+      CHECK(stats.std[0] == Approx(0.3081).epsilon(0.001));
+      CHECK(test.labels[0] == 7);  // the famous first test digit
+    }
+  }
+}
