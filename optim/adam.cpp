@@ -1,0 +1,129 @@
+#include "optim/adam.h"
+
+#include <cmath>
+
+#include "core/threads.h"
+
+namespace uwaga::optim {
+
+// One Adam(W) step over the n elements of a parameter at its step t, as PyTorch 1.13 computes it
+// (same operations in the same order):
+//   bias_correction1 = 1 − β1^t,  step_size = lr / bias_correction1
+//   denom = √v / √(1 − β2^t) + ε,  p ← p + (−step_size) · (m / denom)
+template <class T>
+void adam_update(T* p, T* m, T* v, const T* grad, std::int64_t n, std::int64_t t, double lr,
+                 double beta1, double beta2, double eps, double weight_decay, bool decoupled) {
+  const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(t));
+  const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(t));
+  const T neg_step_size = static_cast<T>(-(lr / bias_correction1));
+  const T bias_correction2_sqrt = static_cast<T>(std::sqrt(bias_correction2));
+  const T b1 = static_cast<T>(beta1), one_minus_b1 = static_cast<T>(1 - beta1);
+  const T b2 = static_cast<T>(beta2), one_minus_b2 = static_cast<T>(1 - beta2);
+  const T e = static_cast<T>(eps), wd = static_cast<T>(weight_decay);
+  const T shrink = static_cast<T>(1 - lr * weight_decay);  // AdamW's decay factor
+  const bool l2 = !decoupled && weight_decay != 0;
+#pragma omp parallel for if (n > kParallelThreshold)
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (decoupled) p[i] = p[i] * shrink;
+    const T g = l2 ? grad[i] + wd * p[i] : grad[i];
+    m[i] = m[i] * b1 + one_minus_b1 * g;
+    v[i] = v[i] * b2 + one_minus_b2 * g * g;
+    const T denom = std::sqrt(v[i]) / bias_correction2_sqrt + e;
+    p[i] = p[i] + neg_step_size * (m[i] / denom);
+  }
+}
+
+static const AdamOptions& checked(const AdamOptions& o, const char* who) {
+  if (!(o.lr >= 0) || !std::isfinite(o.lr))
+    fail(who, ": lr must be a finite number >= 0, got ", o.lr);
+  if (!(o.beta1 >= 0 && o.beta1 < 1)) fail(who, ": beta1 must be in [0, 1), got ", o.beta1);
+  if (!(o.beta2 >= 0 && o.beta2 < 1)) fail(who, ": beta2 must be in [0, 1), got ", o.beta2);
+  if (!(o.eps >= 0) || !std::isfinite(o.eps))
+    fail(who, ": eps must be a finite number >= 0, got ", o.eps);
+  return o;
+}
+
+Adam::Adam(std::vector<ParamGroup> groups, AdamOptions options, bool decoupled)
+    : Optimizer(std::move(groups), checked(options, decoupled ? "AdamW" : "Adam").lr),
+      options_(options),
+      decoupled_(decoupled) {
+  for (const ParamGroup& group : groups_) state_.emplace_back(group.params.size());
+}
+
+void Adam::step() {
+  init_threads();
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    ParamGroup& group = groups_[g];
+    for (std::size_t i = 0; i < group.params.size(); ++i) {
+      Tensor& p = group.params[i];
+      const Tensor grad = p.grad();
+      if (!grad.defined()) continue;  // not used by this step's loss
+      if (grad.dtype() != p.dtype())
+        fail(name(), ": parameter '", group.names[i], "' is ", dtype_name(p.dtype()),
+             " but its gradient is ", dtype_name(grad.dtype()));
+      ParamState& s = state_[g][i];
+      if (!s.exp_avg.defined()) {  // the only allocations: once per parameter
+        s.exp_avg = Tensor::zeros_like(p);
+        s.exp_avg_sq = Tensor::zeros_like(p);
+      }
+      if (s.exp_avg.dtype() != p.dtype())
+        fail(name(), ": the state of '", group.names[i], "' is ", dtype_name(s.exp_avg.dtype()),
+             " but the parameter is now ", dtype_name(p.dtype()));
+      ++s.step;
+      dispatch_float(p.dtype(), name(), [&](auto tag) {
+        using T = decltype(tag);
+        adam_update<T>(p.data<T>(), s.exp_avg.data<T>(), s.exp_avg_sq.data<T>(), grad.data<T>(),
+                       p.numel(), s.step, lr_, options_.beta1, options_.beta2, options_.eps,
+                       group.weight_decay, decoupled_);
+      });
+    }
+  }
+  ++steps_;
+}
+
+std::map<std::string, Tensor> Adam::state() const {
+  std::map<std::string, Tensor> out;
+  out["step"] = step_state();
+  for (std::size_t g = 0; g < groups_.size(); ++g)
+    for (std::size_t i = 0; i < groups_[g].params.size(); ++i) {
+      const ParamState& s = state_[g][i];
+      if (!s.exp_avg.defined()) continue;
+      const std::string& name = groups_[g].names[i];
+      out[name + ".exp_avg"] = snapshot(s.exp_avg);
+      out[name + ".exp_avg_sq"] = snapshot(s.exp_avg_sq);
+      out[name + ".step"] = Tensor::from_indices({s.step}, {});
+    }
+  return out;
+}
+
+void Adam::load_state(const std::map<std::string, Tensor>& state) {
+  // Everything is checked before anything changes, so a failed load leaves the optimizer as it was.
+  const std::string who = std::string(name()) + ".load_state";
+  check_state_keys(state, {"exp_avg", "exp_avg_sq", "step"}, who.c_str());
+  const std::int64_t step = saved_step(state, who.c_str());
+  std::vector<std::vector<ParamState>> loaded;
+  for (const ParamGroup& group : groups_) {
+    loaded.emplace_back();
+    for (std::size_t i = 0; i < group.params.size(); ++i) {
+      const std::string& name = group.names[i];
+      ParamState s;
+      s.exp_avg = load_buffer(state, name + ".exp_avg", group.params[i], who.c_str());
+      s.exp_avg_sq = load_buffer(state, name + ".exp_avg_sq", group.params[i], who.c_str());
+      if (s.exp_avg.defined() != s.exp_avg_sq.defined())
+        fail(who, ": the state of '", name, "' has only one of exp_avg and exp_avg_sq");
+      if (s.exp_avg.defined()) {
+        // Without its own count the parameter has taken every step the optimizer has.
+        auto own = state.find(name + ".step");
+        s.step = own == state.end() ? step : saved_step({{"step", own->second}}, who.c_str());
+        if (s.step == 0) fail(who, ": '", name, "' has exp_avg and exp_avg_sq but step 0");
+      } else if (state.count(name + ".step")) {
+        fail(who, ": the state has \"", name, ".step\" but no exp_avg and exp_avg_sq");
+      }
+      loaded.back().push_back(std::move(s));
+    }
+  }
+  state_ = std::move(loaded);
+  steps_ = step;
+}
+
+}  // namespace uwaga::optim

@@ -1,0 +1,59 @@
+#include "optim/clip.h"
+
+#include <cmath>
+#include <limits>
+
+#include "core/threads.h"
+
+namespace uwaga::optim {
+
+// Σ g² over one gradient, in double whatever the dtype: summing a few million float squares in
+// float would lose the small ones. Serial, so the norm is the same on any thread count.
+template <class T>
+double sum_of_squares(const T* g, std::int64_t n) {
+  double sum = 0;
+  for (std::int64_t i = 0; i < n; ++i) sum += static_cast<double>(g[i]) * static_cast<double>(g[i]);
+  return sum;
+}
+
+template <class T>
+void scale(T* g, std::int64_t n, double factor) {
+  const T f = static_cast<T>(factor);
+#pragma omp parallel for if (n > kParallelThreshold)
+  for (std::int64_t i = 0; i < n; ++i) g[i] *= f;
+}
+
+double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
+  if (std::isnan(max_norm)) fail("clip_grad_norm: max_norm is NaN");
+  init_threads();
+  std::vector<Tensor> grads;
+  for (const Tensor& p : params) {
+    check_defined(p, "clip_grad_norm");
+    Tensor g = p.grad();
+    if (!g.defined()) continue;  // parameters without a gradient take no part
+    check_float(g, "clip_grad_norm");
+    grads.push_back(g);
+  }
+  double total = 0;
+  for (const Tensor& g : grads)
+    total += dispatch_float(g.dtype(), "clip_grad_norm", [&](auto tag) {
+      using T = decltype(tag);
+      return sum_of_squares(g.data<T>(), g.numel());
+    });
+  // A NaN keeps the sign bit of the NaN gradient it came from; a norm has none ("nan", not "-nan").
+  const double norm =
+      std::isnan(total) ? std::numeric_limits<double>::quiet_NaN() : std::sqrt(total);
+  // A non-finite norm is reported, not spread: the gradients stay as they are, so the caller
+  // can see which ones hold the inf or NaN (and skip the step).
+  if (max_norm > 0 && std::isfinite(norm) && norm > max_norm) {
+    const double factor = max_norm / norm;
+    for (Tensor& g : grads)
+      dispatch_float(g.dtype(), "clip_grad_norm", [&](auto tag) {
+        using T = decltype(tag);
+        scale(g.data<T>(), g.numel(), factor);
+      });
+  }
+  return norm;
+}
+
+}  // namespace uwaga::optim
