@@ -1,0 +1,254 @@
+#include "optim/checkpoint.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/autograd.h"
+#include "core/safetensors.h"
+
+namespace uwaga::optim {
+
+namespace {
+
+const std::string kModelPrefix = "model.";
+const std::string kOptimPrefix = "optim.";
+
+// File names and values in single quotes, as load_safetensors writes them.
+std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+// %.17g: enough digits that the double reads back bit for bit.
+std::string exact_double(double x) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
+std::int64_t parse_int(const std::map<std::string, std::string>& metadata, const char* key,
+                       const std::string& where) {
+  auto it = metadata.find(key);
+  if (it == metadata.end()) fail(where, ": the metadata has no \"", key, "\"");
+  const std::string& s = it->second;
+  std::int64_t value = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end != s.data() + s.size() || value < 0)
+    fail(where, ": metadata \"", key, "\" must be a non-negative integer, got ", in_quotes(s));
+  return value;
+}
+
+// The metadata of a checkpoint, checked and converted; `where` starts every error.
+CheckpointInfo info_from_metadata(const std::map<std::string, std::string>& metadata,
+                                  const std::string& where) {
+  auto format = metadata.find("format");
+  if (format == metadata.end())
+    fail(where, ": not a uwaga checkpoint: its metadata has no \"format\" (expected ",
+         in_quotes(kCheckpointFormat), "); a plain safetensors file?");
+  if (format->second != kCheckpointFormat)
+    fail(where, ": unsupported checkpoint format ", in_quotes(format->second), " (expected ",
+         in_quotes(kCheckpointFormat), ")");
+
+  CheckpointInfo info;
+  info.step = parse_int(metadata, "step", where);
+  info.epoch = parse_int(metadata, "epoch", where);
+  info.batch_in_epoch = parse_int(metadata, "batch_in_epoch", where);
+  info.epoch_finished = parse_int(metadata, "epoch_finished", where) != 0;
+
+  auto lr = metadata.find("lr");
+  if (lr == metadata.end()) fail(where, ": the metadata has no \"lr\"");
+  char* end = nullptr;
+  errno = 0;
+  info.lr = std::strtod(lr->second.c_str(), &end);
+  if (lr->second.empty() || *end != '\0' || errno == ERANGE)
+    fail(where, ": metadata \"lr\" must be a number, got ", in_quotes(lr->second));
+
+  if (auto it = metadata.find("config"); it != metadata.end()) info.config = it->second;
+  if (auto it = metadata.find("task_state"); it != metadata.end()) info.task_state = it->second;
+  return info;
+}
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+// The "__metadata__" object of a safetensors file, reading only its header.
+std::map<std::string, std::string> read_metadata(const std::string& path,
+                                                 const std::string& where) {
+  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
+  if (!file) fail(where, ": cannot open: ", std::strerror(errno));
+  unsigned char length[8];
+  if (std::fread(length, 1, 8, file.get()) != 8)
+    fail(where, ": the file is shorter than the 8-byte header length — truncated, or not a "
+         "safetensors file");
+  std::uint64_t header_size = 0;
+  for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | length[i];
+  constexpr std::uint64_t kMaxHeader = 100u << 20;  // the format's own limit is 100 MB
+  if (header_size > kMaxHeader)
+    fail(where, ": the header length ", header_size, " is implausible — not a safetensors file");
+  std::string text(static_cast<std::size_t>(header_size), '\0');
+  if (std::fread(text.data(), 1, text.size(), file.get()) != text.size())
+    fail(where, ": the file ends inside its ", header_size, "-byte header — truncated");
+
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    fail(where, ": the header is not valid JSON: ", e.what());
+  }
+  std::map<std::string, std::string> metadata;
+  if (!header.is_object() || !header.contains("__metadata__")) return metadata;
+  const auto& m = header["__metadata__"];
+  if (!m.is_object()) fail(where, ": \"__metadata__\" must be an object of strings");
+  for (const auto& [key, value] : m.items()) {
+    if (!value.is_string()) fail(where, ": metadata entry \"", key, "\" must be a string");
+    metadata[key] = value.get<std::string>();
+  }
+  return metadata;
+}
+
+// Parameters whose dtype differs from the checkpoint's: "fc.weight: checkpoint F64, model F32".
+std::vector<std::string> dtype_mismatches(const nn::Module& model, const nn::StateDict& state) {
+  std::vector<std::string> out;
+  for (const auto& [name, p] : model.named_parameters()) {
+    auto it = state.find(name);
+    if (it != state.end() && it->second.dtype() != p.dtype())
+      out.push_back(name + ": checkpoint " + safetensors_dtype_name(it->second.dtype()) +
+                    ", model " + safetensors_dtype_name(p.dtype()));
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
+  return out;
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, const nn::Module& model, const Optimizer* opt,
+                     const CheckpointInfo& info) {
+  const std::string where = "save_checkpoint: " + in_quotes(path);
+  if (!info.config.empty()) {
+    try {
+      const nlohmann::json parsed = nlohmann::json::parse(info.config);
+      (void)parsed;
+    } catch (const nlohmann::json::exception& e) {
+      fail(where, ": the config is not valid JSON (", e.what(), "): ", info.config);
+    }
+  }
+  std::map<std::string, Tensor> tensors;
+  for (const auto& [name, p] : model.named_parameters()) tensors[kModelPrefix + name] = p;
+  if (opt)
+    for (const auto& [key, t] : opt->state()) tensors[kOptimPrefix + key] = t;
+
+  std::map<std::string, std::string> metadata = {
+      {"format", kCheckpointFormat},
+      {"step", std::to_string(info.step)},
+      {"epoch", std::to_string(info.epoch)},
+      {"batch_in_epoch", std::to_string(info.batch_in_epoch)},
+      {"epoch_finished", info.epoch_finished ? "1" : "0"},
+      {"lr", exact_double(info.lr)},
+      {"config", info.config},
+      {"task_state", info.task_state},
+  };
+  save_safetensors(path, tensors, metadata);
+}
+
+CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, Optimizer* opt) {
+  const std::string where = "load_checkpoint: " + in_quotes(path);
+  SafetensorsFile file = load_safetensors(path);  // its errors name the file already
+  CheckpointInfo info = info_from_metadata(file.metadata, where);
+
+  nn::StateDict model_state;
+  std::map<std::string, Tensor> optim_state;
+  std::vector<std::string> foreign;
+  for (auto& [name, t] : file.tensors) {
+    if (starts_with(name, kModelPrefix)) model_state[name.substr(kModelPrefix.size())] = t;
+    else if (starts_with(name, kOptimPrefix)) optim_state[name.substr(kOptimPrefix.size())] = t;
+    else foreign.push_back(name);
+  }
+  if (!foreign.empty())
+    fail(where, ": tensors outside \"model.\" and \"optim.\" (", foreign.size(), "): ",
+         join(foreign), ".");
+  if (auto bad = dtype_mismatches(model, model_state); !bad.empty())
+    fail(where, ": the checkpoint does not fit the model. Dtype mismatch (", bad.size(), "): ",
+         join(bad), ".");
+
+  // load_state_dict checks every name and shape before it copies anything.
+  std::vector<Tensor> backup;
+  if (opt) {
+    NoGradGuard no_grad;
+    for (const auto& p : model.parameters()) backup.push_back(p.detach().clone());
+  }
+  try {
+    model.load_state_dict(model_state);
+  } catch (const Error& e) {
+    fail(where, ": ", e.what());
+  }
+  if (opt) {
+    try {
+      if (optim_state.empty() && !opt->state().empty())
+        fail("the checkpoint holds no optimizer state (it was saved without an optimizer)");
+      opt->load_state(optim_state);
+    } catch (const Error& e) {
+      std::vector<Tensor> params = model.parameters();
+      for (std::size_t i = 0; i < params.size(); ++i) params[i].copy_from(backup[i]);
+      fail(where, ": ", e.what());
+    }
+  }
+  return info;
+}
+
+CheckpointInfo read_checkpoint_info(const std::string& path) {
+  const std::string where = "read_checkpoint_info: " + in_quotes(path);
+  return info_from_metadata(read_metadata(path, where), where);
+}
+
+std::string generator_state_to_string(const Generator::State& state) {
+  std::uint64_t spare_bits = 0;
+  static_assert(sizeof spare_bits == sizeof state.spare);
+  std::memcpy(&spare_bits, &state.spare, sizeof spare_bits);
+  std::ostringstream out;
+  out << "xoshiro256** " << std::hex << state.s[0] << ' ' << state.s[1] << ' ' << state.s[2]
+      << ' ' << state.s[3] << ' ' << (state.has_spare ? 1 : 0) << ' ' << spare_bits;
+  return out.str();
+}
+
+Generator::State generator_state_from_string(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> tokens;
+  for (std::string t; in >> t;) tokens.push_back(t);
+  auto bad = [&](const std::string& why) {
+    fail("generator_state_from_string: ", why, " in ", in_quotes(text),
+         " (expected \"xoshiro256** <s0> <s1> <s2> <s3> <has_spare> <spare bits>\", in hex)");
+  };
+  if (tokens.size() != 7) bad("expected 7 fields, got " + std::to_string(tokens.size()));
+  if (tokens[0] != "xoshiro256**") bad("unknown generator " + in_quotes(tokens[0]));
+  std::uint64_t v[6];
+  for (int i = 0; i < 6; ++i) {
+    const std::string& t = tokens[i + 1];
+    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v[i], 16);
+    if (ec != std::errc() || end != t.data() + t.size())
+      bad("field " + std::to_string(i + 2) + " (" + in_quotes(t) + ") is not a hexadecimal number");
+  }
+  if (v[4] > 1) bad("has_spare must be 0 or 1");
+  Generator::State state;
+  for (int i = 0; i < 4; ++i) state.s[i] = v[i];
+  state.has_spare = v[4] == 1;
+  std::memcpy(&state.spare, &v[5], sizeof state.spare);
+  return state;
+}
+
+}  // namespace uwaga::optim

@@ -1,0 +1,60 @@
+#pragma once
+// Checkpoints: one safetensors file holding everything needed to continue a run exactly.
+//
+//   "model.<parameter name>"   each parameter            ("model.blocks.0.attn.qkv.weight")
+//   "optim.<state key>"        the optimizer's state      ("optim.blocks.0.attn.qkv.weight.exp_avg",
+//                                                          "optim.step")
+//   __metadata__               strings:
+//     "format"          "uwaga-checkpoint-1"
+//     "step"            optimizer steps taken so far
+//     "epoch"           the epoch in progress (0-based)
+//     "batch_in_epoch"  batches of that epoch already trained (the next one to train)
+//     "epoch_finished"  "1" once the epoch's end (evaluation, summary) is done as well
+//     "lr"              the learning rate of the last step
+//     "config"          a JSON string describing the model and run, to rebuild the model
+//     "task_state"      an opaque string from the task (e.g. its random generators' states)
+//
+// The file is written atomically (see save_safetensors): a crash while saving leaves the previous
+// checkpoint whole. Because the format is plain safetensors, numpy or the `safetensors` Python
+// package can read the weights back ("model." prefix stripped, they are a PyTorch state dict).
+#include <cstdint>
+#include <string>
+
+#include "core/random.h"
+#include "nn/module.h"
+#include "optim/optimizer.h"
+
+namespace uwaga::optim {
+
+inline constexpr const char* kCheckpointFormat = "uwaga-checkpoint-1";
+
+struct CheckpointInfo {
+  std::int64_t step = 0;            // optimizer steps taken
+  std::int64_t epoch = 0;           // the epoch in progress, 0-based
+  std::int64_t batch_in_epoch = 0;  // batches of `epoch` already trained
+  bool epoch_finished = false;      // all of `epoch` done, including its evaluation
+  double lr = 0.0;                  // learning rate of the last step
+  std::string config;               // JSON (may be empty)
+  std::string task_state;           // opaque to the checkpoint
+};
+
+// Writes the model's parameters, the optimizer's state (when `opt` is not null) and `info` to
+// `path`, atomically. Throws uwaga::Error naming the path.
+void save_checkpoint(const std::string& path, const nn::Module& model, const Optimizer* opt,
+                     const CheckpointInfo& info);
+
+// Reads `path` and copies its values into `model` (and `opt`, when not null). Every parameter name,
+// shape and dtype must match; the error names the file and lists what does not. When loading
+// fails, the model is left as it was. Returns the metadata.
+CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, Optimizer* opt);
+
+// Only the metadata (reads the header, not the tensors): e.g. the config, to build the right
+// model before load_checkpoint.
+CheckpointInfo read_checkpoint_info(const std::string& path);
+
+// A generator's exact state as one line of text and back, for TrainTask::save_state:
+//   "xoshiro256** <s0> <s1> <s2> <s3> <has_spare> <spare bits>"   (numbers in hexadecimal)
+std::string generator_state_to_string(const Generator::State& state);
+Generator::State generator_state_from_string(const std::string& text);
+
+}  // namespace uwaga::optim

@@ -1,0 +1,307 @@
+// Checkpoints: a round trip restores model, Adam state and metadata exactly; a checkpoint that
+// does not fit, or a damaged file, gives an error naming the file and the problem; a failed save
+// leaves the previous checkpoint whole.
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/autograd.h"
+#include "core/elementwise.h"
+#include "core/reduction.h"
+#include "core/safetensors.h"
+#include "nn/linear.h"
+#include "nn/mlp.h"
+#include "optim/adam.h"
+#include "optim/checkpoint.h"
+
+using namespace uwaga;
+using namespace uwaga::optim;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name)
+      : path(fs::temp_directory_path() /
+             ("uwaga-test-" + name + "-" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+std::vector<std::vector<double>> values(const nn::Module& model) {
+  std::vector<std::vector<double>> out;
+  for (const Tensor& p : model.parameters()) out.push_back(p.to_vector());
+  return out;
+}
+
+// A few Adam steps on a made-up loss, so the optimizer has state worth saving.
+void train_a_little(nn::MLP& model, Adam& adam, int steps, std::uint64_t seed) {
+  Generator gen(seed);
+  for (int i = 0; i < steps; ++i) {
+    adam.zero_grad();
+    Tensor x = Tensor::randn({5, 4}, gen);
+    Tensor loss = sum(mul(model.forward(x), model.forward(x)));
+    loss.backward();
+    adam.step();
+  }
+}
+
+std::vector<std::string> files_in(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& entry : fs::directory_iterator(dir)) out.push_back(entry.path().filename());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint round trip restores model, Adam state and metadata", "[optim][checkpoint]") {
+  TempDir dir("ckpt-roundtrip");
+  const std::string path = dir.file("checkpoint.safetensors");
+
+  Generator init_a(1);
+  nn::MLP a(4, 8, init_a);
+  Adam adam_a(make_param_groups(a, 0.01), AdamOptions{});
+  train_a_little(a, adam_a, 3, 7);
+
+  Generator task_gen(99);
+  task_gen.normal();  // leaves a spare normal: the state has has_spare = true
+  CheckpointInfo info;
+  info.step = 3;
+  info.epoch = 1;
+  info.batch_in_epoch = 2;
+  info.epoch_finished = false;
+  info.lr = 0.1 + 0.2;  // not a short decimal: must come back bit for bit
+  info.config = R"({"dim": 4, "hidden": 8, "name": "mlp"})";
+  info.task_state = generator_state_to_string(task_gen.state());
+  save_checkpoint(path, a, &adam_a, info);
+
+  // The file is plain safetensors, with the documented names.
+  SafetensorsFile raw = load_safetensors(path);
+  CHECK(raw.metadata.at("format") == "uwaga-checkpoint-1");
+  CHECK(raw.tensors.count("model.fc1.weight") == 1);
+  CHECK(raw.tensors.count("optim.fc1.weight.exp_avg") == 1);
+  CHECK(raw.tensors.count("optim.step") == 1);
+
+  Generator init_b(2);
+  nn::MLP b(4, 8, init_b);
+  Adam adam_b(make_param_groups(b, 0.01), AdamOptions{});
+  REQUIRE(values(a) != values(b));
+  CheckpointInfo loaded = load_checkpoint(path, b, &adam_b);
+
+  CHECK(values(a) == values(b));
+  CHECK(loaded.step == 3);
+  CHECK(loaded.epoch == 1);
+  CHECK(loaded.batch_in_epoch == 2);
+  CHECK_FALSE(loaded.epoch_finished);
+  CHECK(loaded.lr == info.lr);
+  CHECK(loaded.config == info.config);
+  CHECK(loaded.task_state == info.task_state);
+  CHECK(adam_b.steps() == 3);
+  auto state_a = adam_a.state(), state_b = adam_b.state();
+  REQUIRE(state_a.size() == state_b.size());
+  for (const auto& [key, t] : state_a) CHECK(t.to_vector() == state_b.at(key).to_vector());
+
+  // Restored exactly: the next steps agree bit for bit.
+  train_a_little(a, adam_a, 2, 11);
+  train_a_little(b, adam_b, 2, 11);
+  CHECK(values(a) == values(b));
+
+  // The metadata alone, without the tensors.
+  CheckpointInfo header = read_checkpoint_info(path);
+  CHECK(header.step == 3);
+  CHECK(header.lr == info.lr);
+  CHECK(header.config == info.config);
+
+  // A model alone (no optimizer) loads too.
+  Generator init_c(3);
+  nn::MLP c(4, 8, init_c);
+  load_checkpoint(path, c, nullptr);
+  Generator init_d(1);
+  nn::MLP d(4, 8, init_d);
+  Adam adam_d(make_param_groups(d, 0.01), AdamOptions{});
+  train_a_little(d, adam_d, 3, 7);
+  CHECK(values(c) == values(d));
+}
+
+TEST_CASE("generator states travel as text exactly", "[optim][checkpoint]") {
+  Generator g(1234);
+  g.normal();
+  const std::string text = generator_state_to_string(g.state());
+  Generator h(0);
+  h.set_state(generator_state_from_string(text));
+  for (int i = 0; i < 10; ++i) REQUIRE(g.normal() == h.normal());
+  CHECK_THROWS_WITH(generator_state_from_string("xoshiro256** 1 2 3"),
+                    Catch::Contains("expected 7 fields, got 4"));
+  CHECK_THROWS_WITH(generator_state_from_string("xoshiro256** 1 2 3 4 0 zz"),
+                    Catch::Contains("is not a hexadecimal number"));
+  CHECK_THROWS_WITH(generator_state_from_string("mt19937 1 2 3 4 0 0"),
+                    Catch::Contains("unknown generator"));
+}
+
+TEST_CASE("loading a checkpoint that does not fit names the file and the mismatch",
+          "[optim][checkpoint]") {
+  TempDir dir("ckpt-mismatch");
+  const std::string path = dir.file("checkpoint.safetensors");
+  Generator gen(1);
+  nn::MLP saved(4, 8, gen);
+  Adam adam(make_param_groups(saved, 0.0), AdamOptions{});
+  train_a_little(saved, adam, 1, 3);
+  save_checkpoint(path, saved, &adam, CheckpointInfo{});
+  const std::string where = "load_checkpoint: '" + path + "': ";
+
+  SECTION("wrong shapes") {
+    nn::MLP wide(4, 16, gen);
+    const auto before = values(wide);
+    CHECK(error_of([&] { load_checkpoint(path, wide, nullptr); }) ==
+          where +
+              "load_state_dict: the state does not fit the model. Shape mismatch (3): "
+              "fc1.weight: checkpoint (8, 4), model (16, 4), fc1.bias: checkpoint (8,), model "
+              "(16,), fc2.weight: checkpoint (4, 8), model (4, 16).");
+    CHECK(values(wide) == before);  // untouched
+  }
+  SECTION("wrong names") {
+    nn::Linear linear(4, 8, gen);
+    CHECK(error_of([&] { load_checkpoint(path, linear, nullptr); }) ==
+          where +
+              "load_state_dict: the state does not fit the model. Missing (2): weight, bias. "
+              "Unexpected (4): fc1.bias, fc1.weight, fc2.bias, fc2.weight.");
+  }
+  SECTION("wrong dtypes") {
+    nn::MLP f64(4, 8, gen);
+    f64.to(DType::Float64);
+    CHECK(error_of([&] { load_checkpoint(path, f64, nullptr); }) ==
+          where +
+              "the checkpoint does not fit the model. Dtype mismatch (4): fc1.weight: "
+              "checkpoint F32, model F64, fc1.bias: checkpoint F32, model F64, fc2.weight: "
+              "checkpoint F32, model F64, fc2.bias: checkpoint F32, model F64.");
+  }
+  SECTION("no optimizer state: the model is left as it was") {
+    const std::string bare = dir.file("bare.safetensors");
+    save_checkpoint(bare, saved, nullptr, CheckpointInfo{});
+    nn::MLP other(4, 8, gen);
+    Adam other_adam(make_param_groups(other, 0.0), AdamOptions{});
+    const auto before = values(other);
+    CHECK(error_of([&] { load_checkpoint(bare, other, &other_adam); }) ==
+          "load_checkpoint: '" + bare +
+              "': the checkpoint holds no optimizer state (it was saved without an optimizer)");
+    CHECK(values(other) == before);
+  }
+}
+
+TEST_CASE("damaged or foreign checkpoint files give clear errors", "[optim][checkpoint]") {
+  TempDir dir("ckpt-damaged");
+  const std::string path = dir.file("checkpoint.safetensors");
+  Generator gen(1);
+  nn::MLP model(4, 8, gen);
+  save_checkpoint(path, model, nullptr, CheckpointInfo{});
+  const auto size = fs::file_size(path);
+
+  SECTION("truncated in the data") {
+    fs::resize_file(path, size - 10);
+    CHECK_THROWS_WITH(load_checkpoint(path, model, nullptr),
+                      Catch::Contains("load_safetensors: '" + path + "'") &&
+                          Catch::Contains("reach past the end of the data"));
+  }
+  SECTION("truncated in the header") {
+    fs::resize_file(path, 20);
+    CHECK_THROWS_WITH(load_checkpoint(path, model, nullptr),
+                      Catch::Contains(path) && Catch::Contains("truncated"));
+    CHECK_THROWS_WITH(read_checkpoint_info(path),
+                      Catch::Contains("read_checkpoint_info: '" + path + "'") &&
+                          Catch::Contains("truncated"));
+  }
+  SECTION("corrupted header") {
+    {
+      std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(8);
+      f.write("#garbage#", 9);
+    }
+    CHECK_THROWS_WITH(load_checkpoint(path, model, nullptr),
+                      Catch::Contains(path) && Catch::Contains("not valid JSON"));
+  }
+  SECTION("missing file") {
+    CHECK_THROWS_WITH(load_checkpoint(dir.file("nope.safetensors"), model, nullptr),
+                      Catch::Contains("nope.safetensors") && Catch::Contains("cannot open"));
+  }
+  SECTION("a plain safetensors file") {
+    save_safetensors(path, {{"weight", Tensor::zeros({2})}});
+    CHECK_THROWS_WITH(load_checkpoint(path, model, nullptr),
+                      Catch::Contains(path) && Catch::Contains("not a uwaga checkpoint"));
+  }
+  SECTION("bad metadata") {
+    save_safetensors(path, {{"model.w", Tensor::zeros({2})}},
+                     {{"format", "uwaga-checkpoint-1"}, {"step", "three"}});
+    CHECK_THROWS_WITH(read_checkpoint_info(path),
+                      Catch::Contains("metadata \"step\" must be a non-negative integer, got 'three'"));
+  }
+}
+
+TEST_CASE("overwriting a checkpoint is atomic", "[optim][checkpoint]") {
+  TempDir dir("ckpt-atomic");
+  const std::string path = dir.file("checkpoint.safetensors");
+  Generator gen(1);
+  nn::MLP first(4, 8, gen);
+  CheckpointInfo info;
+  info.step = 1;
+  save_checkpoint(path, first, nullptr, info);
+
+  SECTION("a successful overwrite leaves only the new file") {
+    nn::MLP second(4, 8, gen);
+    info.step = 2;
+    save_checkpoint(path, second, nullptr, info);
+    CHECK(files_in(dir.path) == std::vector<std::string>{"checkpoint.safetensors"});
+    nn::MLP loaded(4, 8, gen);
+    CHECK(load_checkpoint(path, loaded, nullptr).step == 2);
+    CHECK(values(loaded) == values(second));
+  }
+  SECTION("a save that fails while writing keeps the previous checkpoint") {
+    // A file-size limit makes the write fail midway, as a full disk would.
+    nn::MLP big(64, 512, gen);
+    struct rlimit old_limit;
+    REQUIRE(::getrlimit(RLIMIT_FSIZE, &old_limit) == 0);
+    struct rlimit limit = old_limit;
+    limit.rlim_cur = 16384;
+    auto old_handler = ::signal(SIGXFSZ, SIG_IGN);  // report EFBIG instead of killing
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &limit) == 0);
+    std::string error = error_of([&] { save_checkpoint(path, big, nullptr, info); });
+    ::setrlimit(RLIMIT_FSIZE, &old_limit);
+    ::signal(SIGXFSZ, old_handler);
+
+    CHECK_THAT(error, Catch::Contains("save_safetensors") && Catch::Contains(path));
+    CHECK(files_in(dir.path) == std::vector<std::string>{"checkpoint.safetensors"});
+    nn::MLP loaded(4, 8, gen);
+    CHECK(load_checkpoint(path, loaded, nullptr).step == 1);
+    CHECK(values(loaded) == values(first));
+  }
+  SECTION("a save refused up front (bad config) keeps the previous checkpoint") {
+    info.config = "{not json";
+    CHECK_THROWS_WITH(save_checkpoint(path, first, nullptr, info),
+                      Catch::Contains("the config is not valid JSON"));
+    CHECK(read_checkpoint_info(path).step == 1);
+  }
+}

@@ -1,0 +1,376 @@
+// The training loop on a tiny task: XOR of the signs of two coordinates, learned by an MLP.
+// The loss goes down; a run interrupted (by max_steps or by SIGINT) and resumed reproduces the
+// uninterrupted run's losses bit for bit; a NaN stops the run without touching the last
+// checkpoint; the JSONL log parses.
+#include <signal.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/cross_entropy.h"
+#include "core/elementwise.h"
+#include "core/indexing.h"
+#include "core/reduction.h"
+#include "nn/mlp.h"
+#include "optim/adam.h"
+#include "optim/checkpoint.h"
+#include "optim/lr_schedule.h"
+#include "optim/trainer.h"
+
+using namespace uwaga;
+using namespace uwaga::optim;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name)
+      : path(fs::temp_directory_path() /
+             ("uwaga-test-" + name + "-" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string str() const { return path.string(); }
+};
+
+// n points uniform in [-1, 1]², label 1 when the two coordinates have the same sign.
+void make_xor(std::int64_t n, Generator& gen, Tensor& x, Tensor& y) {
+  x = Tensor::uniform({n, 2}, gen, -1.0, 1.0);  // (n, 2)
+  std::vector<std::int64_t> labels(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i)
+    labels[static_cast<std::size_t>(i)] = x.at({i, 0}) * x.at({i, 1}) > 0 ? 1 : 0;
+  y = Tensor::from_indices(labels, {n});  // (n,)
+}
+
+// The task keeps the contract of trainer.h: batch i of epoch e comes from (seed, e, i), and the
+// one generator it draws from while training (input noise, standing in for dropout) is saved
+// in save_state().
+class XorTask : public TrainTask {
+ public:
+  static constexpr std::int64_t kTrain = 256, kTest = 256, kBatch = 32;
+
+  explicit XorTask(std::uint64_t seed) : seed_(seed), noise_(seed + 1) {
+    Generator data(seed);
+    make_xor(kTrain, data, x_train_, y_train_);
+    make_xor(kTest, data, x_test_, y_test_);
+    Generator init(seed + 2);
+    model_ = std::make_unique<nn::MLP>(2, 32, init);
+  }
+
+  // Test hooks, counted in calls of train_batch on this object (1-based).
+  int nan_loss_at = 0, nan_grad_at = 0, sigint_at = 0;
+  int calls = 0;
+
+  nn::Module& model() override { return *model_; }
+  std::int64_t batches_per_epoch() const override { return kTrain / kBatch; }
+
+  void begin_epoch(std::int64_t epoch) override {
+    Generator shuffle(seed_ * 1000003 + static_cast<std::uint64_t>(epoch));
+    order_.resize(kTrain);
+    for (std::int64_t i = 0; i < kTrain; ++i) order_[static_cast<std::size_t>(i)] = i;
+    for (std::int64_t i = kTrain - 1; i > 0; --i)  // Fisher–Yates
+      std::swap(order_[static_cast<std::size_t>(i)],
+                order_[static_cast<std::size_t>(shuffle.below(static_cast<std::uint64_t>(i + 1)))]);
+  }
+
+  StepResult train_batch(std::int64_t index) override {
+    ++calls;
+    std::vector<std::int64_t> ids(order_.begin() + index * kBatch,
+                                  order_.begin() + (index + 1) * kBatch);
+    Tensor idx = Tensor::from_indices(ids, {kBatch});
+    Tensor x = index_select(x_train_, 0, idx) + Tensor::randn({kBatch, 2}, noise_, DType::Float32,
+                                                               0.0, 0.05);  // (B, 2)
+    Tensor y = index_select(y_train_, 0, idx);                                // (B,)
+    Tensor logits = model_->forward(x);                                       // (B, 2)
+    Tensor loss = cross_entropy(logits, y);
+    if (calls == nan_loss_at) loss = loss * std::numeric_limits<double>::quiet_NaN();
+    if (calls == nan_grad_at) {
+      // A finite loss whose gradient is NaN: d√u/du = 1/(2√u) at u = 0, times 0.
+      Tensor w = model_->fc1->weight;
+      loss = loss + 0.0 * sum(sqrt(w - w));
+    }
+    if (calls == sigint_at) ::raise(SIGINT);
+    return {loss, kBatch, correct(logits, y)};
+  }
+
+  std::map<std::string, double> evaluate() override {
+    Tensor logits = model_->forward(x_test_);
+    return {{"accuracy", static_cast<double>(correct(logits, y_test_)) / kTest},
+            {"loss", cross_entropy(logits, y_test_).item()}};
+  }
+
+  std::string config_json() const override {
+    return R"({"task": "xor", "hidden": 32, "seed": )" + std::to_string(seed_) + "}";
+  }
+  std::string save_state() const override { return generator_state_to_string(noise_.state()); }
+  void load_state(const std::string& state) override {
+    noise_.set_state(generator_state_from_string(state));
+  }
+
+ private:
+  static std::int64_t correct(const Tensor& logits, const Tensor& y) {
+    std::vector<std::int64_t> pred = argmax(logits, 1).to_indices(), truth = y.to_indices();
+    std::int64_t n = 0;
+    for (std::size_t i = 0; i < pred.size(); ++i) n += pred[i] == truth[i];
+    return n;
+  }
+
+  std::uint64_t seed_;
+  Generator noise_;
+  Tensor x_train_, y_train_, x_test_, y_test_;
+  std::unique_ptr<nn::MLP> model_;
+  std::vector<std::int64_t> order_;
+};
+
+// Everything one training run needs, built the same way each time from the same seed.
+struct Setup {
+  explicit Setup(double lr = 0.05, std::int64_t total_steps = 48)
+      : adam(make_param_groups(task.model(), 0.01), AdamOptions{lr}),
+        schedule(lr, 5, total_steps, lr / 20) {}
+  XorTask task{42};
+  Adam adam;
+  WarmupCosineLr schedule;
+};
+
+TrainerOptions options(const std::string& out_dir) {
+  TrainerOptions o;
+  o.epochs = 6;  // 6 × 8 = 48 steps
+  o.out_dir = out_dir;
+  o.log_every = 4;
+  o.clip_norm = 1.0;
+  o.quiet = true;
+  return o;
+}
+
+std::vector<std::vector<double>> values(const nn::Module& model) {
+  std::vector<std::vector<double>> out;
+  for (const Tensor& p : model.parameters()) out.push_back(p.to_vector());
+  return out;
+}
+
+std::vector<nlohmann::json> read_jsonl(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+double mean(const std::vector<double>& v, std::size_t begin, std::size_t end) {
+  double s = 0;
+  for (std::size_t i = begin; i < end; ++i) s += v[i];
+  return s / static_cast<double>(end - begin);
+}
+
+}  // namespace
+
+TEST_CASE("trainer: the loss of a tiny MLP on XOR goes down", "[optim][trainer]") {
+  TempDir dir("trainer-learns");
+  const std::int64_t epochs = 12;
+  Setup s(0.05, epochs * 8);
+  TrainerOptions o = options(dir.str());
+  o.epochs = epochs;
+  TrainSummary summary = Trainer(s.task, s.adam, s.schedule, o).fit();
+
+  REQUIRE(summary.steps == epochs * 8);
+  REQUIRE(summary.losses.size() == static_cast<std::size_t>(epochs * 8));
+  CHECK(summary.epochs_done == epochs);
+  CHECK_FALSE(summary.interrupted);
+  CHECK_FALSE(summary.stopped_non_finite);
+  const std::size_t n = summary.losses.size();
+  const double first = mean(summary.losses, 0, 8), last = mean(summary.losses, n - 8, n);
+  INFO("first epoch mean loss " << first << ", last " << last << ", test accuracy "
+                                << summary.last_eval["accuracy"]);
+  CHECK(last < 0.5 * first);
+  CHECK(summary.last_eval.at("accuracy") > 0.85);
+  CHECK(s.task.model().is_training());  // back in train mode after evaluation
+}
+
+TEST_CASE("trainer: resuming reproduces an uninterrupted run bit for bit", "[optim][trainer]") {
+  // Run A: 48 steps in one go.
+  TempDir dir_a("trainer-resume-a");
+  Setup a;
+  TrainSummary full = Trainer(a.task, a.adam, a.schedule, options(dir_a.str())).fit();
+  REQUIRE(full.losses.size() == 48);
+
+  // Run B: stopped by max_steps after k steps (mid-epoch, at an epoch's end, with step
+  // checkpoints), then resumed by fresh objects from the checkpoint alone.
+  for (std::int64_t k : {5, 8, 19, 47}) {
+    DYNAMIC_SECTION("stopped after " << k << " steps") {
+      TempDir dir_b("trainer-resume-b");
+      std::vector<double> losses;
+      {
+        Setup b;
+        TrainerOptions o = options(dir_b.str());
+        o.max_steps = k;
+        o.checkpoint_every = 3;
+        TrainSummary first = Trainer(b.task, b.adam, b.schedule, o).fit();
+        REQUIRE(first.steps == k);
+        REQUIRE_FALSE(first.interrupted);
+        losses = first.losses;
+        CHECK(read_checkpoint_info(dir_b.str() + "/checkpoint.safetensors").step == k);
+      }
+      Setup b;
+      TrainerOptions o = options(dir_b.str());
+      o.resume = true;
+      o.max_steps = 48;
+      TrainSummary second = Trainer(b.task, b.adam, b.schedule, o).fit();
+      CHECK(second.steps == 48);
+      CHECK(second.epochs_done == 6);
+      losses.insert(losses.end(), second.losses.begin(), second.losses.end());
+
+      REQUIRE(losses.size() == full.losses.size());
+      REQUIRE(losses == full.losses);  // exact, not approximate
+      REQUIRE(values(b.task.model()) == values(a.task.model()));
+      CHECK(second.last_eval == full.last_eval);
+    }
+  }
+}
+
+TEST_CASE("trainer: SIGINT finishes the step, saves, and the run resumes exactly",
+          "[optim][trainer]") {
+  TempDir dir_a("trainer-sigint-a"), dir_b("trainer-sigint-b");
+  Setup a;
+  TrainSummary full = Trainer(a.task, a.adam, a.schedule, options(dir_a.str())).fit();
+
+  struct sigaction before {};
+  sigaction(SIGINT, nullptr, &before);
+
+  Setup b;
+  b.task.sigint_at = 13;
+  TrainSummary first = Trainer(b.task, b.adam, b.schedule, options(dir_b.str())).fit();
+  CHECK(first.interrupted);
+  CHECK(first.steps == 13);  // the step that saw the signal completed
+  REQUIRE(first.losses.size() == 13);
+  CHECK_THAT(first.message, Catch::Contains("interrupted by SIGINT after step 13") &&
+                                Catch::Contains("checkpoint saved"));
+  CHECK(read_checkpoint_info(dir_b.str() + "/checkpoint.safetensors").step == 13);
+
+  // The previous handler is back.
+  struct sigaction after {};
+  sigaction(SIGINT, nullptr, &after);
+  CHECK(after.sa_handler == before.sa_handler);
+
+  Setup c;
+  TrainerOptions o = options(dir_b.str());
+  o.resume = true;
+  TrainSummary second = Trainer(c.task, c.adam, c.schedule, o).fit();
+  CHECK_FALSE(second.interrupted);
+  std::vector<double> losses = first.losses;
+  losses.insert(losses.end(), second.losses.begin(), second.losses.end());
+  REQUIRE(losses == full.losses);
+  REQUIRE(values(c.task.model()) == values(a.task.model()));
+}
+
+TEST_CASE("trainer: a non-finite loss or gradient stops the run and keeps the last checkpoint",
+          "[optim][trainer]") {
+  TempDir dir("trainer-nan");
+  const std::string path = dir.str() + "/checkpoint.safetensors";
+  Setup s;
+  TrainerOptions o = options(dir.str());
+  o.checkpoint_every = 1;
+
+  SECTION("NaN loss at step 3") {
+    s.task.nan_loss_at = 3;
+    TrainSummary summary = Trainer(s.task, s.adam, s.schedule, o).fit();
+    CHECK(summary.stopped_non_finite);
+    CHECK(summary.steps == 2);
+    CHECK(summary.losses.size() == 2);
+    CHECK_THAT(summary.message, Catch::StartsWith("step 3 (epoch 1, batch 3/8): the loss is nan") &&
+                                    Catch::Contains("last checkpoint (step 2"));
+  }
+  SECTION("NaN gradient at step 3") {
+    s.task.nan_grad_at = 3;
+    TrainSummary summary = Trainer(s.task, s.adam, s.schedule, o).fit();
+    CHECK(summary.stopped_non_finite);
+    CHECK(summary.steps == 2);
+    CHECK_THAT(summary.message, Catch::StartsWith("step 3") &&
+                                    Catch::Contains("the gradient norm is nan"));
+  }
+  // The checkpoint still holds step 2, and it is the model as it was after step 2.
+  CHECK(read_checkpoint_info(path).step == 2);
+  Setup fresh;
+  load_checkpoint(path, fresh.task.model(), &fresh.adam);
+  CHECK(values(fresh.task.model()) == values(s.task.model()));
+  bool logged = false;
+  for (const auto& record : read_jsonl(dir.str() + "/log.jsonl"))
+    logged |= record["type"] == "stop" && record["reason"] == "non_finite";
+  CHECK(logged);
+}
+
+TEST_CASE("trainer: the JSONL log has a record per logged step and per epoch, across resumes",
+          "[optim][trainer]") {
+  TempDir dir("trainer-jsonl");
+  {
+    Setup s;
+    TrainerOptions o = options(dir.str());
+    o.epochs = 2;
+    o.max_steps = 10;
+    Trainer(s.task, s.adam, s.schedule, o).fit();
+  }
+  Setup s;
+  TrainerOptions o = options(dir.str());
+  o.epochs = 2;
+  o.resume = true;
+  Trainer(s.task, s.adam, s.schedule, o).fit();
+
+  std::vector<nlohmann::json> records = read_jsonl(dir.str() + "/log.jsonl");
+  std::vector<std::int64_t> step_records, epoch_records;
+  int resumes = 0;
+  for (const auto& r : records) {
+    REQUIRE(r.contains("type"));
+    if (r["type"] == "step") {
+      for (const char* key : {"step", "epoch", "batch", "loss", "lr", "grad_norm", "items_per_s",
+                              "accuracy"})
+        CHECK(r.contains(key));
+      CHECK(r["loss"].get<double>() > 0);
+      CHECK(r["items_per_s"].get<double>() > 0);
+      step_records.push_back(r["step"].get<std::int64_t>());
+    } else if (r["type"] == "epoch") {
+      for (const char* key : {"epoch", "step", "lr", "seconds", "train_loss", "train_accuracy",
+                              "test_accuracy", "test_loss"})
+        CHECK(r.contains(key));
+      epoch_records.push_back(r["epoch"].get<std::int64_t>());
+    } else if (r["type"] == "resume") {
+      ++resumes;
+      CHECK(r["step"] == 10);
+    }
+  }
+  CHECK(step_records == std::vector<std::int64_t>{4, 8, 12, 16});
+  CHECK(epoch_records == std::vector<std::int64_t>{1, 2});
+  CHECK(resumes == 1);
+}
+
+TEST_CASE("trainer: options and resume errors are sentences", "[optim][trainer]") {
+  TempDir dir("trainer-errors");
+  Setup s;
+  TrainerOptions o = options(dir.str() + "/empty");
+  o.resume = true;
+  CHECK_THROWS_WITH(Trainer(s.task, s.adam, s.schedule, o).fit(),
+                    Catch::Contains("cannot resume: there is no checkpoint at") &&
+                        Catch::Contains("checkpoint.safetensors"));
+  o = options("");
+  o.resume = true;
+  CHECK_THROWS_WITH(Trainer(s.task, s.adam, s.schedule, o),
+                    Catch::Contains("resume needs out_dir"));
+  o = options("");
+  o.checkpoint_every = -1;
+  CHECK_THROWS_WITH(Trainer(s.task, s.adam, s.schedule, o),
+                    Catch::Contains("checkpoint_every must be >= 0"));
+  // No out_dir: trains without writing anything.
+  o = options("");
+  o.epochs = 1;
+  CHECK(Trainer(s.task, s.adam, s.schedule, o).fit().steps == 8);
+}
