@@ -193,7 +193,29 @@ def define_modules():
                                       key_padding_mask=memory_key_padding_mask)[0]
             return z2 + self.mlp(self.norm3(z2))
 
-    return MultiHeadAttention, MLP, EncoderBlock, DecoderBlock
+    class VisionTransformer(nn.Module):
+        """SEEDS §6 with timm's names; patches flattened as (P, P, C), channels innermost."""
+        def __init__(self, image, channels, patch, dim, depth, heads, hidden, classes):
+            super().__init__()
+            self.patch, n = patch, (image // patch) ** 2
+            self.patch_embed = nn.Linear(patch * patch * channels, dim)
+            self.cls_token = nn.Parameter(0.02 * torch.randn(1, 1, dim))
+            self.pos_embed = nn.Parameter(0.02 * torch.randn(1, n + 1, dim))
+            self.blocks = nn.ModuleList([EncoderBlock(dim, heads, hidden) for _ in range(depth)])
+            self.norm = nn.LayerNorm(dim, eps=1e-5)
+            self.head = nn.Linear(dim, classes)
+
+        def forward(self, images):
+            B, C, H, W = images.shape
+            P = self.patch
+            x = images.reshape(B, C, H // P, P, W // P, P).permute(0, 2, 4, 3, 5, 1)
+            x = self.patch_embed(x.reshape(B, (H // P) * (W // P), P * P * C))
+            z = torch.cat([self.cls_token.expand(B, 1, -1), x], dim=1) + self.pos_embed
+            for block in self.blocks:
+                z = block(z)
+            return self.head(self.norm(z[:, 0]))
+
+    return MultiHeadAttention, MLP, EncoderBlock, DecoderBlock, VisionTransformer
 
 
 # ---- generators ----------------------------------------------------------------------------------
@@ -344,6 +366,18 @@ def gen_decoder_block(name):
                        extra_inputs={"key_padding_mask": mask.to(torch.int64)})
 
 
+def gen_vit(name):
+    import torch
+    VisionTransformer = define_modules()[4]
+    seed_for(name)
+    config = {"image_size": 8, "channels": 2, "patch": 4, "dim": DIM, "depth": 2,
+              "heads": HEADS, "mlp_dim": 16, "num_classes": 5}
+    vit = VisionTransformer(8, 2, 4, DIM, 2, HEADS, 16, 5)
+    randomize_layer_norms(vit)
+    images = torch.randn(B, 2, 8, 8)
+    return module_case(vit, {"images": images}, lambda images: vit(images), dict(config, batch=B))
+
+
 def gen_cross_entropy(name):
     import torch
     import torch.nn.functional as F
@@ -430,6 +464,7 @@ GENERATORS = {
     "mlp": gen_mlp,
     "encoder_block": gen_encoder_block,
     "decoder_block": gen_decoder_block,
+    "vit": gen_vit,
     "cross_entropy": gen_cross_entropy,
     "optim_sgd": lambda n: gen_optimizer(n, "sgd"),
     "optim_sgd_nesterov": lambda n: gen_optimizer(n, "sgd_nesterov"),

@@ -1,0 +1,81 @@
+#include "apps/common/svg_canvas.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+#include "core/error.h"
+
+namespace uwaga::apps {
+
+Rgb viridis(double t) {
+  // Five anchor colours of viridis, interpolated linearly.
+  static const Rgb stops[] = {{68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98},
+                              {253, 231, 37}};
+  t = std::clamp(std::isfinite(t) ? t : 0.0, 0.0, 1.0) * 4.0;
+  int i = std::min(3, static_cast<int>(t));
+  double f = t - i;
+  auto mix = [&](int a, int b) { return static_cast<int>(std::lround(a + (b - a) * f)); };
+  return {mix(stops[i].r, stops[i + 1].r), mix(stops[i].g, stops[i + 1].g),
+          mix(stops[i].b, stops[i + 1].b)};
+}
+
+SvgCanvas::SvgCanvas(double width, double height) : width_(width), height_(height) {}
+
+void SvgCanvas::rect(double x, double y, double w, double h, Rgb c, double opacity) {
+  body_ << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << w << "\" height=\"" << h
+        << "\" fill=\"rgb(" << c.r << "," << c.g << "," << c.b << ")\"";
+  if (opacity < 1.0) body_ << " fill-opacity=\"" << opacity << "\"";
+  body_ << "/>\n";
+}
+
+void SvgCanvas::text(double x, double y, const std::string& s, double size, const char* anchor,
+                     double rotate) {
+  std::string escaped;
+  for (char ch : s) {
+    if (ch == '<') escaped += "&lt;";
+    else if (ch == '>') escaped += "&gt;";
+    else if (ch == '&') escaped += "&amp;";
+    else escaped += ch;
+  }
+  body_ << "<text x=\"" << x << "\" y=\"" << y << "\" font-size=\"" << size
+        << "\" font-family=\"sans-serif\" text-anchor=\"" << anchor << "\"";
+  if (rotate != 0) body_ << " transform=\"rotate(" << rotate << " " << x << " " << y << ")\"";
+  body_ << ">" << escaped << "</text>\n";
+}
+
+void SvgCanvas::gray_image(double x, double y, const std::vector<double>& v, std::int64_t h,
+                           std::int64_t w, double cell) {
+  for (std::int64_t i = 0; i < h; ++i)
+    for (std::int64_t j = 0; j < w; ++j) {
+      int g = static_cast<int>(std::lround(255 * std::clamp(v[i * w + j], 0.0, 1.0)));
+      rect(x + j * cell, y + i * cell, cell, cell, {g, g, g});
+    }
+}
+
+void SvgCanvas::heatmap(double x, double y, const std::vector<double>& v, std::int64_t h,
+                        std::int64_t w, double cw, double ch, double opacity) {
+  double top = 0;
+  for (double e : v) top = std::max(top, e);
+  for (std::int64_t i = 0; i < h; ++i)
+    for (std::int64_t j = 0; j < w; ++j)
+      rect(x + j * cw, y + i * ch, cw, ch, viridis(top > 0 ? v[i * w + j] / top : 0), opacity);
+}
+
+std::string SvgCanvas::str() const {
+  std::ostringstream out;
+  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width_ << "\" height=\""
+      << height_ << "\" viewBox=\"0 0 " << width_ << " " << height_ << "\">\n"
+      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      << body_.str() << "</svg>\n";
+  return out.str();
+}
+
+void SvgCanvas::save(const std::string& path) const {
+  std::ofstream out(path);
+  if (!out) fail("cannot write '", path, "'");
+  out << str();
+  if (!out) fail("writing '", path, "' failed");
+}
+
+}  // namespace uwaga::apps

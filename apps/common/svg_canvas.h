@@ -1,0 +1,39 @@
+#pragma once
+// A minimal SVG writer for the apps' pictures: heatmaps and attention maps over images. SVG is
+// text, opens in any browser, and keeps labels (words, class names) sharp.
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace uwaga::apps {
+
+struct Rgb {
+  int r, g, b;
+};
+
+// Perceptually ordered colours (dark purple → yellow, like matplotlib's viridis) for t in [0, 1].
+Rgb viridis(double t);
+
+class SvgCanvas {
+ public:
+  SvgCanvas(double width, double height);
+  void rect(double x, double y, double w, double h, Rgb fill, double opacity = 1.0);
+  void text(double x, double y, const std::string& s, double size = 12, const char* anchor = "start",
+            double rotate = 0);
+  // A grayscale image (values in [0, 1], row-major h × w) drawn at (x, y) with cell size `cell`.
+  void gray_image(double x, double y, const std::vector<double>& values, std::int64_t h,
+                  std::int64_t w, double cell);
+  // A heatmap (values scaled to [0, 1] by their max) over an h × w grid of cells.
+  void heatmap(double x, double y, const std::vector<double>& values, std::int64_t h,
+               std::int64_t w, double cell_w, double cell_h, double opacity = 1.0);
+  std::string str() const;
+  // Writes the file; throws uwaga::Error naming the path on failure.
+  void save(const std::string& path) const;
+
+ private:
+  double width_, height_;
+  std::ostringstream body_;
+};
+
+}  // namespace uwaga::apps

@@ -1,0 +1,88 @@
+#include "apps/vit/image_classification_task.h"
+
+#include "core/autograd.h"
+#include "core/cross_entropy.h"
+#include "core/reduction.h"
+
+namespace uwaga::apps {
+namespace {
+
+DataLoaderOptions loader_options(const VitRunConfig& run, bool train, std::int64_t batch_size) {
+  DataLoaderOptions o;
+  o.batch_size = batch_size;
+  o.shuffle = train;
+  o.drop_last = train;
+  o.seed = run.seed;
+  o.mean = run.mean;
+  o.std = run.std;
+  if (train && run.augment)
+    o.augment = run.dataset == "cifar10" ? AugmentOptions::cifar10() : AugmentOptions::mnist();
+  return o;
+}
+
+std::int64_t count_correct(const Tensor& logits, const Tensor& labels) {
+  std::vector<std::int64_t> predicted = argmax(logits, 1).to_indices();
+  std::vector<std::int64_t> truth = labels.to_indices();
+  std::int64_t correct = 0;
+  for (std::size_t i = 0; i < truth.size(); ++i) correct += predicted[i] == truth[i];
+  return correct;
+}
+
+}  // namespace
+
+ClassifierEval evaluate_classifier(nn::VisionTransformer& model, const ImageDataset& data,
+                                   const VitRunConfig& run, std::int64_t batch_size) {
+  NoGradGuard no_grad;
+  const bool was_training = model.is_training();
+  model.eval();
+  DataLoader loader(data, loader_options(run, false, batch_size));
+  const std::int64_t classes = run.model.num_classes;
+  ClassifierEval result;
+  result.confusion.assign(classes, std::vector<std::int64_t>(classes, 0));
+  double loss_sum = 0;
+  for (std::int64_t b = 0; b < loader.batches_per_epoch(); ++b) {
+    Batch batch = loader.batch(0, b);
+    Tensor logits = model.forward(batch.images);
+    const std::int64_t n = batch.labels.numel();
+    loss_sum += cross_entropy(logits, batch.labels).item() * n;
+    std::vector<std::int64_t> predicted = argmax(logits, 1).to_indices();
+    std::vector<std::int64_t> truth = batch.labels.to_indices();
+    for (std::int64_t i = 0; i < n; ++i) {
+      result.confusion[truth[i]][predicted[i]]++;
+      result.correct += predicted[i] == truth[i];
+    }
+    result.n += n;
+  }
+  result.loss = result.n ? loss_sum / result.n : 0;
+  model.train(was_training);
+  return result;
+}
+
+ImageClassificationTask::ImageClassificationTask(nn::VisionTransformer& model,
+                                                 const ImageDataset& train,
+                                                 const ImageDataset& test, const VitRunConfig& run)
+    : model_(model), test_(test), run_(run), loader_(train, loader_options(run, true, run.batch_size)) {
+  if (loader_.batches_per_epoch() == 0)
+    fail("the training set has ", train.count, " images, fewer than one batch of ",
+         run.batch_size, "; lower --batch-size or raise --train-size");
+}
+
+optim::StepResult ImageClassificationTask::train_batch(std::int64_t index) {
+  Batch batch = loader_.batch(epoch_, index);
+  Tensor logits = model_.forward(batch.images);  // (B, classes)
+  optim::StepResult r;
+  r.loss = cross_entropy(logits, batch.labels, {-100, run_.label_smoothing});
+  r.items = batch.labels.numel();
+  {
+    NoGradGuard no_grad;
+    r.correct = count_correct(logits, batch.labels);
+  }
+  return r;
+}
+
+std::map<std::string, double> ImageClassificationTask::evaluate() {
+  ClassifierEval e = evaluate_classifier(model_, test_, run_);
+  return {{"accuracy", e.accuracy()}, {"loss", e.loss}};
+}
+
+}  // namespace uwaga::apps

@@ -1,0 +1,20 @@
+#pragma once
+// Rebuilding a trained ViT from a uwaga-vit checkpoint: the run configuration travels in the
+// checkpoint's metadata, so the model can be built before its weights are loaded.
+#include <memory>
+#include <string>
+
+#include "apps/vit/vit_run_config.h"
+
+namespace uwaga::apps {
+
+struct LoadedVit {
+  VitRunConfig run;
+  std::unique_ptr<nn::VisionTransformer> model;  // in eval mode
+};
+
+// Errors name the file: missing, not a checkpoint, not written by uwaga-vit, or not matching.
+VitRunConfig read_vit_run_config(const std::string& checkpoint);
+LoadedVit load_vit(const std::string& checkpoint);
+
+}  // namespace uwaga::apps

@@ -1,0 +1,255 @@
+#include "apps/vit/vit_commands.h"
+
+#include <cxxopts.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "apps/vit/image_classification_task.h"
+#include "apps/vit/vit_checkpoint.h"
+#include "core/threads.h"
+#include "data/datasets.h"
+#include "optim/adam.h"
+#include "optim/checkpoint.h"
+
+namespace uwaga::apps {
+namespace {
+
+using cxxopts::value;
+
+// Applies the model and optimisation flags the user gave on top of a preset.
+void apply_overrides(VitRunConfig& run, const cxxopts::ParseResult& r) {
+  auto set = [&](const char* flag, auto& field) {
+    if (r.count(flag)) field = r[flag].as<std::decay_t<decltype(field)>>();
+  };
+  set("patch", run.model.patch);
+  set("dim", run.model.dim);
+  set("depth", run.model.depth);
+  set("heads", run.model.heads);
+  set("mlp-dim", run.model.mlp_dim);
+  set("epochs", run.epochs);
+  set("batch-size", run.batch_size);
+  set("lr", run.lr);
+  set("weight-decay", run.weight_decay);
+  set("warmup", run.warmup);
+  set("label-smoothing", run.label_smoothing);
+  set("clip", run.clip_norm);
+  set("seed", run.seed);
+  if (r.count("augment") && r.count("no-augment"))
+    fail("train: --augment and --no-augment contradict each other");
+  if (r.count("augment")) run.augment = true;
+  if (r.count("no-augment")) run.augment = false;
+}
+
+void validate_run(const VitRunConfig& run) {
+  run.model.validate();
+  if (run.epochs < 1) fail("train: --epochs must be at least 1, got ", run.epochs);
+  if (run.batch_size < 1) fail("train: --batch-size must be at least 1, got ", run.batch_size);
+  if (!(run.lr > 0)) fail("train: --lr must be positive, got ", run.lr);
+  if (run.weight_decay < 0) fail("train: --weight-decay must be >= 0, got ", run.weight_decay);
+  if (run.warmup < 0) fail("train: --warmup must be >= 0, got ", run.warmup);
+  if (run.label_smoothing < 0 || run.label_smoothing >= 1)
+    fail("train: --label-smoothing must be in [0, 1), got ", run.label_smoothing);
+}
+
+void check_geometry(const ImageDataset& data, const VitRunConfig& run, const std::string& what) {
+  if (data.channels != run.model.channels || data.height != run.model.image_size ||
+      data.width != run.model.image_size)
+    fail(what, " has images of ", data.channels, "x", data.height, "x", data.width,
+         " but the model expects ", run.model.channels, "x", run.model.image_size, "x",
+         run.model.image_size);
+}
+
+void print_summary(const nn::VisionTransformer& model, const VitRunConfig& run,
+                   const ImageDataset& train, const ImageDataset& test) {
+  const auto& m = run.model;
+  std::printf("uwaga-vit: %s on %s\n", run.preset.empty() ? "custom" : run.preset.c_str(),
+              run.dataset.c_str());
+  std::printf("  model     patch %lld, dim %lld, depth %lld, heads %lld, mlp %lld\n",
+              (long long)m.patch, (long long)m.dim, (long long)m.depth, (long long)m.heads,
+              (long long)m.mlp_dim);
+  std::printf("  tokens    %lld patches of %lld values + 1 class token = %lld\n",
+              (long long)m.num_patches(), (long long)m.patch_dim(), (long long)m.tokens());
+  std::printf("  params    %lld\n", (long long)model.num_parameters());
+  std::printf("  FLOPs     %.2f M per image forward, ~%.1f M per training image\n",
+              m.forward_flops() / 1e6, 3 * m.forward_flops() / 1e6);
+  std::printf("  data      %lld training images, %lld test images\n", (long long)train.count,
+              (long long)test.count);
+  std::printf("  optimiser AdamW lr %g (warm-up %lld steps, cosine to %g), weight decay %g, "
+              "batch %lld, %lld epochs, label smoothing %g, augment %s, threads %d\n",
+              run.lr, (long long)run.warmup, run.min_lr, run.weight_decay,
+              (long long)run.batch_size, (long long)run.epochs, run.label_smoothing,
+              run.augment ? "on" : "off", num_threads());
+  std::fflush(stdout);
+}
+
+void add_thread_flag(cxxopts::Options& o) {
+  o.add_options()("threads", "threads for uwaga and OpenBLAS (default: UWAGA_NUM_THREADS or all)",
+                  value<int>());
+}
+
+void apply_thread_flag(const cxxopts::ParseResult& r) {
+  if (r.count("threads")) set_num_threads(r["threads"].as<int>());
+  else init_threads();
+}
+
+}  // namespace
+
+int vit_train(int argc, char** argv) {
+  cxxopts::Options o("uwaga-vit train", "Train a Vision Transformer on an image dataset.");
+  o.add_options()
+      ("preset", "mnist-tiny, mnist-best, fashion-mnist or cifar10-small", value<std::string>()->default_value("mnist-tiny"))
+      ("dataset", "mnist, fashion-mnist or cifar10 (default: the preset's)", value<std::string>())
+      ("data-dir", "where the dataset's files are (default: data/cache/DATASET)", value<std::string>())
+      ("out", "directory for checkpoint.safetensors and log.jsonl (required)", value<std::string>())
+      ("resume", "continue from the checkpoint in --out")
+      ("max-steps", "stop after this many optimizer steps in total (counting resumed ones)", value<std::int64_t>()->default_value("0"))
+      ("train-size", "use only the first N training images", value<std::int64_t>())
+      ("patch", "patch size P", value<std::int64_t>())
+      ("dim", "embedding width D", value<std::int64_t>())
+      ("depth", "number of encoder blocks L", value<std::int64_t>())
+      ("heads", "attention heads h (must divide D)", value<std::int64_t>())
+      ("mlp-dim", "hidden width of the MLPs", value<std::int64_t>())
+      ("epochs", "training epochs", value<std::int64_t>())
+      ("batch-size", "images per step", value<std::int64_t>())
+      ("lr", "peak learning rate", value<double>())
+      ("weight-decay", "AdamW weight decay (not on biases, norms, embeddings)", value<double>())
+      ("warmup", "steps of linear learning-rate warm-up", value<std::int64_t>())
+      ("label-smoothing", "label smoothing in [0, 1)", value<double>())
+      ("clip", "clip the global gradient norm to this (0: off)", value<double>())
+      ("augment", "random shifts (and flips for CIFAR-10) while training")
+      ("no-augment", "no augmentation")
+      ("seed", "seed for initialisation and shuffling", value<std::uint64_t>())
+      ("log-every", "steps between log lines", value<std::int64_t>()->default_value("50"))
+      ("h,help", "show this help");
+  add_thread_flag(o);
+  auto r = o.parse(argc, argv);
+  if (r.count("help")) {
+    std::cout << o.help() << "\n";
+    return 0;
+  }
+  if (!r.unmatched().empty()) fail("train: unexpected argument '", r.unmatched()[0], "'");
+  if (!r.count("out")) fail("train: --out DIR is required (checkpoints and the log go there)");
+  apply_thread_flag(r);
+  const std::string out = r["out"].as<std::string>();
+  const std::string checkpoint = out + "/checkpoint.safetensors";
+  const bool resume = r.count("resume") > 0;
+
+  VitRunConfig run;
+  if (resume) {
+    if (!std::filesystem::exists(checkpoint))
+      fail("train: --resume: no checkpoint at ", checkpoint);
+    run = read_vit_run_config(checkpoint);
+    for (const char* flag : {"preset", "dataset", "patch", "dim", "depth", "heads", "mlp-dim",
+                             "batch-size", "seed", "train-size"})
+      if (r.count(flag) && !r[flag].has_default())
+        fail("train: --", flag, " cannot change when resuming (the checkpoint fixes it)");
+    if (r.count("epochs")) run.epochs = r["epochs"].as<std::int64_t>();
+  } else {
+    run = vit_preset(r["preset"].as<std::string>());
+    if (r.count("dataset")) set_dataset_geometry(run, r["dataset"].as<std::string>());
+    apply_overrides(run, r);
+  }
+  validate_run(run);
+
+  const std::string dir = r.count("data-dir") ? r["data-dir"].as<std::string>()
+                                              : default_data_dir(run.dataset);
+  ImageDataset train = load_dataset(run.dataset, dir, true);
+  ImageDataset test = load_dataset(run.dataset, dir, false);
+  if (r.count("train-size")) {
+    std::int64_t n = r["train-size"].as<std::int64_t>();
+    if (n < 1) fail("train: --train-size must be at least 1, got ", n);
+    train = take_first(train, n);
+  }
+  check_geometry(train, run, run.dataset);
+  if (!resume) {
+    ChannelStats stats = channel_stats(train);
+    run.mean = stats.mean;
+    run.std = stats.std;
+    run.class_names = train.class_names;
+  }
+
+  Generator gen(run.seed);
+  nn::VisionTransformer model(run.model, gen);
+  print_summary(model, run, train, test);
+  optim::AdamW optimizer(optim::make_param_groups(model, run.weight_decay), {run.lr});
+  ImageClassificationTask task(model, train, test, run);
+  const std::int64_t total = run.epochs * task.batches_per_epoch();
+  optim::WarmupCosineLr schedule(run.lr, std::min(run.warmup, total - 1), total, run.min_lr);
+
+  optim::TrainerOptions to;
+  to.epochs = run.epochs;
+  to.max_steps = r["max-steps"].as<std::int64_t>();
+  to.clip_norm = run.clip_norm;
+  to.out_dir = out;
+  to.resume = resume;
+  to.log_every = r["log-every"].as<std::int64_t>();
+  to.resume_command = "uwaga-vit train --out " + out + " --resume";
+  optim::Trainer trainer(task, optimizer, schedule, to);
+  optim::TrainSummary summary = trainer.fit();
+  if (summary.last_eval.count("accuracy"))
+    std::printf("test accuracy: %.2f%% (%lld images), %lld steps, %.1f s\n",
+                100 * summary.last_eval.at("accuracy"), (long long)test.count,
+                (long long)summary.steps, summary.seconds);
+  if (!summary.message.empty()) std::fprintf(stderr, "uwaga-vit: %s\n", summary.message.c_str());
+  return summary.stopped_non_finite ? 1 : (summary.interrupted ? 130 : 0);
+}
+
+int vit_eval(int argc, char** argv) {
+  cxxopts::Options o("uwaga-vit eval", "Accuracy, per-class accuracy and confusion matrix.");
+  o.add_options()
+      ("checkpoint", "a checkpoint written by uwaga-vit train", value<std::string>())
+      ("dataset", "dataset to evaluate on (default: the checkpoint's)", value<std::string>())
+      ("data-dir", "where the dataset's files are (default: data/cache/DATASET)", value<std::string>())
+      ("json", "end with one line of JSON: accuracy, n, loss, per_class")
+      ("batch-size", "images per forward pass", value<std::int64_t>()->default_value("500"))
+      ("h,help", "show this help");
+  add_thread_flag(o);
+  auto r = o.parse(argc, argv);
+  if (r.count("help")) {
+    std::cout << o.help() << "\n";
+    return 0;
+  }
+  if (!r.unmatched().empty()) fail("eval: unexpected argument '", r.unmatched()[0], "'");
+  if (!r.count("checkpoint")) fail("eval: --checkpoint FILE is required");
+  apply_thread_flag(r);
+  LoadedVit vit = load_vit(r["checkpoint"].as<std::string>());
+  std::string dataset = r.count("dataset") ? r["dataset"].as<std::string>() : vit.run.dataset;
+  std::string dir =
+      r.count("data-dir") ? r["data-dir"].as<std::string>() : default_data_dir(dataset);
+  ImageDataset test = load_dataset(dataset, dir, false);
+  check_geometry(test, vit.run, dataset);
+  ClassifierEval e =
+      evaluate_classifier(*vit.model, test, vit.run, r["batch-size"].as<std::int64_t>());
+
+  std::printf("%s test set: accuracy %.2f%% (%lld of %lld), loss %.4f\n", dataset.c_str(),
+              100 * e.accuracy(), (long long)e.correct, (long long)e.n, e.loss);
+  std::printf("per class:\n");
+  nlohmann::json per_class = nlohmann::json::array();
+  for (std::size_t c = 0; c < e.confusion.size(); ++c) {
+    std::int64_t total = 0;
+    for (auto v : e.confusion[c]) total += v;
+    double acc = total ? static_cast<double>(e.confusion[c][c]) / total : 0.0;
+    per_class.push_back(acc);
+    std::string name = c < test.class_names.size() ? test.class_names[c] : std::to_string(c);
+    std::printf("  %2zu %-12s %6.2f%% of %lld\n", c, name.c_str(), 100 * acc, (long long)total);
+  }
+  std::printf("confusion matrix (rows: true class, columns: predicted):\n     ");
+  for (std::size_t c = 0; c < e.confusion.size(); ++c) std::printf("%6zu", c);
+  std::printf("\n");
+  for (std::size_t t = 0; t < e.confusion.size(); ++t) {
+    std::printf("  %2zu ", t);
+    for (auto v : e.confusion[t]) std::printf("%6lld", (long long)v);
+    std::printf("\n");
+  }
+  if (r.count("json")) {
+    nlohmann::json j = {{"accuracy", e.accuracy()}, {"n", e.n},           {"loss", e.loss},
+                        {"dataset", dataset},       {"per_class", per_class}, {"confusion", e.confusion}};
+    std::printf("%s\n", j.dump().c_str());
+  }
+  return 0;
+}
+
+}  // namespace uwaga::apps

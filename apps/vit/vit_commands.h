@@ -1,0 +1,11 @@
+#pragma once
+// The four modes of uwaga-vit; each parses its own flags (argv[0] is the mode) and returns the
+// exit status. Errors are thrown as uwaga::Error and reported by main() with status 2.
+namespace uwaga::apps {
+
+int vit_train(int argc, char** argv);
+int vit_eval(int argc, char** argv);
+int vit_predict(int argc, char** argv);
+int vit_attention(int argc, char** argv);
+
+}  // namespace uwaga::apps

@@ -1,0 +1,110 @@
+#include "apps/vit/vit_run_config.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace uwaga::apps {
+
+void set_dataset_geometry(VitRunConfig& run, const std::string& dataset) {
+  run.dataset = dataset;
+  if (dataset == "mnist" || dataset == "fashion-mnist") {
+    run.model.image_size = 28;
+    run.model.channels = 1;
+  } else if (dataset == "cifar10") {
+    run.model.image_size = 32;
+    run.model.channels = 3;
+  } else {
+    fail("unknown dataset '", dataset, "'; expected one of: mnist, fashion-mnist, cifar10");
+  }
+  run.model.num_classes = 10;
+}
+
+std::vector<std::string> vit_preset_names() {
+  return {"mnist-tiny", "mnist-best", "fashion-mnist", "cifar10-small"};
+}
+
+VitRunConfig vit_preset(const std::string& name) {
+  VitRunConfig r;
+  r.preset = name;
+  if (name == "mnist-tiny") {
+    // The reference configuration: 7×7 patches (16 + 1 tokens), D 64, 6 blocks, 4 heads.
+    set_dataset_geometry(r, "mnist");
+    r.model.patch = 7, r.model.dim = 64, r.model.depth = 6, r.model.heads = 4;
+    r.model.mlp_dim = 128;
+    r.epochs = 10, r.batch_size = 128, r.lr = 1e-3, r.weight_decay = 0.05, r.warmup = 469;
+    r.augment = false;
+  } else if (name == "mnist-best") {
+    set_dataset_geometry(r, "mnist");
+    r.model.patch = 4, r.model.dim = 128, r.model.depth = 6, r.model.heads = 4;
+    r.model.mlp_dim = 256;
+    r.epochs = 30, r.batch_size = 128, r.lr = 1e-3, r.weight_decay = 0.05, r.warmup = 938;
+    r.label_smoothing = 0.1, r.augment = true;
+  } else if (name == "fashion-mnist") {
+    set_dataset_geometry(r, "fashion-mnist");
+    r.model.patch = 7, r.model.dim = 128, r.model.depth = 6, r.model.heads = 4;
+    r.model.mlp_dim = 256;
+    r.epochs = 25, r.batch_size = 128, r.lr = 1e-3, r.weight_decay = 0.05, r.warmup = 938;
+    r.label_smoothing = 0.1, r.augment = true;
+  } else if (name == "cifar10-small") {
+    // 4×4 patches: 64 + 1 tokens.
+    set_dataset_geometry(r, "cifar10");
+    r.model.patch = 4, r.model.dim = 128, r.model.depth = 6, r.model.heads = 4;
+    r.model.mlp_dim = 256;
+    r.epochs = 40, r.batch_size = 128, r.lr = 1e-3, r.weight_decay = 0.05, r.warmup = 1955;
+    r.label_smoothing = 0.1, r.augment = true;
+  } else {
+    std::string names;
+    for (auto& n : vit_preset_names()) names += (names.empty() ? "" : ", ") + n;
+    fail("unknown preset '", name, "'; expected one of: ", names);
+  }
+  return r;
+}
+
+std::string VitRunConfig::to_json() const {
+  nlohmann::json j = {{"preset", preset},
+                      {"dataset", dataset},
+                      {"model", nlohmann::json::parse(model.to_json())},
+                      {"epochs", epochs},
+                      {"batch_size", batch_size},
+                      {"lr", lr},
+                      {"min_lr", min_lr},
+                      {"weight_decay", weight_decay},
+                      {"warmup", warmup},
+                      {"label_smoothing", label_smoothing},
+                      {"clip_norm", clip_norm},
+                      {"augment", augment},
+                      {"seed", seed},
+                      {"mean", mean},
+                      {"std", std},
+                      {"class_names", class_names}};
+  return j.dump();
+}
+
+VitRunConfig VitRunConfig::from_json(const std::string& text) {
+  VitRunConfig r;
+  try {
+    nlohmann::json j = nlohmann::json::parse(text);
+    r.preset = j.at("preset");
+    r.dataset = j.at("dataset");
+    r.model = nn::VitConfig::from_json(j.at("model").dump());
+    r.epochs = j.at("epochs");
+    r.batch_size = j.at("batch_size");
+    r.lr = j.at("lr");
+    r.min_lr = j.at("min_lr");
+    r.weight_decay = j.at("weight_decay");
+    r.warmup = j.at("warmup");
+    r.label_smoothing = j.at("label_smoothing");
+    r.clip_norm = j.at("clip_norm");
+    r.augment = j.at("augment");
+    r.seed = j.at("seed");
+    r.mean = j.at("mean").get<std::vector<float>>();
+    r.std = j.at("std").get<std::vector<float>>();
+    r.class_names = j.at("class_names").get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    fail("the checkpoint's run configuration cannot be read: ", e.what());
+  }
+  return r;
+}
+
+}  // namespace uwaga::apps

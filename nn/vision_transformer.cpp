@@ -1,0 +1,116 @@
+#include "nn/vision_transformer.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/elementwise.h"
+#include "core/shape_ops.h"
+#include "nn/init.h"
+
+namespace uwaga::nn {
+
+std::int64_t VitConfig::forward_flops() const {
+  const std::int64_t T = tokens(), D = dim;
+  const std::int64_t per_block = 2 * T * D * 3 * D  // qkv projection
+                                 + 2 * 2 * T * T * D  // Q Kᵀ and A V over all heads
+                                 + 2 * T * D * D      // output projection W_O
+                                 + 2 * 2 * T * D * mlp_dim;  // fc1 and fc2
+  return 2 * num_patches() * patch_dim() * D + depth * per_block + 2 * D * num_classes;
+}
+
+void VitConfig::validate() const {
+  auto positive = [](const char* name, std::int64_t v) {
+    if (v < 1) fail("vit config: ", name, " must be positive, got ", v);
+  };
+  positive("image size", image_size);
+  positive("channels", channels);
+  positive("patch", patch);
+  positive("dim", dim);
+  positive("depth", depth);
+  positive("heads", heads);
+  positive("mlp-dim", mlp_dim);
+  positive("classes", num_classes);
+  if (image_size % patch != 0)
+    fail("vit config: image size ", image_size, " is not divisible by patch ", patch);
+  if (dim % heads != 0) fail("vit config: dim ", dim, " is not divisible by heads ", heads);
+}
+
+std::string VitConfig::to_json() const {
+  nlohmann::json j = {{"image_size", image_size}, {"channels", channels}, {"patch", patch},
+                      {"dim", dim},               {"depth", depth},       {"heads", heads},
+                      {"mlp_dim", mlp_dim},       {"num_classes", num_classes}};
+  return j.dump();
+}
+
+VitConfig VitConfig::from_json(const std::string& text) {
+  VitConfig c;
+  try {
+    nlohmann::json j = nlohmann::json::parse(text);
+    c.image_size = j.at("image_size");
+    c.channels = j.at("channels");
+    c.patch = j.at("patch");
+    c.dim = j.at("dim");
+    c.depth = j.at("depth");
+    c.heads = j.at("heads");
+    c.mlp_dim = j.at("mlp_dim");
+    c.num_classes = j.at("num_classes");
+  } catch (const nlohmann::json::exception& e) {
+    fail("vit config: cannot read '", text, "': ", e.what());
+  }
+  c.validate();
+  return c;
+}
+
+Tensor patchify(const Tensor& images, std::int64_t P) {
+  if (images.dim() != 4)
+    fail("patchify: images ", shape_str(images.shape()), " should be (B, C, H, W)");
+  const std::int64_t B = images.size(0), C = images.size(1), H = images.size(2),
+                     W = images.size(3);
+  if (H % P != 0 || W % P != 0)
+    fail("patchify: image ", H, "x", W, " is not divisible into ", P, "x", P, " patches");
+  // (B, C, H/P, P, W/P, P) -> (B, H/P, W/P, P, P, C) -> (B, N, P·P·C)
+  Tensor x = reshape(images, {B, C, H / P, P, W / P, P});
+  x = permute(x, {0, 2, 4, 3, 5, 1});
+  return reshape(x, {B, (H / P) * (W / P), P * P * C});
+}
+
+VisionTransformer::VisionTransformer(const VitConfig& c, Generator& gen) : config(c) {
+  config.validate();
+  patch_embed = register_module("patch_embed", std::make_shared<Linear>(c.patch_dim(), c.dim, gen));
+  cls_token = register_parameter("cls_token", Tensor::empty({1, 1, c.dim}));
+  pos_embed = register_parameter("pos_embed", Tensor::empty({1, c.tokens(), c.dim}));
+  init::trunc_normal(cls_token, gen, 0.02);
+  init::trunc_normal(pos_embed, gen, 0.02);
+  for (std::int64_t i = 0; i < c.depth; ++i)
+    blocks.push_back(register_module(
+        "blocks." + std::to_string(i),
+        std::make_shared<TransformerEncoderBlock>(c.dim, c.heads, c.mlp_dim, gen)));
+  norm = register_module("norm", std::make_shared<LayerNorm>(c.dim));
+  head = register_module("head", std::make_shared<Linear>(c.dim, c.num_classes, gen));
+}
+
+Tensor VisionTransformer::forward(const Tensor& images) {
+  if (images.dim() != 4 || images.size(1) != config.channels ||
+      images.size(2) != config.image_size || images.size(3) != config.image_size)
+    fail("VisionTransformer: images ", shape_str(images.shape()), " should be (B, ",
+         config.channels, ", ", config.image_size, ", ", config.image_size, ")");
+  const std::int64_t B = images.size(0);
+  Tensor patches = patchify(images, config.patch);          // x_p      (B, N, P²·C)
+  Tensor embedded = patch_embed->forward(patches);          // x_p E    (B, N, D)
+  Tensor cls = expand(cls_token, {B, 1, config.dim});       // x_class  (B, 1, D)
+  Tensor z = cat({cls, embedded}, 1) + pos_embed;           // z_0      (B, N+1, D)
+  for (auto& block : blocks) z = block->forward(z);         // z_ℓ, ℓ = 1…L
+  Tensor y = norm->forward(reshape(slice(z, 1, 0, 1), {B, config.dim}));  // y = LN(z_L^0)
+  return head->forward(y);                                  // (B, classes)
+}
+
+void VisionTransformer::keep_attention(bool on) {
+  for (auto& block : blocks) block->attn->keep_attention(on);
+}
+
+std::vector<Tensor> VisionTransformer::attention_maps() const {
+  std::vector<Tensor> maps;
+  for (auto& block : blocks) maps.push_back(block->attn->attention());
+  return maps;
+}
+
+}  // namespace uwaga::nn

@@ -1,0 +1,66 @@
+#pragma once
+// The Vision Transformer (SEEDS §6). An image x ∈ R^{H×W×C} is cut into N = HW/P² patches
+// x_p ∈ R^{N×(P²·C)}; each is embedded linearly with E ∈ R^{(P²·C)×D}; a learnable class token
+// is put in front and learnable position embeddings E_pos ∈ R^{(N+1)×D} are added:
+//   z_0 = [x_class; x_p^1 E; x_p^2 E; …; x_p^N E] + E_pos
+// then L pre-LN encoder blocks (SEEDS §5), and the classifier reads the class token's final
+// state:  y = LN(z_L^0),  logits = y W_headᵀ + b_head.
+//
+// Parameter names follow timm: patch_embed.{weight,bias}, cls_token, pos_embed,
+// blocks.<i>.{norm1,attn.qkv,attn.proj,norm2,mlp.fc1,mlp.fc2}, norm, head.
+// Init: Linear weights trunc-normal(0, 0.02), biases 0; cls_token and pos_embed trunc-normal(0,
+// 0.02); LayerNorm γ = 1, β = 0.
+#include <string>
+#include <vector>
+
+#include "nn/layer_norm.h"
+#include "nn/linear.h"
+#include "nn/transformer_encoder_block.h"
+
+namespace uwaga::nn {
+
+struct VitConfig {
+  std::int64_t image_size = 28;  // H = W
+  std::int64_t channels = 1;     // C
+  std::int64_t patch = 7;        // P
+  std::int64_t dim = 64;         // D
+  std::int64_t depth = 6;        // L
+  std::int64_t heads = 4;        // h
+  std::int64_t mlp_dim = 128;
+  std::int64_t num_classes = 10;
+
+  std::int64_t num_patches() const { return (image_size / patch) * (image_size / patch); }  // N
+  std::int64_t tokens() const { return num_patches() + 1; }  // N + 1 with the class token
+  std::int64_t patch_dim() const { return patch * patch * channels; }  // P²·C
+  // Multiply-adds ×2 of one forward pass on one image (matrix products only).
+  std::int64_t forward_flops() const;
+  // Throws an Error naming the offending field when the configuration cannot work.
+  void validate() const;
+  std::string to_json() const;
+  static VitConfig from_json(const std::string& json);
+};
+
+// (B, C, H, W) -> (B, N, P²·C): patch n = (row r, column c) in raster order, each flattened as
+// (P, P, C) — pixel by pixel, channels innermost.
+Tensor patchify(const Tensor& images, std::int64_t patch);
+
+class VisionTransformer : public Module {
+ public:
+  VisionTransformer(const VitConfig& config, Generator& gen);
+
+  Tensor forward(const Tensor& images);  // (B, C, H, W) -> logits (B, classes)
+
+  // Keeps each block's attention weights (B, h, N+1, N+1) from the next forward on.
+  void keep_attention(bool on);
+  std::vector<Tensor> attention_maps() const;  // one per block
+
+  const VitConfig config;
+  std::shared_ptr<Linear> patch_embed;  // E: (P²·C) -> D
+  Tensor cls_token;                     // x_class (1, 1, D)
+  Tensor pos_embed;                     // E_pos (1, N+1, D)
+  std::vector<std::shared_ptr<TransformerEncoderBlock>> blocks;
+  std::shared_ptr<LayerNorm> norm;
+  std::shared_ptr<Linear> head;
+};
+
+}  // namespace uwaga::nn

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Smoke test of uwaga-vit on a slice of real MNIST: training lowers the loss; eval, predict and
+# attention work on the checkpoint; --resume continues; bad input exits 2 with a message.
+#   bash tests/apps/vit_smoke.sh BUILD/apps/uwaga-vit
+set -uo pipefail
+bin=$1
+root=$(cd "$(dirname "$0")/../.." && pwd)
+data=$root/data/cache/mnist
+if [[ ! -f $data/t10k-labels-idx1-ubyte ]]; then
+  bash "$root/data/fetch.sh" mnist "$data" >/dev/null || { echo "FAIL: could not fetch MNIST"; exit 1; }
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+pass() { echo "ok: $1"; }
+failed() { echo "FAIL: $1"; failures=$((failures + 1)); }
+
+small=(--data-dir "$data" --train-size 2048 --batch-size 64 --dim 32 --depth 2 --heads 2
+       --mlp-dim 64 --epochs 1 --warmup 5 --lr 2e-3 --log-every 5 --threads 2)
+
+# 1. A few dozen steps lower the loss.
+if "$bin" train "${small[@]}" --max-steps 30 --out "$tmp/run" >"$tmp/train.out" 2>&1; then
+  first=$(grep '"type":"step"' "$tmp/run/log.jsonl" | head -1 | grep -o '"loss":[-0-9.e]*' | cut -d: -f2)
+  last=$(grep '"type":"step"' "$tmp/run/log.jsonl" | tail -1 | grep -o '"loss":[-0-9.e]*' | cut -d: -f2)
+  if awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a - 0.2) }'; then
+    pass "train: loss fell from $first to $last in 30 steps"
+  else
+    failed "train: loss did not fall enough ($first -> $last)"
+  fi
+  [[ -f $tmp/run/checkpoint.safetensors ]] && pass "train: checkpoint written" || failed "train: no checkpoint"
+else
+  failed "train exited with $?"; cat "$tmp/train.out"
+fi
+grep -q "params" "$tmp/train.out" && grep -q "FLOPs" "$tmp/train.out" && pass "train: summary printed" ||
+  failed "train: no summary"
+
+ckpt=$tmp/run/checkpoint.safetensors
+# 2. eval --json ends with a JSON line holding accuracy and n.
+if "$bin" eval --checkpoint "$ckpt" --data-dir "$data" --json >"$tmp/eval.out" 2>&1; then
+  tail -1 "$tmp/eval.out" | grep -q '"accuracy":0\.[0-9]*' && tail -1 "$tmp/eval.out" | grep -q '"n":10000' &&
+    pass "eval --json: $(tail -1 "$tmp/eval.out" | grep -o '"accuracy":[0-9.]*')" ||
+    failed "eval --json: last line is not the expected JSON: $(tail -1 "$tmp/eval.out")"
+  grep -q "confusion matrix" "$tmp/eval.out" && pass "eval: confusion matrix" || failed "eval: no confusion matrix"
+else
+  failed "eval exited with $?"; cat "$tmp/eval.out"
+fi
+
+# 3. predict on a test image and on a PGM file.
+"$bin" predict --checkpoint "$ckpt" --data-dir "$data" --index 0 >"$tmp/predict.out" 2>&1 &&
+  grep -q "%" "$tmp/predict.out" && pass "predict --index: $(cat "$tmp/predict.out")" ||
+  failed "predict --index: $(cat "$tmp/predict.out")"
+{ printf 'P5\n28 28\n255\n'; head -c 784 /dev/zero; } >"$tmp/blank.pgm"
+"$bin" predict --checkpoint "$ckpt" "$tmp/blank.pgm" >"$tmp/predict2.out" 2>&1 &&
+  grep -q "blank.pgm:" "$tmp/predict2.out" && pass "predict FILE.pgm" || failed "predict FILE.pgm: $(cat "$tmp/predict2.out")"
+
+# 4. attention draws an SVG.
+"$bin" attention --checkpoint "$ckpt" --data-dir "$data" --index 3 --out "$tmp/att.svg" >"$tmp/att.out" 2>&1 &&
+  grep -q "<svg" "$tmp/att.svg" && grep -q "rollout" "$tmp/att.svg" && pass "attention: SVG drawn" ||
+  failed "attention: $(cat "$tmp/att.out")"
+
+# 5. --resume continues to the new step budget.
+if "$bin" train --out "$tmp/run" --resume --max-steps 40 --data-dir "$data" --log-every 5 >"$tmp/resume.out" 2>&1; then
+  grep -q '"step":40' "$tmp/run/log.jsonl" && pass "resume: continued to step 40" ||
+    failed "resume: no step 40 in the log"
+else
+  failed "resume exited with $?"; cat "$tmp/resume.out"
+fi
+
+# 6. Bad input: one-line message and exit status 2.
+expect_error() {  # expected-text, then the arguments
+  local text=$1; shift
+  "$bin" "$@" >"$tmp/err.out" 2>&1
+  local status=$?
+  if [[ $status -eq 2 ]] && grep -q -- "$text" "$tmp/err.out"; then
+    pass "exit 2 for: $* -> $(head -1 "$tmp/err.out")"
+  else
+    failed "expected exit 2 and '$text' for: $* (got $status: $(cat "$tmp/err.out"))"
+  fi
+}
+expect_error "not divisible by heads" train --out "$tmp/bad" --data-dir "$data" --heads 5
+expect_error "not divisible by patch" train --out "$tmp/bad" --data-dir "$data" --patch 5
+expect_error "unknown dataset" train --out "$tmp/bad" --dataset imagenet
+expect_error "unknown preset" train --out "$tmp/bad" --preset huge
+expect_error "data/fetch.sh mnist" train --out "$tmp/bad" --data-dir "$tmp/nowhere"
+expect_error "is required" train
+expect_error "not a uwaga checkpoint" eval --checkpoint "$root/tests/golden/linear.safetensors" --data-dir "$data"
+expect_error "does not exist" eval --checkpoint "$tmp/missing.safetensors"
+expect_error "unknown mode" fly
+expect_error "Option" train --out "$tmp/bad" --no-such-flag
+expect_error "not a PGM or PPM" predict --checkpoint "$ckpt" "$root/tests/golden/linear.safetensors"
+{ printf 'P5\n32 32\n255\n'; head -c 1024 /dev/zero; } >"$tmp/big.pgm"
+expect_error "the model expects 1x28x28" predict --checkpoint "$ckpt" "$tmp/big.pgm"
+if [[ $failures -eq 0 ]]; then echo "vit smoke test: all checks passed"; exit 0; fi
+echo "vit smoke test: $failures check(s) failed"; exit 1

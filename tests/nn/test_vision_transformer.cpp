@@ -1,0 +1,102 @@
+#include <catch2/catch.hpp>
+
+#include "core/uwaga.h"
+#include "nn/attention_rollout.h"
+#include "nn/vision_transformer.h"
+#include "tests/support/gradcheck.h"
+#include "tests/support/parity.h"
+
+using namespace uwaga;
+using namespace uwaga::nn;
+using namespace uwaga::testing;
+using Catch::Contains;
+
+namespace {
+VitConfig small_config() {
+  VitConfig c;
+  c.image_size = 8, c.channels = 2, c.patch = 4, c.dim = 8, c.depth = 2, c.heads = 2;
+  c.mlp_dim = 16, c.num_classes = 5;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("patchify cuts P×P patches in raster order, (P, P, C) within a patch", "[nn][vit]") {
+  // Image (1, 2, 4, 4): value = 100·c + 10·row + column.
+  Tensor img = Tensor::empty({1, 2, 4, 4});
+  for (int c = 0; c < 2; ++c)
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j) img.set({0, c, i, j}, 100 * c + 10 * i + j);
+  Tensor p = patchify(img, 2);
+  REQUIRE(p.shape() == Shape{1, 4, 8});
+  // Patch 1 is the top-right 2×2 block: pixels (0,2), (0,3), (1,2), (1,3), channels innermost.
+  std::vector<double> expected = {2, 102, 3, 103, 12, 112, 13, 113};
+  for (int k = 0; k < 8; ++k) REQUIRE(p.at({0, 1, k}) == expected[k]);
+  REQUIRE(p.at({0, 2, 0}) == 20);  // patch 2 starts at row 2, column 0
+  REQUIRE_THROWS_WITH(patchify(Tensor::zeros({1, 1, 5, 5}), 2), Contains("not divisible"));
+}
+
+TEST_CASE("the ViT matches PyTorch", "[nn][vit][golden]") {
+  Generator gen(0);
+  VisionTransformer vit(small_config(), gen);
+  check_parity("vit", vit, [&](auto& in) { return vit.forward(in.at("images")); });
+}
+
+TEST_CASE("the ViT passes gradcheck", "[nn][vit]") {
+  Generator gen(1);
+  VitConfig c = small_config();
+  c.depth = 1;
+  VisionTransformer vit(c, gen);
+  vit.to(DType::Float64);
+  std::vector<Tensor> inputs = {leaf({2, 2, 8, 8}, 3)};
+  for (auto& p : vit.parameters()) inputs.push_back(p);
+  require_gradcheck([&](const std::vector<Tensor>& in) { return vit.forward(in[0]); }, inputs);
+}
+
+TEST_CASE("ViT names, FLOPs and configuration errors", "[nn][vit]") {
+  Generator gen(0);
+  VitConfig tiny;  // defaults: the mnist-tiny reference configuration
+  VisionTransformer vit(tiny, gen);
+  auto names = vit.named_parameters();
+  // Own parameters first, then submodules in registration order (as PyTorch lists them).
+  REQUIRE(names[0].first == "cls_token");
+  REQUIRE(names[1].first == "pos_embed");
+  REQUIRE(names[2].first == "patch_embed.weight");
+  REQUIRE(names[4].first == "blocks.0.norm1.weight");
+  REQUIRE(names.back().first == "head.bias");
+  REQUIRE(tiny.tokens() == 17);
+  // ≈ 7.2 MFLOP forward, ≈ 22 MFLOP per training image (forward + backward ≈ 3× forward).
+  REQUIRE(tiny.forward_flops() > 7.0e6);
+  REQUIRE(tiny.forward_flops() < 7.5e6);
+  VitConfig bad = tiny;
+  bad.heads = 5;
+  REQUIRE_THROWS_WITH(bad.validate(), Contains("dim 64 is not divisible by heads 5"));
+  bad = tiny;
+  bad.patch = 5;
+  REQUIRE_THROWS_WITH(bad.validate(), Contains("image size 28 is not divisible by patch 5"));
+  REQUIRE(VitConfig::from_json(tiny.to_json()).to_json() == tiny.to_json());
+  REQUIRE_THROWS_WITH(vit.forward(Tensor::zeros({1, 3, 28, 28})), Contains("should be (B, 1, 28, 28)"));
+}
+
+TEST_CASE("attention maps: class-token rows and rollout", "[nn][vit]") {
+  Generator gen(2);
+  VisionTransformer vit(small_config(), gen);
+  vit.keep_attention(true);
+  vit.forward(Tensor::randn({3, 2, 8, 8}, gen));
+  auto maps = vit.attention_maps();
+  REQUIRE(maps.size() == 2);
+  REQUIRE(maps[0].shape() == Shape{3, 2, 5, 5});
+  Tensor cls = class_token_attention(maps[0]);
+  REQUIRE(cls.shape() == Shape{3, 4});
+  Tensor R = attention_rollout(maps);
+  REQUIRE(R.shape() == Shape{3, 5, 5});
+  for (std::int64_t b = 0; b < 3; ++b)
+    for (std::int64_t i = 0; i < 5; ++i) {
+      double row = 0;
+      for (std::int64_t j = 0; j < 5; ++j) row += R.at({b, i, j});
+      REQUIRE(row == Approx(1.0).epsilon(1e-5));  // a product of row-stochastic matrices
+    }
+  // With uniform attention in every layer the rollout is uniform too.
+  Tensor uniform = Tensor::full({1, 2, 4, 4}, 0.25);
+  Tensor Ru = attention_rollout({uniform, uniform});
+  REQUIRE(Ru.at({0, 0, 1}) == Approx(Ru.at({0, 0, 2})));
+}
