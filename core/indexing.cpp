@@ -8,16 +8,6 @@
 namespace uwaga {
 namespace {
 
-// Calls fn(T{}) with the element type of `dtype`: gathering works on int64 tensors too.
-template <class Fn>
-void dispatch_any(DType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DType::Float32: fn(float{}); break;
-    case DType::Float64: fn(double{}); break;
-    case DType::Int64: fn(std::int64_t{}); break;
-  }
-}
-
 void check_index_tensor(const Tensor& index, const char* op, const char* what) {
   check_defined(index, op);
   if (index.dtype() != DType::Int64)

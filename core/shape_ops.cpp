@@ -9,17 +9,6 @@
 namespace uwaga {
 namespace {
 
-// Calls fn(T{}) with the element type of `dtype`. Shape ops only move elements, so unlike
-// arithmetic they work on int64 tensors (token ids, labels) too.
-template <class Fn>
-void dispatch_any(DType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DType::Float32: fn(float{}); break;
-    case DType::Float64: fn(double{}); break;
-    case DType::Int64: fn(std::int64_t{}); break;
-  }
-}
-
 // The one copy kernel behind permute, expand, slice and slice's backward. It walks a block of
 // `shape` elements in row-major order and copies element i = (i_0, ..., i_{k-1}):
 //   dst[Σ i_d · dst_strides[d]] = src[Σ i_d · src_strides[d]]

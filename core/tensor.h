@@ -134,6 +134,16 @@ decltype(auto) dispatch_float(DType dtype, const char* op, Fn&& fn) {
   fail(op, ": expects a float32 or float64 tensor, got ", dtype_name(dtype));
 }
 
+// ---- dispatch for ops that only move elements (shape ops, gathering): any dtype --------------
+template <class Fn>
+void dispatch_any(DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::Float32: fn(float{}); break;
+    case DType::Float64: fn(double{}); break;
+    case DType::Int64: fn(std::int64_t{}); break;
+  }
+}
+
 // Checks shared by ops.
 void check_defined(const Tensor& t, const char* op);
 void check_float(const Tensor& t, const char* op);

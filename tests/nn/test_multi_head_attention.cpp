@@ -10,13 +10,6 @@ using namespace uwaga::nn;
 using namespace uwaga::testing;
 using Catch::Contains;
 
-namespace {
-std::vector<Tensor> with_params(std::vector<Tensor> inputs, const Module& m) {
-  for (auto& p : m.parameters()) inputs.push_back(p);
-  return inputs;
-}
-}  // namespace
-
 TEST_CASE("multi-head self-attention passes gradcheck for h = 1, 2, 4, with masks",
           "[nn][mha]") {
   for (std::int64_t h : {1, 2, 4})

@@ -15,13 +15,6 @@ using namespace uwaga::nn;
 using namespace uwaga::testing;
 using Catch::Contains;
 
-namespace {
-std::vector<Tensor> with_params(std::vector<Tensor> inputs, const Module& m) {
-  for (auto& p : m.parameters()) inputs.push_back(p);
-  return inputs;
-}
-}  // namespace
-
 TEST_CASE("Linear and MLP match PyTorch and pass gradcheck", "[nn][mlp][golden]") {
   Generator gen(0);
   Linear lin(8, 6, gen);

@@ -27,6 +27,13 @@ inline void require_gradcheck(const GradcheckFn& f, const std::vector<Tensor>& i
   REQUIRE(r.checked > 0);
 }
 
+// The inputs followed by every parameter of a module, for gradcheck of a whole module.
+template <class M>
+std::vector<Tensor> with_params(std::vector<Tensor> inputs, const M& module) {
+  for (auto& p : module.parameters()) inputs.push_back(p);
+  return inputs;
+}
+
 inline double max_abs_diff(const Tensor& a, const Tensor& b) {
   REQUIRE(a.shape() == b.shape());
   double m = 0;
