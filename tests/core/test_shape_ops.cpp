@@ -245,3 +245,19 @@ TEST_CASE("shape ops on tensors large enough for the parallel path", "[core][sha
   REQUIRE(c.at({10, 40, 5}) == x.at({10, 8, 5}));
   REQUIRE(expand(slice(x, 0, 0, 1), {64, 32, 20}).at({60, 31, 19}) == x.at({0, 31, 19}));
 }
+
+TEST_CASE("split, chunk and clone pass gradcheck", "[core][shape_ops]") {
+  using uwaga::testing::leaf;
+  using uwaga::testing::require_gradcheck;
+  // Each piece is weighted differently, so a gradient routed to the wrong piece shows.
+  require_gradcheck([](const std::vector<Tensor>& in) {
+    std::vector<Tensor> p = split(in[0], {1, 3, 2}, 1);
+    return cat({p[2] * 3.0, p[0] * -1.0, p[1] * 2.0}, 1);
+  }, {leaf({2, 6}, 1)});
+  require_gradcheck([](const std::vector<Tensor>& in) {
+    std::vector<Tensor> p = chunk(in[0], 3, 0);
+    return cat({exp(p[1]), p[0] * p[0], p[2]}, 0);
+  }, {leaf({5, 2}, 2)});
+  require_gradcheck([](const std::vector<Tensor>& in) { return in[0].clone() * in[0]; },
+                    {leaf({3}, 3)});
+}
