@@ -1,0 +1,377 @@
+#include "apps/translate/translate_commands.h"
+
+#include <cxxopts.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "apps/translate/attention_heatmap.h"
+#include "apps/translate/translate_checkpoint.h"
+#include "apps/translate/translation_task.h"
+#include "core/autograd.h"
+#include "core/shape_ops.h"
+#include "core/threads.h"
+#include "optim/adam.h"
+#include "optim/checkpoint.h"
+
+namespace uwaga::apps {
+namespace {
+
+using cxxopts::value;
+
+// Applies the model and optimisation flags the user gave on top of a preset.
+void apply_overrides(TranslateRunConfig& run, const cxxopts::ParseResult& r) {
+  auto set = [&](const char* flag, auto& field) {
+    if (r.count(flag)) field = r[flag].as<std::decay_t<decltype(field)>>();
+  };
+  set("dim", run.model.dim);
+  set("heads", run.model.heads);
+  set("encoder-layers", run.model.encoder_layers);
+  set("decoder-layers", run.model.decoder_layers);
+  set("mlp-dim", run.model.mlp_dim);
+  set("positions", run.model.positions);
+  set("dropout", run.model.dropout);
+  set("max-length", run.model.max_length);
+  set("epochs", run.epochs);
+  set("batch-size", run.batch_size);
+  set("lr", run.lr);
+  set("min-lr", run.min_lr);
+  set("weight-decay", run.weight_decay);
+  set("warmup", run.warmup);
+  set("label-smoothing", run.label_smoothing);
+  set("clip", run.clip_norm);
+  set("eval-size", run.eval_size);
+  set("seed", run.seed);
+  set("corpus-seed", run.corpus.seed);
+  set("train-size", run.corpus.train_size);
+  set("valid-size", run.corpus.valid_size);
+  set("test-size", run.corpus.test_size);
+}
+
+void add_thread_flag(cxxopts::Options& o) {
+  o.add_options()("threads", "threads for uwaga and OpenBLAS (default: UWAGA_NUM_THREADS, else 1)",
+                  value<int>());
+}
+
+// One thread unless asked otherwise: this model's matrices are small (a batch is a few hundred
+// words of width 128), so forking threads costs more than it saves, and on a busy machine
+// threads that wait for each other slow training down by an order of magnitude.
+void apply_thread_flag(const cxxopts::ParseResult& r) {
+  if (r.count("threads")) {
+    const int n = r["threads"].as<int>();
+    if (n < 1) fail("--threads must be at least 1, got ", n);
+    set_num_threads(n);
+  } else if (std::getenv("UWAGA_NUM_THREADS")) {
+    init_threads();
+  } else {
+    set_num_threads(1);
+  }
+}
+
+bool wants_help(const cxxopts::Options& o, const cxxopts::ParseResult& r) {
+  if (!r.count("help")) return false;
+  std::cout << o.help() << "\n";
+  return true;
+}
+
+void print_summary(const nn::Seq2SeqTransformer& model, const TranslateRunConfig& run,
+                   const TranslationCorpus& corpus) {
+  const auto& m = run.model;
+  std::printf("uwaga-translate: %s\n", run.preset.empty() ? "custom" : run.preset.c_str());
+  std::printf("  model     encoder %lld + decoder %lld blocks, dim %lld, heads %lld, mlp %lld, "
+              "%s positions, dropout %g\n",
+              (long long)m.encoder_layers, (long long)m.decoder_layers, (long long)m.dim,
+              (long long)m.heads, (long long)m.mlp_dim, m.positions.c_str(), m.dropout);
+  std::printf("  vocab     %lld English, %lld Spanish words (with PAD, BOS, EOS, UNK)\n",
+              (long long)m.src_vocab, (long long)m.tgt_vocab);
+  std::printf("  params    %lld\n", (long long)model.num_parameters());
+  std::printf("  data      %zu training, %zu validation, %zu test pairs (corpus seed %llu; "
+              "valid and test use subject-verb-object triples never seen in training)\n",
+              corpus.train.size(), corpus.valid.size(), corpus.test.size(),
+              (unsigned long long)run.corpus.seed);
+  std::printf("  optimiser AdamW lr %g (warm-up %lld steps, cosine to %g), weight decay %g, "
+              "batch %lld, %lld epochs, label smoothing %g, clip %g, seed %llu, threads %d\n",
+              run.lr, (long long)run.warmup, run.min_lr, run.weight_decay,
+              (long long)run.batch_size, (long long)run.epochs, run.label_smoothing,
+              run.clip_norm, (unsigned long long)run.seed, num_threads());
+  std::fflush(stdout);
+}
+
+// `word` followed by spaces up to `width` letters (UTF-8 letters count once: "está" is 4).
+std::string padded(const std::string& word, std::size_t width) {
+  std::size_t letters = 0;
+  for (unsigned char c : word) letters += (c & 0xC0) != 0x80;
+  return word + std::string(letters < width ? width - letters : 0, ' ');
+}
+
+std::string words_of(const std::vector<std::int64_t>& ids, const Vocabulary& vocab) {
+  std::string s;
+  for (std::int64_t id : ids) s += (s.empty() ? "" : " ") + vocab.word(id);
+  return s;
+}
+
+}  // namespace
+
+int translate_train(int argc, char** argv) {
+  cxxopts::Options o("uwaga-translate train",
+                     "Train an encoder-decoder transformer on the toy English->Spanish corpus.");
+  o.add_options()
+      ("preset", "default or tiny", value<std::string>()->default_value("default"))
+      ("out", "directory for checkpoint.safetensors and log.jsonl (required)", value<std::string>())
+      ("resume", "continue from the checkpoint in --out")
+      ("max-steps", "stop after this many optimizer steps in total (counting resumed ones)", value<std::int64_t>()->default_value("0"))
+      ("dim", "model width D", value<std::int64_t>())
+      ("heads", "attention heads h (must divide D)", value<std::int64_t>())
+      ("encoder-layers", "encoder blocks", value<std::int64_t>())
+      ("decoder-layers", "decoder blocks", value<std::int64_t>())
+      ("mlp-dim", "hidden width of the MLPs", value<std::int64_t>())
+      ("positions", "sinusoidal or learned", value<std::string>())
+      ("dropout", "dropout on the embeddings, in [0, 1)", value<double>())
+      ("max-length", "longest sequence the model takes (positions)", value<std::int64_t>())
+      ("epochs", "training epochs", value<std::int64_t>())
+      ("batch-size", "sentence pairs per step", value<std::int64_t>())
+      ("lr", "peak learning rate", value<double>())
+      ("min-lr", "learning rate at the end of the cosine decay", value<double>())
+      ("weight-decay", "AdamW weight decay (not on biases, norms, embeddings)", value<double>())
+      ("warmup", "steps of linear learning-rate warm-up", value<std::int64_t>())
+      ("label-smoothing", "label smoothing in [0, 1)", value<double>())
+      ("clip", "clip the global gradient norm to this (0: off)", value<double>())
+      ("eval-size", "validation sentences translated after each epoch (0: all)", value<std::int64_t>())
+      ("seed", "seed for initialisation, shuffling and dropout", value<std::uint64_t>())
+      ("corpus-seed", "seed of the corpus and its train/valid/test split", value<std::uint64_t>())
+      ("train-size", "training sentence pairs", value<std::int64_t>())
+      ("valid-size", "validation sentence pairs", value<std::int64_t>())
+      ("test-size", "test sentence pairs", value<std::int64_t>())
+      ("log-every", "steps between log lines", value<std::int64_t>()->default_value("50"))
+      ("h,help", "show this help");
+  add_thread_flag(o);
+  auto r = o.parse(argc, argv);
+  if (wants_help(o, r)) return 0;
+  if (!r.unmatched().empty()) fail("train: unexpected argument '", r.unmatched()[0], "'");
+  if (!r.count("out")) fail("train: --out DIR is required (checkpoints and the log go there)");
+  apply_thread_flag(r);
+  const std::string out = r["out"].as<std::string>();
+  const std::string checkpoint = out + "/checkpoint.safetensors";
+  const bool resume = r.count("resume") > 0;
+
+  TranslateRunConfig run;
+  if (resume) {
+    if (!std::filesystem::exists(checkpoint))
+      fail("train: --resume: no checkpoint at ", checkpoint);
+    run = read_translate_run_config(checkpoint);
+    for (const char* flag : {"preset", "dim", "heads", "encoder-layers", "decoder-layers",
+                             "mlp-dim", "positions", "dropout", "max-length", "batch-size",
+                             "seed", "corpus-seed", "train-size", "valid-size", "test-size"})
+      if (r.count(flag) && !r[flag].has_default())
+        fail("train: --", flag, " cannot change when resuming (the checkpoint fixes it)");
+    if (r.count("epochs")) run.epochs = r["epochs"].as<std::int64_t>();
+  } else {
+    run = translate_preset(r["preset"].as<std::string>());
+    apply_overrides(run, r);
+  }
+  // The model's fields are checked before the corpus is built (vocabulary sizes come after).
+  run.model.src_vocab = std::max<std::int64_t>(run.model.src_vocab, 4);
+  run.model.tgt_vocab = std::max<std::int64_t>(run.model.tgt_vocab, 4);
+  run.validate();
+
+  const TranslationCorpus corpus = generate_translation_corpus(run.corpus);
+  if (!resume) {
+    std::vector<std::string> english, spanish;
+    for (const auto& p : corpus.train) english.push_back(p.english), spanish.push_back(p.spanish);
+    run.src_vocab = Vocabulary::build(english);
+    run.tgt_vocab = Vocabulary::build(spanish);
+    run.model.src_vocab = run.src_vocab.size();
+    run.model.tgt_vocab = run.tgt_vocab.size();
+  }
+
+  Generator gen(run.seed);
+  nn::Seq2SeqTransformer model(run.model, gen);
+  print_summary(model, run, corpus);
+  // β2 = 0.98 and ε = 1e-9 as in "Attention Is All You Need".
+  optim::AdamW optimizer(optim::make_param_groups(model, run.weight_decay),
+                         {run.lr, 0.9, 0.98, 1e-9});
+  TranslationTask task(model, corpus, run);
+  const std::int64_t total = run.epochs * task.batches_per_epoch();
+  optim::WarmupCosineLr schedule(run.lr, std::min(run.warmup, total - 1), total, run.min_lr);
+
+  optim::TrainerOptions to;
+  to.epochs = run.epochs;
+  to.max_steps = r["max-steps"].as<std::int64_t>();
+  if (to.max_steps < 0) fail("train: --max-steps must be >= 0 (0: no limit)");
+  to.clip_norm = run.clip_norm;
+  to.out_dir = out;
+  to.resume = resume;
+  to.log_every = r["log-every"].as<std::int64_t>();
+  to.resume_command = "uwaga-translate train --out " + out + " --resume";
+  optim::Trainer trainer(task, optimizer, schedule, to);
+  optim::TrainSummary summary = trainer.fit();
+  if (summary.last_eval.count("exact_match"))
+    std::printf("validation (unseen triples): exact match %.2f%%, BLEU %.4f; %lld steps, %.1f s\n",
+                100 * summary.last_eval.at("exact_match"), summary.last_eval.at("bleu"),
+                (long long)summary.steps, summary.seconds);
+  return summary.stopped_non_finite ? 1 : (summary.interrupted ? 130 : 0);
+}
+
+int translate_eval(int argc, char** argv) {
+  cxxopts::Options o("uwaga-translate eval",
+                     "Exact-match accuracy and corpus BLEU-4 on the held-out test split.");
+  o.add_options()
+      ("checkpoint", "a checkpoint written by uwaga-translate train", value<std::string>())
+      ("split", "test or valid", value<std::string>()->default_value("test"))
+      ("beam", "beam width (1: greedy)", value<std::int64_t>()->default_value("1"))
+      ("limit", "evaluate only the first N sentences (0: all)", value<std::int64_t>()->default_value("0"))
+      ("json", "end with one line of JSON: exact_match, bleu, n, loss, token_accuracy")
+      ("h,help", "show this help");
+  add_thread_flag(o);
+  auto r = o.parse(argc, argv);
+  if (wants_help(o, r)) return 0;
+  if (!r.unmatched().empty()) fail("eval: unexpected argument '", r.unmatched()[0], "'");
+  if (!r.count("checkpoint")) fail("eval: --checkpoint FILE is required");
+  apply_thread_flag(r);
+  const std::string split = r["split"].as<std::string>();
+  if (split != "test" && split != "valid")
+    fail("eval: --split must be test or valid, got '", split, "'");
+  const std::int64_t beam = r["beam"].as<std::int64_t>();
+  if (beam < 1) fail("eval: --beam must be at least 1, got ", beam);
+  const std::int64_t limit = r["limit"].as<std::int64_t>();
+  if (limit < 0) fail("eval: --limit must be >= 0, got ", limit);
+
+  LoadedTranslator t = load_translator(r["checkpoint"].as<std::string>());
+  const TranslationCorpus corpus = generate_translation_corpus(t.run.corpus);
+  const auto& pairs = split == "test" ? corpus.test : corpus.valid;
+  TranslationEval e = evaluate_translation(*t.model, pairs, t.run, beam, limit);
+
+  std::ostringstream how;
+  if (beam == 1) how << "greedy";
+  else how << "beam " << beam;
+  std::printf("%s split (%lld sentences, subject-verb-object triples unseen in training), %s:\n",
+              split.c_str(), (long long)e.n, how.str().c_str());
+  std::printf("  exact match     %.2f%% (%lld of %lld)\n", 100 * e.exact_match(),
+              (long long)e.exact, (long long)e.n);
+  std::printf("  BLEU-4          %.4f\n", e.bleu);
+  std::printf("  loss            %.4f per word (teacher forcing), next-word accuracy %.2f%%\n",
+              e.loss, 100 * e.token_accuracy);
+  if (!e.mistakes.empty()) {
+    std::printf("  some mistakes:\n");
+    for (const auto& m : e.mistakes) std::printf("    %s\n", m.c_str());
+  }
+  if (r.count("json")) {
+    nlohmann::json j = {{"exact_match", e.exact_match()}, {"bleu", e.bleu},
+                        {"n", e.n},                       {"exact", e.exact},
+                        {"loss", e.loss},                 {"token_accuracy", e.token_accuracy},
+                        {"split", split},                 {"beam", beam}};
+    std::printf("%s\n", j.dump().c_str());
+  }
+  return 0;
+}
+
+int translate_translate(int argc, char** argv) {
+  cxxopts::Options o("uwaga-translate translate",
+                     "Translate English sentences to Spanish, one per line on stdout.");
+  o.positional_help("[SENTENCE ...]  (none: read stdin, one sentence per line)");
+  o.add_options()
+      ("checkpoint", "a checkpoint written by uwaga-translate train", value<std::string>())
+      ("beam", "beam width (1: greedy)", value<std::int64_t>()->default_value("1"))
+      ("max-length", "most words produced per sentence (0: twice the source's, plus 10)", value<std::int64_t>()->default_value("0"))
+      ("attention", "draw the cross-attention of the (first) translation to this SVG file", value<std::string>())
+      ("sentences", "sentences to translate", value<std::vector<std::string>>())
+      ("h,help", "show this help");
+  add_thread_flag(o);
+  o.parse_positional({"sentences"});
+  auto r = o.parse(argc, argv);
+  if (wants_help(o, r)) return 0;
+  if (!r.count("checkpoint")) fail("translate: --checkpoint FILE is required");
+  apply_thread_flag(r);
+  nn::DecodingOptions decoding;
+  decoding.bos_id = Vocabulary::kBos;
+  decoding.eos_id = Vocabulary::kEos;
+  decoding.beam = r["beam"].as<std::int64_t>();
+  decoding.max_length = r["max-length"].as<std::int64_t>();
+  if (decoding.beam < 1) fail("translate: --beam must be at least 1, got ", decoding.beam);
+  if (decoding.max_length < 0)
+    fail("translate: --max-length must be >= 0 (0: automatic), got ", decoding.max_length);
+  const std::string attention_path = r.count("attention") ? r["attention"].as<std::string>() : "";
+
+  LoadedTranslator t = load_translator(r["checkpoint"].as<std::string>());
+  nn::Seq2SeqTransformer& model = *t.model;
+  const Vocabulary& en = t.run.src_vocab;
+  const Vocabulary& es = t.run.tgt_vocab;
+
+  std::vector<std::string> sentences;
+  const bool from_stdin = !r.count("sentences");
+  if (!from_stdin) sentences = r["sentences"].as<std::vector<std::string>>();
+  bool attention_done = false;
+  std::string line;
+  for (std::size_t i = 0;; ++i) {
+    if (from_stdin) {
+      if (!std::getline(std::cin, line)) break;
+    } else {
+      if (i >= sentences.size()) break;
+      line = sentences[i];
+    }
+    std::vector<std::string> unknown;
+    std::vector<std::int64_t> source = encode_source(line, en, &unknown);
+    for (const auto& w : unknown)
+      std::fprintf(stderr, "uwaga-translate: '%s' is not in the English vocabulary; it is read "
+                   "as <unk>\n", w.c_str());
+    if (source.size() == 1) {  // no words: nothing to translate
+      std::printf("\n");
+      std::fflush(stdout);
+      continue;
+    }
+    const auto limit = static_cast<std::size_t>(t.run.model.max_length);
+    if (source.size() > limit) {
+      std::fprintf(stderr, "uwaga-translate: a sentence of %zu words is longer than the model "
+                   "takes; only its first %zu words are translated\n", source.size() - 1,
+                   limit - 1);
+      source.resize(limit - 1);
+      source.push_back(Vocabulary::kEos);
+    }
+    const nn::Hypothesis h = decoding.beam == 1 ? nn::greedy_decode(model, {source}, decoding)[0]
+                                                : nn::beam_search(model, source, decoding);
+    if (!h.finished)
+      std::fprintf(stderr, "uwaga-translate: the translation of '%s' reached the length bound "
+                   "without ending\n", line.c_str());
+    std::printf("%s\n", words_of(h.tokens, es).c_str());
+    std::fflush(stdout);
+
+    if (!attention_path.empty() && !attention_done) {
+      attention_done = true;
+      // Teacher-force the translation through the decoder once more, keeping the weights:
+      // the row of produced word t is the query that predicted it.
+      CrossAttention a;
+      for (std::int64_t id : source) a.source.push_back(en.word(id));
+      for (std::int64_t id : h.tokens) a.produced.push_back(es.word(id));
+      if (h.finished) a.produced.push_back(es.word(Vocabulary::kEos));
+      std::vector<std::int64_t> input = {Vocabulary::kBos};
+      input.insert(input.end(), h.tokens.begin(), h.tokens.end());
+      input.resize(a.produced.size());
+      NoGradGuard no_grad;
+      model.keep_cross_attention(true);
+      model.forward(nn::pad_sequences({source}, t.run.model.pad_id),
+                    nn::pad_sequences({input}, t.run.model.pad_id));
+      model.keep_cross_attention(false);
+      for (const Tensor& map : model.cross_attention_maps())  // (1, h, T, S)
+        a.layers.push_back(reshape(map, {map.size(1), map.size(2), map.size(3)}));
+      save_attention_svg(a, "\"" + line + "\" -> \"" + words_of(h.tokens, es) + "\"",
+                         attention_path);
+      const std::vector<std::int64_t> strongest = a.strongest_source();
+      const std::vector<double> mean = a.average();
+      std::fprintf(stderr, "cross-attention (average over layers and heads) written to %s:\n",
+                   attention_path.c_str());
+      for (std::size_t k = 0; k < a.produced.size(); ++k)
+        std::fprintf(stderr, "  %s attends most to %s (%.2f)\n",
+                     padded(a.produced[k], 14).c_str(), a.source[strongest[k]].c_str(),
+                     mean[k * a.source.size() + strongest[k]]);
+    }
+  }
+  if (!attention_path.empty() && !attention_done)
+    fail("translate: --attention: there was no sentence to draw");
+  return 0;
+}
+
+}  // namespace uwaga::apps

@@ -1,0 +1,41 @@
+#pragma once
+// Everything a uwaga-translate training run is made of: the corpus, the model, the optimisation,
+// and the two vocabularies built from the training sentences. It travels in the checkpoint's
+// metadata as JSON, so `eval` and `translate` can rebuild the model and the test split exactly.
+// Flags override preset fields one by one.
+#include <string>
+#include <vector>
+
+#include "data/translation_corpus.h"
+#include "data/vocabulary.h"
+#include "nn/seq2seq_transformer.h"
+
+namespace uwaga::apps {
+
+struct TranslateRunConfig {
+  std::string preset;
+  TranslationCorpusOptions corpus;  // the corpus seed fixes the split; sizes per split
+  nn::Seq2SeqConfig model;          // src_vocab / tgt_vocab come from the vocabularies
+  std::int64_t epochs = 10;
+  std::int64_t batch_size = 64;
+  double lr = 1e-3;
+  double min_lr = 1e-5;
+  double weight_decay = 0.01;
+  std::int64_t warmup = 300;  // optimizer steps of linear warm-up
+  double label_smoothing = 0.1;
+  double clip_norm = 1.0;
+  std::int64_t eval_size = 500;  // valid sentences decoded (greedily) after each epoch
+  std::uint64_t seed = 0;        // initialisation, shuffling and dropout
+  Vocabulary src_vocab, tgt_vocab;  // English, Spanish
+
+  std::string to_json() const;
+  static TranslateRunConfig from_json(const std::string& json);
+  // Throws an Error naming the flag when a value cannot work.
+  void validate() const;
+};
+
+// The named presets; throws an Error listing the valid names for an unknown one.
+TranslateRunConfig translate_preset(const std::string& name);
+std::vector<std::string> translate_preset_names();
+
+}  // namespace uwaga::apps

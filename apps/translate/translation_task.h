@@ -1,0 +1,74 @@
+#pragma once
+// What the trainer trains in uwaga-translate: a Seq2SeqTransformer on the toy English -> Spanish
+// corpus with teacher forcing (the decoder reads the target shifted right, BOS y_1 … y_{T−1}, and
+// predicts y_1 … y_T EOS) and cross-entropy that ignores padding; and the evaluation shared by
+// `train` and `eval`: greedy (or beam) decoding, exact match and corpus BLEU-4.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "apps/translate/translate_run_config.h"
+#include "nn/decoding.h"
+#include "optim/trainer.h"
+
+namespace uwaga::apps {
+
+// One sentence pair as ids: source "w_1 … w_S EOS", target "BOS y_1 … y_T EOS".
+struct EncodedPair {
+  std::vector<std::int64_t> source;
+  std::vector<std::int64_t> target;
+};
+
+std::vector<EncodedPair> encode_pairs(const std::vector<TranslationPair>& pairs,
+                                      const TranslateRunConfig& run);
+// The source ids of an English sentence ("w_1 … w_S EOS"); words outside the vocabulary become
+// UNK and are listed in `unknown` when given.
+std::vector<std::int64_t> encode_source(const std::string& english, const Vocabulary& vocab,
+                                        std::vector<std::string>* unknown = nullptr);
+
+struct TranslationEval {
+  std::int64_t n = 0;              // sentences
+  std::int64_t exact = 0;          // translations identical to the reference
+  double bleu = 0;                 // corpus BLEU-4 in [0, 1]
+  double loss = 0;                 // teacher-forced cross-entropy per target word
+  double token_accuracy = 0;       // teacher-forced next-word accuracy
+  std::vector<std::string> mistakes;  // "english => produced (expected: reference)", a few
+  double exact_match() const { return n ? static_cast<double>(exact) / n : 0.0; }
+};
+
+// Decodes `pairs` (greedily when beam is 1, else beam search per sentence), batched, in eval
+// mode without a graph; `limit` > 0 evaluates only the first `limit` pairs.
+TranslationEval evaluate_translation(nn::Seq2SeqTransformer& model,
+                                     const std::vector<TranslationPair>& pairs,
+                                     const TranslateRunConfig& run, std::int64_t beam = 1,
+                                     std::int64_t limit = 0);
+
+class TranslationTask : public optim::TrainTask {
+ public:
+  TranslationTask(nn::Seq2SeqTransformer& model, const TranslationCorpus& corpus,
+                  const TranslateRunConfig& run);
+
+  nn::Module& model() override { return model_; }
+  std::int64_t batches_per_epoch() const override;
+  // Shuffles the pairs with (seed, epoch), then forms batches of similar lengths: within
+  // windows of 50 batches the pairs are sorted by length (less padding), and the batches'
+  // order is shuffled again.
+  void begin_epoch(std::int64_t epoch) override;
+  optim::StepResult train_batch(std::int64_t index) override;
+  // Metrics on the validation split (unseen triples): teacher-forced loss and token accuracy,
+  // and exact match and BLEU of greedy translations of its first eval_size sentences.
+  std::map<std::string, double> evaluate() override;
+  std::string config_json() const override { return run_.to_json(); }
+  // The embedding dropout's generator, so a resumed run draws the same masks.
+  std::string save_state() const override;
+  void load_state(const std::string& state) override;
+
+ private:
+  nn::Seq2SeqTransformer& model_;
+  const TranslationCorpus& corpus_;
+  TranslateRunConfig run_;
+  std::vector<EncodedPair> train_;
+  std::vector<std::vector<std::int64_t>> batches_;  // indices into train_, for this epoch
+};
+
+}  // namespace uwaga::apps

@@ -1,0 +1,212 @@
+#include "nn/decoding.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/autograd.h"
+#include "core/indexing.h"
+
+namespace uwaga::nn {
+namespace {
+
+// Eval mode and no graph for the duration of a decode; the training flag comes back after.
+class InferenceScope {
+ public:
+  explicit InferenceScope(Module& model) : model_(model), was_training_(model.is_training()) {
+    model_.eval();
+  }
+  ~InferenceScope() { model_.train(was_training_); }
+  InferenceScope(const InferenceScope&) = delete;
+  InferenceScope& operator=(const InferenceScope&) = delete;
+
+ private:
+  Module& model_;
+  bool was_training_;
+  NoGradGuard no_grad_;
+};
+
+void check_options(const DecodingOptions& o, const Seq2SeqTransformer& model) {
+  const std::int64_t V = model.config.tgt_vocab;
+  if (o.bos_id < 0 || o.bos_id >= V || o.eos_id < 0 || o.eos_id >= V)
+    fail("decoding: bos_id ", o.bos_id, " and eos_id ", o.eos_id,
+         " must be ids of the target vocabulary (", V, " words)");
+  if (o.max_length < 0) fail("decoding: max_length must be >= 0, got ", o.max_length);
+  if (o.beam < 1) fail("decoding: the beam width must be at least 1, got ", o.beam);
+}
+
+void check_source(const std::vector<std::int64_t>& source, const Seq2SeqTransformer& model) {
+  if (source.empty()) fail("decoding: a source needs at least one id (e.g. EOS)");
+  if (static_cast<std::int64_t>(source.size()) > model.config.max_length)
+    fail("decoding: a source of ", source.size(), " ids is longer than the model's max_length ",
+         model.config.max_length);
+}
+
+// The index of the largest value, the lowest index on ties: the greedy choice.
+std::int64_t argmax(const std::vector<double>& v) {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < v.size(); ++i)
+    if (v[i] > v[best]) best = i;
+  return static_cast<std::int64_t>(best);
+}
+
+}  // namespace
+
+std::vector<double> log_probabilities(const Tensor& logits, std::int64_t row) {
+  // log p_v = z_v − max z − log Σ_u exp(z_u − max z)
+  const std::int64_t V = logits.size(-1);
+  std::vector<double> lp(static_cast<std::size_t>(V));
+  dispatch_float(logits.dtype(), "log_probabilities", [&](auto tag) {
+    using T = decltype(tag);
+    const T* z = logits.data<T>() + row * V;
+    double top = z[0];
+    for (std::int64_t v = 1; v < V; ++v) top = std::max(top, static_cast<double>(z[v]));
+    double total = 0;
+    for (std::int64_t v = 0; v < V; ++v) total += std::exp(static_cast<double>(z[v]) - top);
+    const double log_total = std::log(total);
+    for (std::int64_t v = 0; v < V; ++v) lp[v] = static_cast<double>(z[v]) - top - log_total;
+  });
+  return lp;
+}
+
+std::int64_t decoding_length_bound(const Seq2SeqTransformer& model, std::int64_t source_length,
+                                   const DecodingOptions& options) {
+  const std::int64_t wanted = options.max_length > 0 ? options.max_length : 2 * source_length + 10;
+  return std::max<std::int64_t>(1, std::min(wanted, model.config.max_length));
+}
+
+std::vector<Hypothesis> greedy_decode(Seq2SeqTransformer& model,
+                                      const std::vector<std::vector<std::int64_t>>& sources,
+                                      const DecodingOptions& options) {
+  check_options(options, model);
+  for (const auto& s : sources) check_source(s, model);
+  std::vector<Hypothesis> out(sources.size());
+  if (sources.empty()) return out;
+  InferenceScope scope(model);
+
+  Tensor src = pad_sequences(sources, model.config.pad_id);  // (B, S)
+  Tensor memory = model.encode(src);                         // (B, S, D)
+  Tensor src_padding = model.padding_mask(src);              // (B, S)
+  std::vector<std::int64_t> bound(sources.size());
+  std::vector<std::vector<std::int64_t>> prefix(sources.size(), {options.bos_id});
+  std::vector<std::int64_t> active;  // sentences still being decoded
+  for (std::size_t b = 0; b < sources.size(); ++b) {
+    bound[b] = decoding_length_bound(model, static_cast<std::int64_t>(sources[b].size()), options);
+    active.push_back(static_cast<std::int64_t>(b));
+  }
+
+  Tensor active_memory = memory, active_padding = src_padding;
+  while (!active.empty()) {
+    std::vector<std::vector<std::int64_t>> rows;
+    for (std::int64_t b : active) rows.push_back(prefix[b]);
+    Tensor logits = model.decode_last(pad_sequences(rows, model.config.pad_id), active_memory,
+                                      active_padding);  // (active, V)
+    std::vector<std::int64_t> still;
+    for (std::size_t i = 0; i < active.size(); ++i) {
+      const std::int64_t b = active[i];
+      const std::vector<double> lp = log_probabilities(logits, static_cast<std::int64_t>(i));
+      const std::int64_t next = argmax(lp);
+      out[b].score += lp[next];
+      prefix[b].push_back(next);
+      if (next == options.eos_id) {
+        out[b].finished = true;
+      } else {
+        out[b].tokens.push_back(next);
+        if (static_cast<std::int64_t>(out[b].tokens.size()) < bound[b]) still.push_back(b);
+      }
+    }
+    if (still.size() != active.size() && !still.empty()) {
+      // Drop the finished sentences from the batch: their memory rows are no longer needed.
+      Tensor index = Tensor::from_indices(still, {static_cast<std::int64_t>(still.size())});
+      active_memory = index_select(memory, 0, index);
+      active_padding = index_select(src_padding, 0, index);
+    }
+    active = std::move(still);
+  }
+  return out;
+}
+
+Hypothesis beam_search(Seq2SeqTransformer& model, const std::vector<std::int64_t>& source,
+                       const DecodingOptions& options) {
+  check_options(options, model);
+  check_source(source, model);
+  InferenceScope scope(model);
+  const std::int64_t K = options.beam;
+  const std::int64_t bound =
+      decoding_length_bound(model, static_cast<std::int64_t>(source.size()), options);
+
+  Tensor src = pad_sequences({source}, model.config.pad_id);  // (1, S)
+  Tensor memory = model.encode(src);                          // (1, S, D)
+
+  struct Beam {
+    std::vector<std::int64_t> prefix;  // BOS y_1 … y_t
+    double score;
+  };
+  struct Candidate {
+    double score, step;  // total and this step's log-probability
+    std::int64_t beam, token;
+  };
+  // Best first: total score, then the step's log-probability, then beam, then word id.
+  auto better = [](const Candidate& a, const Candidate& b) {
+    if (a.score != b.score) return a.score > b.score;
+    if (a.step != b.step) return a.step > b.step;
+    if (a.beam != b.beam) return a.beam < b.beam;
+    return a.token < b.token;
+  };
+
+  std::vector<Beam> alive = {{{options.bos_id}, 0.0}};
+  std::vector<Hypothesis> finished;
+  for (std::int64_t step = 0; step < bound && !alive.empty(); ++step) {
+    std::vector<std::vector<std::int64_t>> rows;
+    for (const Beam& beam : alive) rows.push_back(beam.prefix);
+    const auto n = static_cast<std::int64_t>(alive.size());
+    Tensor beam_memory = index_select(memory, 0, Tensor::from_indices(
+                                                     std::vector<std::int64_t>(n, 0), {n}));
+    Tensor logits = model.decode_last(pad_sequences(rows, model.config.pad_id), beam_memory,
+                                      Tensor());  // (n, V); one source: no padding
+    std::vector<Candidate> candidates;
+    for (std::int64_t b = 0; b < n; ++b) {
+      const std::vector<double> lp = log_probabilities(logits, b);
+      for (std::size_t v = 0; v < lp.size(); ++v)
+        candidates.push_back({alive[b].score + lp[v], lp[v], b, static_cast<std::int64_t>(v)});
+    }
+    std::sort(candidates.begin(), candidates.end(), better);
+
+    // Walk down the ranking: candidates ending in EOS are finished; the first K others live on.
+    std::vector<Beam> next;
+    for (const Candidate& c : candidates) {
+      if (static_cast<std::int64_t>(next.size()) == K) break;
+      const Beam& parent = alive[c.beam];
+      if (c.token == options.eos_id) {
+        finished.push_back({{parent.prefix.begin() + 1, parent.prefix.end()}, c.score, true});
+        continue;
+      }
+      Beam child{parent.prefix, c.score};
+      child.prefix.push_back(c.token);
+      next.push_back(std::move(child));
+    }
+    alive = std::move(next);
+    if (!finished.empty()) {
+      double best_finished = finished[0].score;
+      for (const Hypothesis& h : finished) best_finished = std::max(best_finished, h.score);
+      bool can_improve = false;
+      for (const Beam& beam : alive) can_improve = can_improve || beam.score > best_finished;
+      if (!can_improve) break;
+    }
+  }
+
+  // A finished sentence beats a truncated one; among equals, the one found first.
+  auto best_of = [](const std::vector<Hypothesis>& hs) {
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < hs.size(); ++i)
+      if (hs[i].score > hs[best].score) best = i;
+    return hs[best];
+  };
+  if (!finished.empty()) return best_of(finished);
+  std::vector<Hypothesis> unfinished;
+  for (const Beam& beam : alive)
+    unfinished.push_back({{beam.prefix.begin() + 1, beam.prefix.end()}, beam.score, false});
+  if (unfinished.empty()) fail("beam_search: no hypothesis survived (empty vocabulary?)");
+  return best_of(unfinished);
+}
+
+}  // namespace uwaga::nn

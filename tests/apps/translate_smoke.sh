@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Smoke test of uwaga-translate on the toy English -> Spanish corpus (generated, nothing to
+# fetch): a few dozen steps of the "tiny" preset lower the loss; --resume continues; eval --json
+# ends with a JSON line; translate handles unknown words, stdin and --attention; --beam 1 equals
+# greedy; bad input exits 2 with a one-line message.
+#   bash tests/apps/translate_smoke.sh BUILD/apps/uwaga-translate
+set -uo pipefail
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+pass() { echo "ok: $1"; }
+failed() { echo "FAIL: $1"; failures=$((failures + 1)); }
+step_loss() {  # first|last: the loss of the first or last step record of the log
+  grep '"type":"step"' "$tmp/run/log.jsonl" | "$([[ $1 == first ]] && echo head || echo tail)" -1 |
+    grep -o '"loss":[-0-9.e]*' | cut -d: -f2
+}
+
+# 1. A few dozen steps lower the loss, and write a checkpoint.
+if "$bin" train --preset tiny --max-steps 30 --log-every 5 --out "$tmp/run" >"$tmp/train.out" 2>&1; then
+  first=$(step_loss first)
+  last=$(step_loss last)
+  if awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a - 0.5) }'; then
+    pass "train: loss fell from $first to $last in 30 steps"
+  else
+    failed "train: loss did not fall enough ($first -> $last)"
+  fi
+  [[ -f $tmp/run/checkpoint.safetensors ]] && pass "train: checkpoint written" || failed "train: no checkpoint"
+  grep -q "params" "$tmp/train.out" && pass "train: summary printed" || failed "train: no summary"
+else
+  failed "train exited with $?"; cat "$tmp/train.out"
+fi
+ckpt=$tmp/run/checkpoint.safetensors
+
+# 2. --resume continues to the new step budget.
+if "$bin" train --out "$tmp/run" --resume --max-steps 40 --log-every 5 >"$tmp/resume.out" 2>&1; then
+  grep -q '"type":"resume"' "$tmp/run/log.jsonl" && grep -q '"step":40' "$tmp/run/log.jsonl" &&
+    pass "resume: continued from step 30 to 40" || failed "resume: no resume record or step 40 in the log"
+else
+  failed "resume exited with $?"; cat "$tmp/resume.out"
+fi
+
+# 3. eval --json: the last line of stdout is a JSON object with exact_match and bleu in [0, 1].
+if "$bin" eval --checkpoint "$ckpt" --json >"$tmp/eval.out" 2>"$tmp/eval.err"; then
+  json=$(tail -1 "$tmp/eval.out")
+  if command -v python3 >/dev/null; then
+    python3 -c 'import json, sys
+j = json.loads(sys.argv[1])
+assert 0 <= j["exact_match"] <= 1 and 0 <= j["bleu"] <= 1 and j["n"] == 100, j' "$json" &&
+      pass "eval --json: $json" || failed "eval --json: last line is not the expected JSON: $json"
+  else
+    [[ $json =~ \"bleu\":[0-9.e-]+ && $json =~ \"exact_match\":[0-9.e-]+ ]] &&
+      pass "eval --json: $json" || failed "eval --json: last line is not the expected JSON: $json"
+  fi
+else
+  failed "eval exited with $?"; cat "$tmp/eval.out" "$tmp/eval.err"
+fi
+
+# 4. Unknown words are reported on stderr and read as <unk>; one line out per sentence.
+if "$bin" translate --checkpoint "$ckpt" "the zebra eats bread" "we are eating bread" \
+    >"$tmp/unk.out" 2>"$tmp/unk.err"; then
+  [[ $(wc -l <"$tmp/unk.out") -eq 2 ]] && grep -q "'zebra' is not in the English vocabulary" "$tmp/unk.err" &&
+    pass "translate: unknown word reported ($(head -1 "$tmp/unk.err"))" ||
+    failed "translate: unknown word: stdout $(cat "$tmp/unk.out") / stderr $(cat "$tmp/unk.err")"
+else
+  failed "translate with an unknown word exited with $?: $(cat "$tmp/unk.err")"
+fi
+
+# 5. Greedy and --beam 1 give identical output; stdin gives one line per line.
+sentences=("we are eating bread" "my mother is cooking the fish in the kitchen" "i do not have a car"
+           "they sleep" "xyzzy plugh")
+printf '%s\n' "${sentences[@]}" >"$tmp/in.txt"
+"$bin" translate --checkpoint "$ckpt" "${sentences[@]}" >"$tmp/greedy.out" 2>/dev/null
+"$bin" translate --checkpoint "$ckpt" --beam 1 <"$tmp/in.txt" >"$tmp/beam1.out" 2>/dev/null
+if [[ $(wc -l <"$tmp/greedy.out") -eq 5 ]] && cmp -s "$tmp/greedy.out" "$tmp/beam1.out"; then
+  pass "translate: --beam 1 (stdin) equals greedy (arguments) on 5 sentences"
+else
+  failed "translate: greedy and --beam 1 differ: $(paste -d'|' "$tmp/greedy.out" "$tmp/beam1.out")"
+fi
+"$bin" translate --checkpoint "$ckpt" --beam 3 "we are eating bread" >"$tmp/beam3.out" 2>&1 &&
+  pass "translate --beam 3: $(cat "$tmp/beam3.out")" || failed "translate --beam 3: $(cat "$tmp/beam3.out")"
+
+# 6. Long or empty input: bounded output, no crash.
+long=$(printf 'bread %.0s' {1..100})
+if "$bin" translate --checkpoint "$ckpt" "$long" "" "!!!" >"$tmp/long.out" 2>"$tmp/long.err"; then
+  words=$(head -1 "$tmp/long.out" | wc -w)
+  [[ $(wc -l <"$tmp/long.out") -eq 3 && $words -le 32 ]] &&
+    pass "translate: 100-word input truncated, output bounded ($words words)" ||
+    failed "translate: long input: $(cat "$tmp/long.out" "$tmp/long.err")"
+else
+  failed "translate: long input exited with $?: $(cat "$tmp/long.err")"
+fi
+
+# 7. --attention draws the cross-attention as SVG, with the source words on it.
+if "$bin" translate --checkpoint "$ckpt" "we are eating bread" --attention "$tmp/att.svg" \
+    >"$tmp/att.out" 2>"$tmp/att.err"; then
+  grep -q "<svg" "$tmp/att.svg" && grep -q ">bread<" "$tmp/att.svg" && grep -q "layer 1, head 2" "$tmp/att.svg" &&
+    grep -q "attends most to" "$tmp/att.err" && pass "translate --attention: SVG drawn" ||
+    failed "translate --attention: $(cat "$tmp/att.err")"
+else
+  failed "translate --attention exited with $?: $(cat "$tmp/att.err")"
+fi
+
+# 8. --help on every mode.
+for mode in train eval translate; do
+  "$bin" "$mode" --help >"$tmp/help.out" 2>&1 && grep -q -- "--" "$tmp/help.out" &&
+    pass "$mode --help" || failed "$mode --help: $(cat "$tmp/help.out")"
+done
+
+# 9. Bad input: one-line message and exit status 2.
+expect_error() {  # expected-text, then the arguments
+  local text=$1; shift
+  "$bin" "$@" >"$tmp/err.out" 2>&1 </dev/null
+  local status=$?
+  if [[ $status -eq 2 ]] && grep -q -- "$text" "$tmp/err.out" && [[ $(grep -c . "$tmp/err.out") -eq 1 ]]; then
+    pass "exit 2 for: $* -> $(head -1 "$tmp/err.out")"
+  else
+    failed "expected exit 2 and one line with '$text' for: $* (got $status: $(cat "$tmp/err.out"))"
+  fi
+}
+expect_error "not divisible by heads" train --preset tiny --out "$tmp/bad" --heads 5
+expect_error "unknown preset" train --preset huge --out "$tmp/bad"
+expect_error "is required" train
+expect_error "'sinusoidal' or 'learned'" train --preset tiny --out "$tmp/bad" --positions rotary
+expect_error "cannot change when resuming" train --out "$tmp/run" --resume --dim 64
+expect_error "no checkpoint at" train --out "$tmp/nowhere" --resume
+expect_error "does not exist" eval --checkpoint "$tmp/missing.safetensors"
+expect_error "--split must be test or valid" eval --checkpoint "$ckpt" --split train
+expect_error "--beam must be at least 1" translate --checkpoint "$ckpt" --beam 0 "we eat"
+expect_error "is required" translate "we eat"
+expect_error "unknown mode" fly
+expect_error "Option" train --preset tiny --out "$tmp/bad" --no-such-flag
+expect_error "Option" translate --checkpoint "$ckpt" --no-such-flag "we eat"
+head -c 100 /dev/urandom >"$tmp/garbage.safetensors"
+expect_error "garbage.safetensors" eval --checkpoint "$tmp/garbage.safetensors"
+
+if [[ $failures -eq 0 ]]; then echo "translate smoke test: all checks passed"; exit 0; fi
+echo "translate smoke test: $failures check(s) failed"; exit 1
