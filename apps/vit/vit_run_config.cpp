@@ -32,8 +32,10 @@ VitRunConfig vit_preset(const std::string& name) {
     set_dataset_geometry(r, "mnist");
     r.model.patch = 7, r.model.dim = 64, r.model.depth = 6, r.model.heads = 4;
     r.model.mlp_dim = 128;
-    r.epochs = 10, r.batch_size = 128, r.lr = 1e-3, r.weight_decay = 0.05, r.warmup = 469;
-    r.augment = false;
+    // Measured: 10 epochs reach 98.17 % without augmentation (overfitting: train 99.8 %) and
+    // 98.39 % with random shifts (still rising), so: shifts and 15 epochs.
+    r.epochs = 15, r.batch_size = 128, r.lr = 1e-3, r.weight_decay = 0.05, r.warmup = 469;
+    r.augment = true;
   } else if (name == "mnist-best") {
     set_dataset_geometry(r, "mnist");
     r.model.patch = 4, r.model.dim = 128, r.model.depth = 6, r.model.heads = 4;
