@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# uwaga against PyTorch on this machine, in one run: training and evaluation throughput of the
+# mnist-tiny ViT, peak RSS, OpenBLAS sgemm (the ceiling), micro-benchmarks (attention layer,
+# LayerNorm, GELU, softmax-cross-entropy), attention cost for n = 16 … 1024, and a profile of
+# uwaga's training step. uwaga and PyTorch run alternately, process by process, with the same
+# thread count and OMP_WAIT_POLICY=PASSIVE; every figure is a median over all repeats of all
+# rounds. See apps/bench/README.md for what each number means.
+#   bash apps/bench/run.sh                      the full run (about 10 minutes)
+#   ROUNDS=1 SCALING=0 PROFILE=0 bash apps/bench/run.sh   a quick check (about 3 minutes)
+# Environment: BUILD_DIR (default build-bench), ROUNDS (4), THREADS ("1 2"), SCALING (1),
+#   PROFILE (1), OUT (default apps/bench/results/<date>-<time>), SKIP_BUILD (0).
+# Writes OUT/{raw.jsonl, results.json, summary.md, profile.txt, mha_scaling.csv, mha_scaling.png}.
+# Exit status: 0 when every target is met, 1 when one is missed, 2 on errors.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+build_dir=${BUILD_DIR:-build-bench}
+rounds=${ROUNDS:-4}
+threads_list=${THREADS:-"1 2"}
+out=${OUT:-apps/bench/results/$(date +%Y-%m-%d-%H%M)}
+python=/usr/bin/python3
+torch_script=apps/bench/vit_torch.py
+bin=$build_dir/apps/uwaga-bench
+# libgomp's spinning wait collapses under any other load (apps/common/thread_policy.h); PyTorch is
+# faster with PASSIVE here too. Both get the same policy; PyTorch's training is also measured
+# with ACTIVE below, and the better of the two is the one compared.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
+unset UWAGA_NUM_THREADS
+
+say() { echo "run.sh: $*" >&2; }
+die() { say "$*"; exit 2; }
+
+# ---- tools -------------------------------------------------------------------------------------
+apt_install() {
+  local sudo=""
+  [[ $(id -u) -ne 0 ]] && sudo=sudo
+  say "installing $* with apt-get"
+  $sudo apt-get install -y -qq "$@" >/dev/null 2>&1 ||
+    { $sudo apt-get update -qq >/dev/null 2>&1 && $sudo apt-get install -y -qq "$@" >/dev/null 2>&1; }
+}
+[[ -x /usr/bin/time ]] || apt_install time || die "/usr/bin/time is missing and could not be installed (package 'time')"
+perf --version >/dev/null 2>&1 || apt_install linux-perf || true
+have_perf=0
+perf --version >/dev/null 2>&1 && have_perf=1
+$python -c "import torch" 2>/dev/null || die "$python cannot import torch; install Debian's python3-torch"
+$python -c "import matplotlib" 2>/dev/null || apt_install python3-matplotlib || say "no matplotlib: no plot"
+
+# ---- build -------------------------------------------------------------------------------------
+if [[ ${SKIP_BUILD:-0} != 1 ]]; then
+  if [[ ! -f $build_dir/CMakeCache.txt ]]; then
+    nice -n 10 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null ||
+      die "cmake could not configure $build_dir"
+  fi
+  say "building uwaga-bench in $build_dir (nice, 1 job)"
+  nice -n 10 cmake --build "$build_dir" --target uwaga-bench -j"${BUILD_JOBS:-1}" >/dev/null ||
+    die "the build failed (cmake --build $build_dir --target uwaga-bench); SKIP_BUILD=1 uses the binary as it is"
+fi
+[[ -x $bin ]] || die "$bin not found"
+
+mkdir -p "$out"
+raw=$out/raw.jsonl
+: >"$raw"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# ---- the machine -------------------------------------------------------------------------------
+cat >"$out/meta.json" <<EOF
+{"date": "$(date -Iseconds)", "cpu": "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)",
+ "cores": $(nproc), "kernel": "$(uname -r)", "loadavg_start": "$(cut -d' ' -f1-3 /proc/loadavg)",
+ "git": "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo -dirty)",
+ "openblas": "$(dpkg-query -W -f '${Package} ${Version}' libopenblas0-openmp 2>/dev/null || echo unknown)",
+ "torch": "$($python -c 'import torch; print(torch.__version__)')",
+ "omp_wait_policy": "$OMP_WAIT_POLICY", "rounds": $rounds, "threads": "$threads_list"}
+EOF
+say "$(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), OMP_WAIT_POLICY=$OMP_WAIT_POLICY, results in $out"
+
+# measure IMPL THREADS ROUND [ARGS...]: one process of uwaga-bench or vit_torch.py; its JSON lines
+# go to raw.jsonl with the round, the load average and the process's peak RSS (/usr/bin/time).
+measure() {
+  local impl=$1 t=$2 round=$3
+  shift 3
+  local cmd
+  if [[ $impl == uwaga ]]; then cmd=("$bin"); else cmd=("$python" "$torch_script"); fi
+  local load t0
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  t0=$(date +%s.%N)
+  if ! OMP_NUM_THREADS=$t /usr/bin/time -f %M -o "$tmp/rss" "${cmd[@]}" --threads "$t" "$@" \
+      >"$tmp/out" 2>"$tmp/err"; then
+    cat "$tmp/err" >&2
+    die "failed: ${cmd[*]} --threads $t $*"
+  fi
+  local rss wall
+  rss=$(tail -1 "$tmp/rss")
+  wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  sed "s/^{/{\"round\": $round, \"time_max_rss_kb\": $rss, \"loadavg\": $load, \"process_seconds\": $wall, /" \
+    "$tmp/out" >>"$raw"
+}
+
+# both THREADS ROUND [ARGS...]: uwaga then PyTorch in odd rounds, PyTorch first in even ones.
+both() {
+  local t=$1 round=$2
+  shift 2
+  if ((round % 2)); then
+    measure uwaga "$t" "$round" "$@"
+    measure torch "$t" "$round" "$@"
+  else
+    measure torch "$t" "$round" "$@"
+    measure uwaga "$t" "$round" "$@"
+  fi
+}
+
+# The same fixed workload in both for training, so the peak RSS compares like with like:
+# batch 128, 5 warm-up steps, then 5 repeats of 10 steps.
+train_args=(--mode train --batch 128 --warmup 5 --repeats 5 --steps 10)
+start=$(date +%s)
+for ((round = 1; round <= rounds; ++round)); do
+  for t in $threads_list; do
+    say "round $round/$rounds, $t thread(s): sgemm, train, eval, micro (load $(cut -d' ' -f1 /proc/loadavg))"
+    both "$t" "$round" --mode sgemm --warmup 2 --repeats 5 --min-seconds 0.1
+    both "$t" "$round" "${train_args[@]}"
+    # PyTorch under libgomp's default (spinning) wait policy too, with fewer steps: on a loaded
+    # machine it collapses to a tenth of the speed at 2 threads.
+    OMP_WAIT_POLICY=ACTIVE measure torch "$t" "$round" --mode train --batch 128 --warmup 2 --repeats 5 --steps 2
+    both "$t" "$round" --mode eval --batch 128 --warmup 3 --repeats 5 --min-seconds 0.2
+    both "$t" "$round" --mode micro --warmup 3 --repeats 5 --min-seconds 0.1
+  done
+done
+
+max_threads=$(tr ' ' '\n' <<<"$threads_list" | sort -n | tail -1)
+if [[ ${SCALING:-1} == 1 ]]; then
+  say "attention cost for n = 16 … 1024 on $max_threads thread(s)"
+  both "$max_threads" 1 --mode mha-scaling --warmup 2 --repeats 5 --min-seconds 0.15 --tokens 4096
+fi
+
+# ---- profile of one training step --------------------------------------------------------------
+profile=$out/profile.txt
+if [[ ${PROFILE:-1} == 1 ]]; then
+  say "profiling uwaga's training step"
+  profile_args=(--mode train --batch 128 --warmup 3 --repeats 2 --steps 10)
+  # Lambdas and templates make very long names; shorten the noise, keep the function.
+  shorten() {
+    sed -E 's/\(anonymous namespace\)/{anon}/g; s/std::allocator<[^>]*> ?//g
+      s/std::_Function_handler<std::vector<uwaga::Tensor, ?> \(uwaga::Tensor const&\), ([A-Za-z_:{}]+)\(.*/backward rule of \1/' |
+      cut -c1-200
+  }
+  {
+    echo "# Profile of uwaga's mnist-tiny training step: batch 128, OMP_WAIT_POLICY=$OMP_WAIT_POLICY,"
+    echo "# $(date -Iseconds), load $(cut -d' ' -f1-3 /proc/loadavg). Phase times (ms per step) are in"
+    echo "# summary.md; this file says which ops inside the phases take the time."
+  } >"$profile"
+  if ((have_perf)); then
+    # One thread with call graphs: every sample's stack leads back to its op (OpenMP workers'
+    # stacks would not). Then the most threads without call graphs, for the parallel picture.
+    OMP_NUM_THREADS=1 perf record -q -F 400 --call-graph dwarf,16384 -o "$tmp/perf1.data" \
+      "$bin" --threads 1 "${profile_args[@]}" >/dev/null 2>"$tmp/perf.err" || cat "$tmp/perf.err" >&2
+    OMP_NUM_THREADS=$max_threads perf record -q -F 400 -o "$tmp/perfn.data" \
+      "$bin" --threads "$max_threads" "${profile_args[@]}" >/dev/null 2>"$tmp/perf.err" || cat "$tmp/perf.err" >&2
+    {
+      echo
+      echo "## 1. Per op, 1 thread (perf samples attributed to autograd ops by apps/bench/profile_ops.py)"
+      echo
+      perf script -i "$tmp/perf1.data" --no-inline -F ip,sym 2>/dev/null | $python apps/bench/profile_ops.py
+      echo
+      echo "## 2. Self time per function, 1 thread (perf report --no-children)"
+      perf report -i "$tmp/perf1.data" --stdio --no-children --sort dso,symbol -g none \
+        --percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^$' | shorten
+      echo
+      echo "## 3. Self time per function, $max_threads threads, all threads (GOMP/futex entries: waiting)"
+      perf report -i "$tmp/perfn.data" --stdio --no-children --sort dso,symbol \
+        --percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^$' | shorten
+      echo
+      echo "## 4. Who calls the hottest functions, 1 thread (callers of functions with >= 3 % self time)"
+      perf report -i "$tmp/perf1.data" --stdio --no-children --sort symbol -G --percent-limit 3 \
+        2>/dev/null | grep -v '^#' | grep -v '^$' |
+        grep -v -E '_start$|__libc_start|  main$|uwaga::apps::|time_calls|_Function_handler<void \(\)' | shorten | head -300
+    } >>"$profile"
+  else
+    echo "(perf is not available: install linux-perf for the per-op profile)" >>"$profile"
+  fi
+  {
+    echo
+    echo "## 5. PyTorch's training step for comparison, $max_threads threads (torch.profiler, self CPU time)"
+    OMP_NUM_THREADS=$max_threads $python "$torch_script" --mode profile --threads "$max_threads" \
+      --batch 128 --warmup 3 --steps 10 2>&1
+  } >>"$profile"
+fi
+
+elapsed=$(($(date +%s) - start))
+say "measured in ${elapsed}s; load now $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# ---- summary -----------------------------------------------------------------------------------
+status=0
+LOADAVG_END=$(cut -d' ' -f1-3 /proc/loadavg) SECONDS_MEASURED=$elapsed \
+  $python apps/bench/summarize.py "$out" || status=$?
+if [[ -s $out/mha_scaling.csv ]] && $python -c "import matplotlib" 2>/dev/null; then
+  $python apps/bench/plot_scaling.py "$out/mha_scaling.csv" "$out/mha_scaling.png" || say "the plot failed"
+fi
+say "results in $out"
+exit $status

@@ -1,0 +1,320 @@
+#!/usr/bin/python3
+"""Turns the raw measurements of apps/bench/run.sh (OUT/raw.jsonl, one JSON object per process
+output line) into OUT/results.json, OUT/summary.md and OUT/mha_scaling.csv, and prints the table
+with PASS/FAIL per target.
+
+    /usr/bin/python3 apps/bench/summarize.py apps/bench/results/<date>
+
+Every figure is the median over all timed repeats of all rounds (each process reports several
+repeats after its warm-up). Exit status 0 when every target is met, 1 otherwise.
+"""
+import csv
+import json
+import math
+import os
+import statistics
+import sys
+
+MODEL_SHAPES = ["2176x64·64x192", "2176x64·64x64", "2176x64·64x128", "2176x128·128x64"]
+CEILING_SHAPE = "1024x1024·1024x1024"
+# How often each micro-benchmarked op runs in one mnist-tiny training step (forward + backward).
+PER_STEP = {"mha": 6, "layernorm": 12, "gelu": 6, "xent": 1}
+
+
+def select(lines, **match):
+    return [l for l in lines if all(l.get(k) == v for k, v in match.items())]
+
+
+def pooled(lines, key):
+    """Median over every repeat of every process."""
+    values = [v for l in lines for v in l.get(key, [])]
+    return statistics.median(values) if values else None
+
+
+def spread(lines, key):
+    """(lowest, highest) per-process median, to show how noisy the rounds were."""
+    meds = [statistics.median(l[key]) for l in lines if l.get(key)]
+    return (min(meds), max(meds)) if meds else (None, None)
+
+
+def ratio(a, b):
+    return a / b if a and b else None
+
+
+def fmt(v, digits=0, unit=""):
+    if v is None:
+        return "—"
+    return f"{v:,.{digits}f}{unit}"
+
+
+def verdict(ok):
+    return "—" if ok is None else ("PASS" if ok else "FAIL")
+
+
+def fit_power(ns, ys):
+    """Least-squares slope of log y against log n."""
+    xs, ls = [math.log(n) for n in ns], [math.log(y) for y in ys]
+    mx, my = statistics.mean(xs), statistics.mean(ls)
+    return sum((x - mx) * (l - my) for x, l in zip(xs, ls)) / sum((x - mx) ** 2 for x in xs)
+
+
+def summarize(out):
+    lines = [json.loads(l) for l in open(os.path.join(out, "raw.jsonl")) if l.strip()]
+    meta = json.load(open(os.path.join(out, "meta.json")))
+    meta["loadavg_end"] = os.environ.get("LOADAVG_END", "")
+    meta["seconds"] = os.environ.get("SECONDS_MEASURED", "")
+    threads = sorted({l["threads"] for l in lines if l["mode"] == "train"})
+    res = {"meta": meta, "threads": {}}
+
+    for t in threads:
+        r = {}
+        # sgemm: OpenBLAS through uwaga's gemm<float>, and torch.mm, per shape
+        r["sgemm"] = {}
+        for shape in [CEILING_SHAPE] + MODEL_SHAPES:
+            r["sgemm"][shape] = {impl: pooled(select(lines, impl=impl, mode="sgemm", threads=t, shape=shape),
+                                              "gflops") for impl in ("uwaga", "torch")}
+        ceiling = r["sgemm"][CEILING_SHAPE]["uwaga"]
+        model_shapes = [r["sgemm"][s]["uwaga"] for s in MODEL_SHAPES if r["sgemm"][s]["uwaga"]]
+        r["ceiling_gflops"] = ceiling
+        r["model_shape_gflops"] = statistics.mean(model_shapes) if model_shapes else None
+
+        # training: uwaga, and PyTorch under each wait policy (the better one is compared)
+        u_train = select(lines, impl="uwaga", mode="train", threads=t)
+        train = {"uwaga": pooled(u_train, "images_per_s"), "uwaga_per_cpu_s": pooled(u_train, "images_per_cpu_s")}
+        torch_by_policy = {}
+        for policy in sorted({l["omp_wait_policy"] for l in select(lines, impl="torch", mode="train", threads=t)}):
+            torch_by_policy[policy] = pooled(select(lines, impl="torch", mode="train", threads=t,
+                                                    omp_wait_policy=policy), "images_per_s")
+        best_policy = max(torch_by_policy, key=lambda p: torch_by_policy[p] or 0) if torch_by_policy else None
+        t_train = select(lines, impl="torch", mode="train", threads=t, omp_wait_policy=best_policy)
+        train["torch"] = torch_by_policy.get(best_policy)
+        train["torch_per_cpu_s"] = pooled(t_train, "images_per_cpu_s")
+        train["ratio_per_cpu_s"] = ratio(train["uwaga_per_cpu_s"], train["torch_per_cpu_s"])
+        train["torch_by_policy"] = torch_by_policy
+        train["torch_policy_compared"] = best_policy
+        train["ratio"] = ratio(train["uwaga"], train["torch"])
+        train["uwaga_spread"] = spread(u_train, "images_per_s")
+        train["torch_spread"] = spread(t_train, "images_per_s")
+        flops = u_train[0]["flops_per_image"] if u_train else None
+        train["flops_per_image"] = flops
+        train["uwaga_gflops"] = train["uwaga"] * flops / 1e9 if train["uwaga"] and flops else None
+        train["torch_gflops"] = train["torch"] * flops / 1e9 if train["torch"] and flops else None
+        train["pct_of_ceiling"] = 100 * ratio(train["uwaga_gflops"], ceiling) if ceiling and train["uwaga_gflops"] else None
+        train["torch_pct_of_ceiling"] = (100 * ratio(train["torch_gflops"], ceiling)
+                                         if ceiling and train["torch_gflops"] else None)
+        train["phase_ms"] = {impl: {k: statistics.median(l["phase_ms"][k] for l in ls) for k in ls[0]["phase_ms"]}
+                             for impl, ls in (("uwaga", u_train), ("torch", t_train)) if ls}
+        r["train"] = train
+
+        # peak RSS of the training processes running the same workload in both (batch, steps)
+        def workload(l):
+            return l["batch"], l["warmup_steps"], l["steps_per_repeat"], len(l["images_per_s"])
+        all_torch_train = [l for l in select(lines, impl="torch", mode="train", threads=t)
+                           if u_train and workload(l) == workload(u_train[0])]
+        r["rss_kb"] = {
+            "uwaga": max((l["time_max_rss_kb"] for l in u_train), default=None),
+            "torch": max((l["time_max_rss_kb"] for l in all_torch_train), default=None),
+            "uwaga_before_model": max((l["rss_before_model_kb"] for l in u_train), default=None),
+            "torch_before_model": max((l["rss_before_model_kb"] for l in all_torch_train), default=None),
+        }
+
+        ev = {impl: pooled(select(lines, impl=impl, mode="eval", threads=t), "images_per_s")
+              for impl in ("uwaga", "torch")}
+        ev["ratio"] = ratio(ev["uwaga"], ev["torch"])
+        r["eval"] = ev
+
+        # micro-benchmarks, each against PyTorch and against the ceiling
+        step_us = 1e6 * 128 / train["uwaga"] if train["uwaga"] else None
+        r["micro"] = {}
+        for op in PER_STEP:
+            m = {impl: pooled(select(lines, impl=impl, mode="micro", threads=t, op=op), "us")
+                 for impl in ("uwaga", "torch")}
+            if m["uwaga"] is None:
+                continue
+            one = select(lines, impl="uwaga", mode="micro", threads=t, op=op)[0]
+            m["shape"] = one["shape"]
+            m["speedup_vs_torch"] = ratio(m["torch"], m["uwaga"])
+            if "gflops" in one:  # recompute from the pooled median
+                flops_per_call = one["gflops"] * one["median_us"] * 1e3
+                m["gflops"] = flops_per_call / (m["uwaga"] * 1e3)
+                m["pct_of_ceiling"] = 100 * m["gflops"] / ceiling if ceiling else None
+                m["pct_of_model_shape_sgemm"] = (100 * m["gflops"] / r["model_shape_gflops"]
+                                                 if r["model_shape_gflops"] else None)
+            if "gb_per_s" in one:
+                m["gb_per_s"] = one["gb_per_s"] * one["median_us"] / m["uwaga"]
+            # What a GEMM at the ceiling would do in the same time.
+            m["sgemm_equivalent_mflop"] = m["uwaga"] * ceiling / 1e3 if ceiling else None
+            m["per_step"] = PER_STEP[op]
+            m["pct_of_step"] = 100 * PER_STEP[op] * m["uwaga"] / step_us if step_us else None
+            r["micro"][op] = m
+        res["threads"][t] = r
+
+    # speed-up from 1 to the most threads, uwaga's training against OpenBLAS's sgemm 1024³
+    lo, hi = threads[0], threads[-1]
+    if lo != hi:
+        R = res["threads"]
+        res["speedup"] = {
+            "from": lo, "to": hi,
+            "uwaga_train": ratio(R[hi]["train"]["uwaga"], R[lo]["train"]["uwaga"]),
+            "torch_train": ratio(R[hi]["train"]["torch"], R[lo]["train"]["torch"]),
+            "sgemm_1024": ratio(R[hi]["ceiling_gflops"], R[lo]["ceiling_gflops"]),
+        }
+
+    # attention cost over n
+    scaling = [l for l in lines if l["mode"] == "mha-scaling"]
+    rows = sorted(({"impl": l["impl"], "threads": l["threads"], "n": l["n"], "batch": l["batch"],
+                    "median_ms": statistics.median(l["ms"]), "us_per_sequence": l["us_per_sequence"],
+                    "gflops": l["gflops"]} for l in scaling), key=lambda r: (r["impl"], r["n"]))
+    res["mha_scaling"] = {"rows": rows, "exponent_n_ge_256": {}, "exponent_largest_two": {}}
+    if rows:
+        with open(os.path.join(out, "mha_scaling.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+        for impl in ("uwaga", "torch"):
+            big = [r for r in rows if r["impl"] == impl and r["n"] >= 256]
+            if len(big) >= 2:
+                res["mha_scaling"]["exponent_n_ge_256"][impl] = fit_power(
+                    [r["n"] for r in big], [r["us_per_sequence"] for r in big])
+                res["mha_scaling"]["exponent_largest_two"][impl] = fit_power(
+                    [r["n"] for r in big[-2:]], [r["us_per_sequence"] for r in big[-2:]])
+
+    targets = check_targets(res, threads)
+    res["targets"] = targets
+    json.dump(res, open(os.path.join(out, "results.json"), "w"), indent=1, default=str)
+    md = markdown(res, threads, targets)
+    open(os.path.join(out, "summary.md"), "w").write(md)
+    print(md)
+    return all(t["ok"] for t in targets if t["ok"] is not None)
+
+
+def check_targets(res, threads):
+    R, hi = res["threads"], threads[-1]
+    out = []
+    tr = R[hi]["train"]
+    out.append({"target": f"training throughput ≥ 2× PyTorch at {hi} threads",
+                "value": fmt(tr["ratio"], 2, "×"), "ok": tr["ratio"] >= 2 if tr["ratio"] else None})
+    out.append({"target": f"training step ≥ 40 % of the sgemm 1024³ ceiling at {hi} threads",
+                "value": fmt(tr["pct_of_ceiling"], 1, " %"),
+                "ok": tr["pct_of_ceiling"] >= 40 if tr["pct_of_ceiling"] else None})
+    s = res.get("speedup")
+    if s:
+        out.append({"target": f"uwaga's {s['from']} → {s['to']} thread speed-up ≥ sgemm 1024³'s",
+                    "value": f"{fmt(s['uwaga_train'], 2, '×')} vs {fmt(s['sgemm_1024'], 2, '×')}",
+                    "ok": s["uwaga_train"] >= s["sgemm_1024"] if s["uwaga_train"] and s["sgemm_1024"] else None})
+    for t in threads:
+        rss = R[t]["rss_kb"]
+        out.append({"target": f"peak RSS ≤ PyTorch's ({t} thread{'s' if t > 1 else ''}, same training workload)",
+                    "value": f"{fmt(rss['uwaga'] / 1024, 0, ' MB')} vs {fmt(rss['torch'] / 1024, 0, ' MB')}"
+                    if rss["uwaga"] and rss["torch"] else "—",
+                    "ok": rss["uwaga"] <= rss["torch"] if rss["uwaga"] and rss["torch"] else None})
+    return out
+
+
+def markdown(res, threads, targets):
+    R, meta = res["threads"], res["meta"]
+    L = [f"# uwaga vs PyTorch {meta.get('torch', '')} — mnist-tiny ViT, batch 128",
+         "",
+         f"{meta.get('date', '')}, {meta.get('cpu', '')}, {meta.get('cores', '')} cores, "
+         f"git {meta.get('git', '')}, {meta.get('openblas', '')}; OMP_WAIT_POLICY={meta.get('omp_wait_policy', '')}; "
+         f"{meta.get('rounds', '')} rounds, uwaga and PyTorch alternating; load average "
+         f"{meta.get('loadavg_start', '')} at the start, {meta.get('loadavg_end', '')} at the end "
+         f"({meta.get('seconds', '')} s). The machine is shared: other jobs ran during the measurement.",
+         "",
+         "## Targets", "", "| target | measured | |", "|---|---|---|"]
+    L += [f"| {t['target']} | {t['value']} | {verdict(t['ok'])} |" for t in targets]
+    L += ["", "## Throughput", "",
+          "| | threads | uwaga | PyTorch | uwaga / PyTorch |", "|---|---|---|---|---|"]
+    for t in threads:
+        tr, ev = R[t]["train"], R[t]["eval"]
+        lo, hi = tr["uwaga_spread"]
+        tlo, thi = tr["torch_spread"]
+        L.append(f"| training images/s (rounds' range) | {t} | {fmt(tr['uwaga'])} ({fmt(lo)}–{fmt(hi)}) | "
+                 f"{fmt(tr['torch'])} ({fmt(tlo)}–{fmt(thi)}, {tr['torch_policy_compared']}) | "
+                 f"{fmt(tr['ratio'], 2, '×')} |")
+    for t in threads:
+        tr = R[t]["train"]
+        L.append(f"| training images per CPU-second (less sensitive to other load) | {t} | "
+                 f"{fmt(tr['uwaga_per_cpu_s'])} | {fmt(tr['torch_per_cpu_s'])} | {fmt(tr['ratio_per_cpu_s'], 2, '×')} |")
+    for t in threads:
+        pol = R[t]["train"]["torch_by_policy"]
+        if len(pol) > 1:
+            L.append(f"| PyTorch training by wait policy | {t} | | "
+                     + ", ".join(f"{p} {fmt(v)}" for p, v in pol.items()) + " | |")
+    for t in threads:
+        ev = R[t]["eval"]
+        L.append(f"| eval images/s | {t} | {fmt(ev['uwaga'])} | {fmt(ev['torch'])} | {fmt(ev['ratio'], 2, '×')} |")
+    for t in threads:
+        tr = R[t]["train"]
+        L.append(f"| training effective GFLOP/s (% of sgemm 1024³) | {t} | {fmt(tr['uwaga_gflops'], 1)} "
+                 f"({fmt(tr['pct_of_ceiling'], 1, ' %')}) | {fmt(tr['torch_gflops'], 1)} "
+                 f"({fmt(tr['torch_pct_of_ceiling'], 1, ' %')}) | |")
+    for t in threads:
+        rss = R[t]["rss_kb"]
+        L.append(f"| peak RSS MB, training (before the model) | {t} | {fmt(rss['uwaga'] / 1024)} "
+                 f"({fmt(rss['uwaga_before_model'] / 1024)}) | {fmt(rss['torch'] / 1024)} "
+                 f"({fmt(rss['torch_before_model'] / 1024)}) | |")
+    s = res.get("speedup")
+    if s:
+        L.append(f"| speed-up {s['from']} → {s['to']} threads, training | | {fmt(s['uwaga_train'], 2, '×')} | "
+                 f"{fmt(s['torch_train'], 2, '×')} | sgemm 1024³: {fmt(s['sgemm_1024'], 2, '×')} |")
+    flops = R[threads[0]]["train"]["flops_per_image"]
+    L += ["", f"Effective GFLOP/s = images/s × {fmt(flops / 1e6, 1)} MFLOP per image (3 × "
+          "nn::VitConfig::forward_flops(): forward + backward ≈ 3 forwards, matrix products only).", ""]
+
+    L += ["## Training step phases (median ms per step)", "",
+          "| threads | impl | forward + loss | backward | optimizer |", "|---|---|---|---|---|"]
+    for t in threads:
+        for impl, ph in R[t]["train"]["phase_ms"].items():
+            L.append(f"| {t} | {impl} | {fmt(ph['forward'], 1)} | {fmt(ph['backward'], 1)} | {fmt(ph['optimizer'], 2)} |")
+
+    L += ["", "## sgemm GFLOP/s (C = A·B, float32)", "",
+          "| threads | shape (M×K·K×N) | OpenBLAS (uwaga's gemm) | torch.mm |", "|---|---|---|---|"]
+    for t in threads:
+        for shape, v in R[t]["sgemm"].items():
+            L.append(f"| {t} | {shape} | {fmt(v['uwaga'], 1)} | {fmt(v['torch'], 1)} |")
+    L += ["", "The ceiling is OpenBLAS at 1024³ on the same thread count.", ""]
+
+    L += ["## Micro-benchmarks: forward + backward", "",
+          "| threads | op | shape | uwaga µs | PyTorch µs | uwaga speed-up | uwaga GFLOP/s (% ceiling, % model-shape sgemm) "
+          "or GB/s | sgemm-equivalent MFLOP | × per step = % of uwaga's step |",
+          "|---|---|---|---|---|---|---|---|---|"]
+    for t in threads:
+        for op, m in R[t]["micro"].items():
+            if "gflops" in m:
+                rate = (f"{fmt(m['gflops'], 1)} GFLOP/s ({fmt(m['pct_of_ceiling'], 0, ' %')}, "
+                        f"{fmt(m['pct_of_model_shape_sgemm'], 0, ' %')})")
+            else:
+                rate = f"{fmt(m.get('gb_per_s'), 2)} GB/s"
+            L.append(f"| {t} | {op} | {m['shape']} | {fmt(m['uwaga'], 1)} | {fmt(m['torch'], 1)} | "
+                     f"{fmt(m['speedup_vs_torch'], 2, '×')} | {rate} | {fmt(m['sgemm_equivalent_mflop'], 1)} | "
+                     f"{m['per_step']} × = {fmt(m['pct_of_step'], 0, ' %')} |")
+    L += ["", "uwaga speed-up = PyTorch µs / uwaga µs (> 1: uwaga is faster). sgemm-equivalent MFLOP: the "
+          "matrix-product work the ceiling sgemm does in the time uwaga's op takes. % of step: how much of "
+          "uwaga's training step this op would take if it ran as in isolation — on N(0, 1) inputs, where glibc's "
+          "erff is about 3.5× slower than on the small pre-activations of the untrained model, so GELU's share "
+          "is overstated; profile.txt has the shares measured inside the step.", ""]
+
+    sc = res["mha_scaling"]
+    if sc["rows"]:
+        L += ["## Attention cost over n (one layer, dim 64, 4 heads, forward + backward, batch = 4096 / n)", "",
+              "| n | batch | uwaga ms | uwaga µs/sequence | PyTorch ms | PyTorch µs/sequence |", "|---|---|---|---|---|---|"]
+        by = {(r["impl"], r["n"]): r for r in sc["rows"]}
+        for n in sorted({r["n"] for r in sc["rows"]}):
+            u, p = by.get(("uwaga", n)), by.get(("torch", n))
+            L.append(f"| {n} | {(u or p)['batch']} | {fmt(u and u['median_ms'], 2)} | {fmt(u and u['us_per_sequence'], 1)} | "
+                     f"{fmt(p and p['median_ms'], 2)} | {fmt(p and p['us_per_sequence'], 1)} |")
+        ex, ex2 = sc["exponent_n_ge_256"], sc["exponent_largest_two"]
+        L += ["", "Cost per sequence grows as n^k: fitted over n ≥ 256, k = " +
+              ", ".join(f"{fmt(v, 2)} ({impl})" for impl, v in ex.items()) + "; between the two largest n, k = " +
+              ", ".join(f"{fmt(v, 2)} ({impl})" for impl, v in ex2.items()) +
+              ". That is the O(n²·d) row of SEEDS §7's table; below n ≈ 2d = 128 the O(n·d²) projections "
+              "(qkv and W_O) cost more than Q Kᵀ and A V, so the curve starts out linear. "
+              "Data: mha_scaling.csv, plot: mha_scaling.png.", ""]
+    return "\n".join(L) + "\n"
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: summarize.py RESULTS_DIR")
+    sys.exit(0 if summarize(sys.argv[1]) else 1)

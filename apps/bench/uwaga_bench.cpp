@@ -1,0 +1,402 @@
+// uwaga-bench: the measurements behind apps/bench/run.sh, one JSON object per line on stdout.
+// apps/bench/vit_torch.py has the same modes with the same flags for PyTorch, so run.sh can run
+// the two alternately and compare line by line.
+//   uwaga-bench --mode train   --threads 2 --batch 128   training steps of mnist-tiny, images/s
+//   uwaga-bench --mode eval    --threads 2 --batch 128   forward passes without autograd
+//   uwaga-bench --mode sgemm   --threads 2               OpenBLAS sgemm GFLOP/s: 1024³ and the
+//                                                         model's GEMM shapes (the ceiling)
+//   uwaga-bench --mode micro   --threads 2 --op mha,gelu ops forward+backward (mha, layernorm,
+//                                                         gelu, xent), µs per call
+//   uwaga-bench --mode mha-scaling --threads 2           one attention layer for n = 16 … 1024
+// Every timing is a median over --repeats repeats after --warmup calls. The data are random:
+// throughput does not depend on the values.
+#include <sys/resource.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <cxxopts.hpp>
+
+#include "apps/common/thread_policy.h"
+#include "core/uwaga.h"
+#include "nn/layer_norm.h"
+#include "nn/multi_head_attention.h"
+#include "nn/vision_transformer.h"
+#include "optim/adam.h"
+
+namespace uwaga::apps {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// CPU time of the whole process (all threads): unlike the wall clock it does not count the time
+// other programs hold the cores, so it shows how much a shared machine slowed a measurement down.
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+long peak_rss_kb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;  // kilobytes on Linux
+}
+
+struct BenchOptions {
+  int threads = 1;
+  std::int64_t batch = 128;
+  int warmup = 3;
+  int repeats = 5;
+  int steps = 0;              // calls per repeat; 0: as many as fill min_seconds
+  double min_seconds = 0.25;  // length of one repeat when steps is 0
+  std::uint64_t seed = 0;
+};
+
+// What every line starts with: who measured what, on how many threads, under which wait policy.
+json header(const char* mode) {
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  return {{"impl", "uwaga"},
+          {"mode", mode},
+          {"threads", num_threads()},
+          {"omp_wait_policy", policy ? policy : "unset"}};
+}
+
+// Seconds per call of `fn`, one entry per repeat: `warmup` calls first, then `repeats` repeats
+// of `steps` calls (calibrated from one call when steps is 0). `cpu_per_call` gets the process's
+// CPU seconds per call of each repeat.
+std::vector<double> time_calls(const std::function<void()>& fn, const BenchOptions& o,
+                               int* calls_per_repeat = nullptr,
+                               std::vector<double>* cpu_per_call = nullptr) {
+  for (int i = 0; i < o.warmup; ++i) fn();
+  int calls = o.steps;
+  if (calls <= 0) {
+    const auto start = Clock::now();
+    fn();
+    const double one = std::max(seconds_since(start), 1e-7);
+    calls = std::max(1, static_cast<int>(std::ceil(o.min_seconds / one)));
+  }
+  std::vector<double> per_call;
+  for (int r = 0; r < o.repeats; ++r) {
+    const double cpu_start = process_cpu_seconds();
+    const auto start = Clock::now();
+    for (int i = 0; i < calls; ++i) fn();
+    per_call.push_back(seconds_since(start) / calls);
+    if (cpu_per_call) cpu_per_call->push_back((process_cpu_seconds() - cpu_start) / calls);
+  }
+  if (calls_per_repeat) *calls_per_repeat = calls;
+  return per_call;
+}
+
+// A few random batches of (B, 1, 28, 28) images with labels, cycled through.
+struct RandomBatches {
+  RandomBatches(const nn::VitConfig& c, std::int64_t batch, Generator& gen, int count = 4) {
+    for (int i = 0; i < count; ++i) {
+      images.push_back(Tensor::randn({batch, c.channels, c.image_size, c.image_size}, gen));
+      std::vector<std::int64_t> y(batch);
+      for (auto& label : y) label = static_cast<std::int64_t>(gen.below(c.num_classes));
+      labels.push_back(Tensor::from_indices(y, {batch}));
+    }
+  }
+  std::vector<Tensor> images, labels;  // (B, C, H, W), (B,)
+};
+
+// Training throughput of mnist-tiny with AdamW, as the trainer runs it: zero the gradients,
+// forward, cross-entropy, backward, update. The three phases are timed separately too.
+json bench_train(const BenchOptions& o) {
+  const long rss_before_model = peak_rss_kb();
+  nn::VitConfig config;  // mnist-tiny: patch 7, dim 64, depth 6, heads 4, MLP 128
+  Generator gen(o.seed);
+  nn::VisionTransformer model(config, gen);
+  optim::AdamW opt(optim::make_param_groups(model, 0.05), {1e-3});
+  RandomBatches data(config, o.batch, gen);
+
+  std::vector<double> forward_s, backward_s, update_s;
+  int step = 0;
+  auto train_step = [&] {
+    const std::size_t i = step++ % data.images.size();
+    model.zero_grad();
+    auto t0 = Clock::now();
+    Tensor loss = cross_entropy(model.forward(data.images[i]), data.labels[i]);
+    auto t1 = Clock::now();
+    loss.backward();
+    auto t2 = Clock::now();
+    opt.step();
+    auto t3 = Clock::now();
+    forward_s.push_back(std::chrono::duration<double>(t1 - t0).count());
+    backward_s.push_back(std::chrono::duration<double>(t2 - t1).count());
+    update_s.push_back(std::chrono::duration<double>(t3 - t2).count());
+  };
+  int calls = 0;
+  std::vector<double> cpu_per_step;
+  const std::vector<double> per_step = time_calls(train_step, o, &calls, &cpu_per_step);
+  // Phases of the timed steps only (the warm-up steps come first).
+  auto timed = [&](std::vector<double>& v) {
+    v.erase(v.begin(), v.begin() + std::min<std::size_t>(o.warmup, v.size()));
+    return median(v) * 1e3;
+  };
+
+  std::vector<double> images_per_s, images_per_cpu_s;
+  for (double s : per_step) images_per_s.push_back(o.batch / s);
+  for (double s : cpu_per_step) images_per_cpu_s.push_back(o.batch / s);
+  const double flops_per_image = 3.0 * config.forward_flops();  // forward + backward ≈ 3 forwards
+  json j = header("train");
+  j["batch"] = o.batch;
+  j["warmup_steps"] = o.warmup;
+  j["steps_per_repeat"] = calls;
+  j["images_per_s"] = images_per_s;
+  j["median_images_per_s"] = median(images_per_s);
+  j["images_per_cpu_s"] = images_per_cpu_s;
+  j["flops_per_image"] = flops_per_image;
+  j["effective_gflops"] = median(images_per_s) * flops_per_image / 1e9;
+  j["phase_ms"] = {{"forward", timed(forward_s)}, {"backward", timed(backward_s)},
+                   {"optimizer", timed(update_s)}};
+  j["parameters"] = model.num_parameters();
+  j["rss_before_model_kb"] = rss_before_model;
+  j["peak_rss_kb"] = peak_rss_kb();
+  return j;
+}
+
+// Evaluation throughput: forward passes in eval mode, no graph recorded.
+json bench_eval(const BenchOptions& o) {
+  nn::VitConfig config;
+  Generator gen(o.seed);
+  nn::VisionTransformer model(config, gen);
+  model.eval();
+  RandomBatches data(config, o.batch, gen);
+  NoGradGuard no_grad;
+  int step = 0;
+  double sink = 0;  // keeps the result alive
+  auto eval_step = [&] {
+    Tensor logits = model.forward(data.images[step++ % data.images.size()]);
+    sink += logits.data<float>()[0];
+  };
+  std::vector<double> images_per_s, images_per_cpu_s, cpu_per_step;
+  for (double s : time_calls(eval_step, o, nullptr, &cpu_per_step)) images_per_s.push_back(o.batch / s);
+  for (double s : cpu_per_step) images_per_cpu_s.push_back(o.batch / s);
+  json j = header("eval");
+  j["batch"] = o.batch;
+  j["images_per_s"] = images_per_s;
+  j["images_per_cpu_s"] = images_per_cpu_s;
+  j["median_images_per_s"] = median(images_per_s);
+  j["effective_gflops"] = median(images_per_s) * config.forward_flops() / 1e9;
+  j["peak_rss_kb"] = peak_rss_kb();
+  j["checksum"] = sink;
+  return j;
+}
+
+// OpenBLAS sgemm, C (M×N) = A (M×K) B (K×N), through the same gemm<float> the ops use.
+json bench_sgemm_shape(std::int64_t M, std::int64_t K, std::int64_t N, const BenchOptions& o) {
+  Generator gen(o.seed);
+  Tensor A = Tensor::randn({M, K}, gen), B = Tensor::randn({K, N}, gen), C = Tensor::zeros({M, N});
+  auto product = [&] {
+    gemm<float>(false, false, M, N, K, 1.0f, A.data<float>(), K, B.data<float>(), N, 0.0f,
+                C.data<float>(), N);
+  };
+  std::vector<double> gflops;
+  for (double s : time_calls(product, o)) gflops.push_back(2.0 * M * N * K / s / 1e9);
+  json j = header("sgemm");
+  j["shape"] = std::to_string(M) + "x" + std::to_string(K) + "·" + std::to_string(K) + "x" +
+               std::to_string(N);
+  j["m"] = M;
+  j["n"] = N;
+  j["k"] = K;
+  j["gflops"] = gflops;
+  j["median_gflops"] = median(gflops);
+  return j;
+}
+
+// Multiply-adds ×2 of one self-attention layer's forward pass: the qkv and output projections
+// (4 D² per token) and Q Kᵀ, A V (2 n² D per sequence over all heads).
+double mha_forward_flops(std::int64_t batch, std::int64_t n, std::int64_t D) {
+  return 2.0 * batch * n * D * 4 * D + 2.0 * 2 * batch * n * n * D;
+}
+
+// One op forward + backward with a random upstream gradient; µs per call.
+json bench_micro(const std::string& op, const BenchOptions& o) {
+  Generator gen(o.seed);
+  const std::int64_t B = 128, T = 17, D = 64, heads = 4, hidden = 128, classes = 10;
+  std::function<void()> call;
+  double flops = 0;       // of the matrix products, forward + backward
+  double bytes = 0;       // the least memory traffic of forward + backward
+  std::string shape;
+  std::shared_ptr<nn::MultiHeadAttention> mha;
+  Tensor x, w, b, g, targets;
+  if (op == "mha") {
+    mha = std::make_shared<nn::MultiHeadAttention>(nn::MultiHeadAttentionOptions{D, heads}, gen);
+    x = Tensor::randn({B, T, D}, gen).requires_grad_();
+    g = Tensor::randn({B, T, D}, gen);
+    call = [&] {
+      mha->zero_grad();
+      x.zero_grad();
+      mha->forward(x).backward(g);
+    };
+    flops = 3 * mha_forward_flops(B, T, D);
+    shape = "x (128, 17, 64), 4 heads";
+  } else if (op == "layernorm") {
+    x = Tensor::randn({B * T, D}, gen).requires_grad_();
+    w = Tensor::ones({D}).requires_grad_();
+    b = Tensor::zeros({D}).requires_grad_();
+    g = Tensor::randn({B * T, D}, gen);
+    call = [&] {
+      x.zero_grad();
+      w.zero_grad();
+      b.zero_grad();
+      nn::layer_norm(x, w, b).backward(g);
+    };
+    bytes = 4.0 * B * T * D * 5;  // forward reads x, writes y; backward reads dy, x, writes dx
+    shape = "(2176, 64)";
+  } else if (op == "gelu") {
+    x = Tensor::randn({B * T, hidden}, gen).requires_grad_();
+    g = Tensor::randn({B * T, hidden}, gen);
+    call = [&] {
+      x.zero_grad();
+      gelu(x).backward(g);
+    };
+    bytes = 4.0 * B * T * hidden * 5;
+    shape = "(2176, 128)";
+  } else if (op == "xent") {
+    x = Tensor::randn({B, classes}, gen).requires_grad_();
+    std::vector<std::int64_t> y(B);
+    for (auto& label : y) label = static_cast<std::int64_t>(gen.below(classes));
+    targets = Tensor::from_indices(y, {B});
+    call = [&] {
+      x.zero_grad();
+      cross_entropy(x, targets).backward();
+    };
+    bytes = 4.0 * B * classes * 2;
+    shape = "logits (128, 10)";
+  } else {
+    fail("uwaga-bench: unknown --op '", op, "'; expected mha, layernorm, gelu or xent");
+  }
+  int calls = 0;
+  std::vector<double> us;
+  for (double s : time_calls(call, o, &calls)) us.push_back(s * 1e6);
+  json j = header("micro");
+  j["op"] = op;
+  j["shape"] = shape;
+  j["calls_per_repeat"] = calls;
+  j["us"] = us;
+  j["median_us"] = median(us);
+  if (flops > 0) j["gflops"] = flops / (median(us) * 1e-6) / 1e9;
+  if (bytes > 0) j["gb_per_s"] = bytes / (median(us) * 1e-6) / 1e9;
+  return j;
+}
+
+// One self-attention layer (dim 64, 4 heads) forward + backward for growing n, with batch
+// tokens / n so the projections cost the same at every n and only Q Kᵀ, softmax and A V grow.
+json bench_mha_scaling(std::int64_t n, std::int64_t tokens, const BenchOptions& o) {
+  Generator gen(o.seed);
+  const std::int64_t D = 64, heads = 4, batch = std::max<std::int64_t>(1, tokens / n);
+  nn::MultiHeadAttention mha({D, heads}, gen);
+  Tensor x = Tensor::randn({batch, n, D}, gen).requires_grad_();
+  Tensor g = Tensor::randn({batch, n, D}, gen);
+  auto call = [&] {
+    mha.zero_grad();
+    x.zero_grad();
+    mha.forward(x).backward(g);
+  };
+  std::vector<double> ms;
+  for (double s : time_calls(call, o)) ms.push_back(s * 1e3);
+  json j = header("mha-scaling");
+  j["n"] = n;
+  j["batch"] = batch;
+  j["ms"] = ms;
+  j["median_ms"] = median(ms);
+  j["us_per_sequence"] = median(ms) * 1e3 / batch;
+  j["gflops"] = 3 * mha_forward_flops(batch, n, D) / (median(ms) * 1e-3) / 1e9;
+  j["peak_rss_kb"] = peak_rss_kb();
+  return j;
+}
+
+int run(int argc, char** argv) {
+  cxxopts::Options cli("uwaga-bench", "uwaga's side of apps/bench/run.sh; prints JSON lines");
+  cli.add_options()
+      ("mode", "train | eval | sgemm | micro | mha-scaling", cxxopts::value<std::string>())
+      ("threads", "OpenMP and OpenBLAS threads", cxxopts::value<int>()->default_value("1"))
+      ("batch", "images per step (train, eval)", cxxopts::value<std::int64_t>()->default_value("128"))
+      ("warmup", "untimed calls first", cxxopts::value<int>()->default_value("3"))
+      ("repeats", "timed repeats (the median is reported)", cxxopts::value<int>()->default_value("5"))
+      ("steps", "calls per repeat (0: enough for --min-seconds)", cxxopts::value<int>()->default_value("0"))
+      ("min-seconds", "length of a repeat when --steps is 0", cxxopts::value<double>()->default_value("0.25"))
+      ("op", "micro: any of mha, layernorm, gelu, xent", cxxopts::value<std::vector<std::string>>()->default_value(
+          "mha,layernorm,gelu,xent"))
+      ("shapes", "sgemm: MxKxN for (M×K)·(K×N)", cxxopts::value<std::vector<std::string>>()->default_value(
+          "1024x1024x1024,2176x64x192,2176x64x64,2176x64x128,2176x128x64"))
+      ("n", "mha-scaling: sequence lengths", cxxopts::value<std::vector<std::int64_t>>()->default_value(
+          "16,32,64,128,256,512,1024"))
+      ("tokens", "mha-scaling: batch · n", cxxopts::value<std::int64_t>()->default_value("4096"))
+      ("seed", "random seed", cxxopts::value<std::uint64_t>()->default_value("0"))
+      ("h,help", "this help");
+  auto args = cli.parse(argc, argv);
+  if (args.count("help") || !args.count("mode")) {
+    std::cout << cli.help() << "\n";
+    return args.count("help") ? 0 : 2;
+  }
+  BenchOptions o;
+  o.threads = args["threads"].as<int>();
+  o.batch = args["batch"].as<std::int64_t>();
+  o.warmup = args["warmup"].as<int>();
+  o.repeats = args["repeats"].as<int>();
+  o.steps = args["steps"].as<int>();
+  o.min_seconds = args["min-seconds"].as<double>();
+  o.seed = args["seed"].as<std::uint64_t>();
+  if (o.batch < 1 || o.repeats < 1 || o.warmup < 0 || o.steps < 0)
+    fail("uwaga-bench: --batch and --repeats must be positive, --warmup and --steps not negative");
+  init_threads();  // reads UWAGA_NUM_THREADS once; the flag below wins over it
+  set_num_threads(o.threads);
+
+  const std::string mode = args["mode"].as<std::string>();
+  if (mode == "train") {
+    std::cout << bench_train(o).dump() << std::endl;
+  } else if (mode == "eval") {
+    std::cout << bench_eval(o).dump() << std::endl;
+  } else if (mode == "sgemm") {
+    for (const std::string& s : args["shapes"].as<std::vector<std::string>>()) {
+      long long M = 0, K = 0, N = 0;
+      if (std::sscanf(s.c_str(), "%lldx%lldx%lld", &M, &K, &N) != 3 || M < 1 || N < 1 || K < 1)
+        fail("uwaga-bench: --shapes entry '", s, "' should be MxKxN, e.g. 2176x64x192");
+      std::cout << bench_sgemm_shape(M, K, N, o).dump() << std::endl;
+    }
+  } else if (mode == "micro") {
+    for (const std::string& op : args["op"].as<std::vector<std::string>>())
+      std::cout << bench_micro(op, o).dump() << std::endl;
+  } else if (mode == "mha-scaling") {
+    for (std::int64_t n : args["n"].as<std::vector<std::int64_t>>())
+      std::cout << bench_mha_scaling(n, args["tokens"].as<std::int64_t>(), o).dump() << std::endl;
+  } else {
+    fail("uwaga-bench: unknown --mode '", mode, "'; expected train, eval, sgemm, micro or mha-scaling");
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace uwaga::apps
+
+int main(int argc, char** argv) {
+  uwaga::apps::prefer_passive_openmp_wait(argv);
+  try {
+    return uwaga::apps::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "uwaga-bench: " << e.what() << "\n";
+    return 1;
+  }
+}

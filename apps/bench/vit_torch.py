@@ -1,0 +1,375 @@
+#!/usr/bin/python3
+"""PyTorch's side of apps/bench/run.sh: the mnist-tiny ViT exactly as uwaga builds it, and the
+same measurements as uwaga-bench, with the same flags, one JSON object per line on stdout.
+
+    /usr/bin/python3 apps/bench/vit_torch.py --mode train --threads 2 --batch 128
+    modes: train, eval, sgemm, micro (--op mha,layernorm,gelu,xent), mha-scaling, profile
+
+The model (nn/vision_transformer.h): patches of 7x7 -> 16 patches + class token = 17 tokens,
+dim 64, depth 6, heads 4, MLP 128 with exact GELU, pre-LN blocks (LayerNorm eps 1e-5), the head
+reads the class token. Attention is written out as uwaga computes it: qkv = Linear(D, 3D),
+reshape (B, T, 3, h, d_k), permute, E = Q Kᵀ/√d_k, A = softmax(E), Y = A V, proj. AdamW
+(lr 1e-3, weight decay 0.05 on matrices only, as optim::make_param_groups), cross-entropy.
+Written for Debian's python3-torch 1.13; run with OMP_WAIT_POLICY=PASSIVE (run.sh does).
+"""
+import argparse
+import json
+import math
+import os
+import resource
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class VitConfig:
+    image_size, channels, patch, dim, depth, heads, mlp_dim, num_classes = 28, 1, 7, 64, 6, 4, 128, 10
+
+    def num_patches(self):
+        return (self.image_size // self.patch) ** 2
+
+    def tokens(self):
+        return self.num_patches() + 1
+
+    def patch_dim(self):
+        return self.patch * self.patch * self.channels
+
+    def forward_flops(self):
+        """Multiply-adds x2 of one image's forward pass, matrix products only (as uwaga's)."""
+        T, D = self.tokens(), self.dim
+        per_block = 2 * T * D * 3 * D + 2 * 2 * T * T * D + 2 * T * D * D + 2 * 2 * T * D * self.mlp_dim
+        return 2 * self.num_patches() * self.patch_dim() * D + self.depth * per_block + 2 * D * self.num_classes
+
+
+class Attention(nn.Module):
+    """Multi-head self-attention, every step explicit (no fused scaled_dot_product_attention)."""
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads, self.d_k = heads, dim // heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):  # (B, T, D)
+        B, T, D = x.shape
+        qkv = self.qkv(x).reshape(B, T, 3, self.heads, self.d_k).permute(2, 0, 3, 1, 4)
+        Q, K, V = qkv[0], qkv[1], qkv[2]  # (B, h, T, d_k)
+        E = Q @ K.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, h, T, T)
+        A = E.softmax(dim=-1)
+        Y = A @ V  # (B, h, T, d_k)
+        return self.proj(Y.transpose(1, 2).reshape(B, T, D))
+
+
+class Mlp(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(dim, hidden), nn.Linear(hidden, dim)
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(x)))  # exact (erf) GELU
+
+
+class Block(nn.Module):
+    def __init__(self, dim, heads, mlp_dim):
+        super().__init__()
+        self.norm1, self.attn = nn.LayerNorm(dim, eps=1e-5), Attention(dim, heads)
+        self.norm2, self.mlp = nn.LayerNorm(dim, eps=1e-5), Mlp(dim, mlp_dim)
+
+    def forward(self, z):
+        z = z + self.attn(self.norm1(z))
+        return z + self.mlp(self.norm2(z))
+
+
+class VisionTransformer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        self.patch_embed = nn.Linear(c.patch_dim(), c.dim)
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, c.dim))
+        self.pos_embed = nn.Parameter(torch.zeros(1, c.tokens(), c.dim))
+        self.blocks = nn.ModuleList(Block(c.dim, c.heads, c.mlp_dim) for _ in range(c.depth))
+        self.norm = nn.LayerNorm(c.dim, eps=1e-5)
+        self.head = nn.Linear(c.dim, c.num_classes)
+        for name, p in self.named_parameters():  # uwaga's init (nn/vision_transformer.h)
+            if name.endswith("bias"):
+                nn.init.zeros_(p)
+            elif "norm" in name:
+                nn.init.ones_(p)
+            else:
+                nn.init.trunc_normal_(p, std=0.02, a=-0.04, b=0.04)
+
+    def forward(self, images):  # (B, C, H, W)
+        c, B = self.c, images.shape[0]
+        P, G = c.patch, c.image_size // c.patch
+        x = images.reshape(B, c.channels, G, P, G, P).permute(0, 2, 4, 3, 5, 1)
+        x = self.patch_embed(x.reshape(B, G * G, P * P * c.channels))  # (B, N, D)
+        z = torch.cat([self.cls_token.expand(B, 1, c.dim), x], dim=1) + self.pos_embed
+        for block in self.blocks:
+            z = block(z)
+        return self.head(self.norm(z[:, 0]))  # (B, classes)
+
+
+def param_groups(model, weight_decay):
+    """optim::make_param_groups: no decay on vectors, embeddings and the class token."""
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        skip = p.dim() < 2 or any(part in name for part in ("embed", "pos_", "cls_token"))
+        (no_decay if skip else decay).append(p)
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+
+
+def peak_rss_kb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def header(mode):
+    return {"impl": "torch", "mode": mode, "threads": torch.get_num_threads(),
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "unset"),
+            "torch_version": torch.__version__}
+
+
+def time_calls(fn, args, cpu_per_call=None):
+    """Seconds per call, one entry per repeat, after args.warmup untimed calls (as uwaga-bench);
+    cpu_per_call gets the process's CPU seconds per call of each repeat."""
+    for _ in range(args.warmup):
+        fn()
+    calls = args.steps
+    if calls <= 0:
+        start = time.perf_counter()
+        fn()
+        calls = max(1, math.ceil(args.min_seconds / max(time.perf_counter() - start, 1e-7)))
+    per_call = []
+    for _ in range(args.repeats):
+        cpu_start = time.process_time()
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        per_call.append((time.perf_counter() - start) / calls)
+        if cpu_per_call is not None:
+            cpu_per_call.append((time.process_time() - cpu_start) / calls)
+    return per_call, calls
+
+
+def random_batches(c, batch, count=4):
+    return [(torch.randn(batch, c.channels, c.image_size, c.image_size),
+             torch.randint(0, c.num_classes, (batch,))) for _ in range(count)]
+
+
+def make_train_step(model, opt, data, phases=None):
+    step = [0]
+
+    def train_step():
+        images, labels = data[step[0] % len(data)]
+        step[0] += 1
+        opt.zero_grad(set_to_none=True)
+        t0 = time.perf_counter()
+        loss = F.cross_entropy(model(images), labels)
+        t1 = time.perf_counter()
+        loss.backward()
+        t2 = time.perf_counter()
+        opt.step()
+        t3 = time.perf_counter()
+        if phases is not None:
+            phases["forward"].append(t1 - t0)
+            phases["backward"].append(t2 - t1)
+            phases["optimizer"].append(t3 - t2)
+
+    return train_step
+
+
+def make_optimizer(model, args):
+    kwargs = {"foreach": True} if args.foreach else {}
+    return torch.optim.AdamW(param_groups(model, 0.05), lr=1e-3, **kwargs)
+
+
+def bench_train(args):
+    rss_before_model = peak_rss_kb()
+    c = VitConfig()
+    model = VisionTransformer(c)
+    opt = make_optimizer(model, args)
+    phases = {"forward": [], "backward": [], "optimizer": []}
+    cpu = []
+    per_step, calls = time_calls(make_train_step(model, opt, random_batches(c, args.batch), phases), args, cpu)
+    ips = [args.batch / s for s in per_step]
+    flops_per_image = 3.0 * c.forward_flops()
+    out = header("train")
+    out.update(batch=args.batch, warmup_steps=args.warmup, steps_per_repeat=calls, images_per_s=ips,
+               median_images_per_s=statistics.median(ips), images_per_cpu_s=[args.batch / s for s in cpu],
+               flops_per_image=flops_per_image,
+               effective_gflops=statistics.median(ips) * flops_per_image / 1e9,
+               phase_ms={k: statistics.median(v[args.warmup:]) * 1e3 for k, v in phases.items()},
+               parameters=sum(p.numel() for p in model.parameters()), foreach=args.foreach,
+               rss_before_model_kb=rss_before_model, peak_rss_kb=peak_rss_kb())
+    return [out]
+
+
+def bench_eval(args):
+    c = VitConfig()
+    model = VisionTransformer(c).eval()
+    data = random_batches(c, args.batch)
+    step = [0]
+
+    def eval_step():
+        with torch.inference_mode():
+            model(data[step[0] % len(data)][0])
+        step[0] += 1
+
+    cpu = []
+    per_call, _ = time_calls(eval_step, args, cpu)
+    ips = [args.batch / s for s in per_call]
+    out = header("eval")
+    out.update(batch=args.batch, images_per_s=ips, median_images_per_s=statistics.median(ips),
+               images_per_cpu_s=[args.batch / s for s in cpu],
+               effective_gflops=statistics.median(ips) * c.forward_flops() / 1e9,
+               peak_rss_kb=peak_rss_kb())
+    return [out]
+
+
+def bench_sgemm(args):
+    lines = []
+    for s in args.shapes.split(","):
+        M, K, N = (int(v) for v in s.split("x"))
+        A, B, C = torch.randn(M, K), torch.randn(K, N), torch.empty(M, N)
+        per_call, _ = time_calls(lambda: torch.mm(A, B, out=C), args)
+        gflops = [2.0 * M * N * K / t / 1e9 for t in per_call]
+        out = header("sgemm")
+        out.update(shape=f"{M}x{K}·{K}x{N}", m=M, n=N, k=K, gflops=gflops,
+                   median_gflops=statistics.median(gflops))
+        lines.append(out)
+    return lines
+
+
+def mha_forward_flops(batch, n, D):
+    return 2.0 * batch * n * D * 4 * D + 2.0 * 2 * batch * n * n * D
+
+
+def bench_micro(args):
+    return [bench_micro_op(op, args) for op in args.op.split(",")]
+
+
+def bench_micro_op(op, args):
+    B, T, D, heads, hidden, classes = 128, 17, 64, 4, 128, 10
+    flops = bytes_ = 0
+    if op == "mha":
+        layer = Attention(D, heads)
+        x = torch.randn(B, T, D, requires_grad=True)
+        g = torch.randn(B, T, D)
+
+        def call():
+            layer.zero_grad(set_to_none=True)
+            x.grad = None
+            layer(x).backward(g)
+
+        flops, shape = 3 * mha_forward_flops(B, T, D), "x (128, 17, 64), 4 heads"
+    elif op == "layernorm":
+        x = torch.randn(B * T, D, requires_grad=True)
+        w, b = torch.ones(D, requires_grad=True), torch.zeros(D, requires_grad=True)
+        g = torch.randn(B * T, D)
+
+        def call():
+            x.grad = w.grad = b.grad = None
+            F.layer_norm(x, (D,), w, b, 1e-5).backward(g)
+
+        bytes_, shape = 4.0 * B * T * D * 5, "(2176, 64)"
+    elif op == "gelu":
+        x = torch.randn(B * T, hidden, requires_grad=True)
+        g = torch.randn(B * T, hidden)
+
+        def call():
+            x.grad = None
+            F.gelu(x).backward(g)
+
+        bytes_, shape = 4.0 * B * T * hidden * 5, "(2176, 128)"
+    elif op == "xent":
+        x = torch.randn(B, classes, requires_grad=True)
+        targets = torch.randint(0, classes, (B,))
+
+        def call():
+            x.grad = None
+            F.cross_entropy(x, targets).backward()
+
+        bytes_, shape = 4.0 * B * classes * 2, "logits (128, 10)"
+    else:
+        sys.exit(f"vit_torch.py: unknown --op '{op}'; expected mha, layernorm, gelu or xent")
+    per_call, calls = time_calls(call, args)
+    us = [t * 1e6 for t in per_call]
+    out = header("micro")
+    out.update(op=op, shape=shape, calls_per_repeat=calls, us=us, median_us=statistics.median(us))
+    if flops:
+        out["gflops"] = flops / (statistics.median(us) * 1e-6) / 1e9
+    if bytes_:
+        out["gb_per_s"] = bytes_ / (statistics.median(us) * 1e-6) / 1e9
+    return out
+
+
+def bench_mha_scaling(args):
+    lines, D, heads = [], 64, 4
+    for n in (int(v) for v in args.n.split(",")):
+        batch = max(1, args.tokens // n)
+        layer = Attention(D, heads)
+        x = torch.randn(batch, n, D, requires_grad=True)
+        g = torch.randn(batch, n, D)
+
+        def call():
+            layer.zero_grad(set_to_none=True)
+            x.grad = None
+            layer(x).backward(g)
+
+        per_call, _ = time_calls(call, args)
+        ms = [t * 1e3 for t in per_call]
+        med = statistics.median(ms)
+        out = header("mha-scaling")
+        out.update(n=n, batch=batch, ms=ms, median_ms=med, us_per_sequence=med * 1e3 / batch,
+                   gflops=3 * mha_forward_flops(batch, n, D) / (med * 1e-3) / 1e9, peak_rss_kb=peak_rss_kb())
+        lines.append(out)
+    return lines
+
+
+def profile(args):
+    """torch.profiler's per-op table of training steps, for comparison with uwaga's perf profile."""
+    c = VitConfig()
+    model = VisionTransformer(c)
+    train_step = make_train_step(model, make_optimizer(model, args), random_batches(c, args.batch))
+    for _ in range(max(args.warmup, 1)):
+        train_step()
+    steps = args.steps or 10
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        for _ in range(steps):
+            train_step()
+    print(f"# PyTorch {torch.__version__}, {torch.get_num_threads()} threads, batch {args.batch}, "
+          f"{steps} training steps, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}")
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=30))
+    return []
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--mode", required=True, choices=["train", "eval", "sgemm", "micro", "mha-scaling", "profile"])
+    p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads")
+    p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--steps", type=int, default=0, help="calls per repeat (0: enough for --min-seconds)")
+    p.add_argument("--min-seconds", type=float, default=0.25)
+    p.add_argument("--op", default="mha,layernorm,gelu,xent", help="micro: any of mha, layernorm, gelu, xent")
+    p.add_argument("--shapes", default="1024x1024x1024,2176x64x192,2176x64x64,2176x64x128,2176x128x64",
+                   help="sgemm: MxKxN for (MxK)·(KxN)")
+    p.add_argument("--n", default="16,32,64,128,256,512,1024", help="mha-scaling: sequence lengths")
+    p.add_argument("--tokens", type=int, default=4096, help="mha-scaling: batch · n")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--foreach", action="store_true", help="AdamW(foreach=True)")
+    args = p.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    modes = {"train": bench_train, "eval": bench_eval, "sgemm": bench_sgemm, "micro": bench_micro,
+             "mha-scaling": bench_mha_scaling, "profile": profile}
+    for line in modes[args.mode](args):
+        print(json.dumps(line), flush=True)
+
+
+if __name__ == "__main__":
+    main()
