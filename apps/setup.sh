@@ -7,7 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config libopenblas-openmp-dev catch2 libcxxopts-dev
-          zlib1g-dev nlohmann-json3-dev xz-utils curl ${UWAGA_EXTRA_PACKAGES:-})
+          zlib1g-dev nlohmann-json3-dev xz-utils curl
+          pybind11-dev python3-dev python3-numpy python3-matplotlib jupyter-nbconvert
+          python3-nbclient python3-ipykernel graphviz ${UWAGA_EXTRA_PACKAGES:-})
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,309 @@
+// uwaga.apps: what uwaga-vit and uwaga-translate do, callable from Python — presets, training a
+// preset (the apps' tasks under the shared Trainer), evaluation, checkpoints, translating a
+// sentence and reading its cross-attention. This file wires existing pieces together exactly as
+// the command-line programs do; it computes nothing itself.
+#include <pybind11/stl.h>
+
+#include <algorithm>
+
+#include "apps/translate/attention_heatmap.h"
+#include "apps/translate/translate_checkpoint.h"
+#include "apps/translate/translation_task.h"
+#include "apps/vit/image_classification_task.h"
+#include "apps/vit/vit_checkpoint.h"
+#include "core/autograd.h"
+#include "core/shape_ops.h"
+#include "optim/adam.h"
+#include "notebooks/bindings/bindings.h"
+
+namespace uwaga::python {
+namespace {
+
+using namespace apps;
+
+// The trainer's options for a run from Python: quiet by default (a notebook shows the losses it
+// gets back), files only when out_dir is given.
+optim::TrainerOptions trainer_options(std::int64_t epochs, std::int64_t max_steps,
+                                      double clip_norm, const std::string& out_dir,
+                                      std::int64_t log_every, bool quiet) {
+  optim::TrainerOptions to;
+  to.epochs = epochs;
+  to.max_steps = max_steps;
+  to.clip_norm = clip_norm;
+  to.out_dir = out_dir;
+  to.log_every = log_every;
+  to.quiet = quiet;
+  return to;
+}
+
+// ---- uwaga-vit ----------------------------------------------------------------------------------
+
+struct TrainedVit {
+  std::shared_ptr<nn::VisionTransformer> model;
+  VitRunConfig run;  // with the normalisation measured on the training set
+  optim::TrainSummary summary;
+};
+
+// As `uwaga-vit train`: the model from the run's seed, AdamW on two parameter groups, warm-up +
+// cosine, the ImageClassificationTask under the Trainer.
+TrainedVit train_vit(VitRunConfig run, const ImageDataset& train, const ImageDataset& test,
+                     std::int64_t max_steps, const std::string& out_dir, std::int64_t log_every,
+                     bool quiet) {
+  run.model.validate();
+  if (run.mean.empty()) {
+    ChannelStats stats = channel_stats(train);
+    run.mean = stats.mean;
+    run.std = stats.std;
+  }
+  if (run.class_names.empty()) run.class_names = train.class_names;
+  Generator gen(run.seed);
+  auto model = std::make_shared<nn::VisionTransformer>(run.model, gen);
+  optim::AdamW optimizer(optim::make_param_groups(*model, run.weight_decay), {run.lr});
+  ImageClassificationTask task(*model, train, test, run);
+  const std::int64_t total = run.epochs * task.batches_per_epoch();
+  optim::WarmupCosineLr schedule(run.lr, std::min(run.warmup, total - 1), total, run.min_lr);
+  optim::Trainer trainer(task, optimizer, schedule,
+                         trainer_options(run.epochs, max_steps, run.clip_norm, out_dir, log_every,
+                                         quiet));
+  optim::TrainSummary summary = trainer.fit();
+  model->eval();
+  return {model, run, summary};
+}
+
+void bind_vit_app(py::module_& m) {
+  py::class_<VitRunConfig>(m, "VitRunConfig", "A uwaga-vit run: model, data, optimisation.")
+      .def(py::init<>())
+      .def_readwrite("preset", &VitRunConfig::preset)
+      .def_readwrite("dataset", &VitRunConfig::dataset)
+      .def_readwrite("model", &VitRunConfig::model)
+      .def_readwrite("epochs", &VitRunConfig::epochs)
+      .def_readwrite("batch_size", &VitRunConfig::batch_size)
+      .def_readwrite("lr", &VitRunConfig::lr)
+      .def_readwrite("min_lr", &VitRunConfig::min_lr)
+      .def_readwrite("weight_decay", &VitRunConfig::weight_decay)
+      .def_readwrite("warmup", &VitRunConfig::warmup)
+      .def_readwrite("label_smoothing", &VitRunConfig::label_smoothing)
+      .def_readwrite("clip_norm", &VitRunConfig::clip_norm)
+      .def_readwrite("augment", &VitRunConfig::augment)
+      .def_readwrite("seed", &VitRunConfig::seed)
+      .def_readwrite("mean", &VitRunConfig::mean)
+      .def_readwrite("std", &VitRunConfig::std)
+      .def_readwrite("class_names", &VitRunConfig::class_names)
+      .def("to_json", &VitRunConfig::to_json)
+      .def("__repr__", [](const VitRunConfig& r) { return "VitRunConfig(" + r.to_json() + ")"; });
+  m.def("vit_preset", &vit_preset, py::arg("name"));
+  m.def("vit_preset_names", &vit_preset_names);
+  m.def("set_dataset_geometry", &set_dataset_geometry, py::arg("run"), py::arg("dataset"));
+
+  py::class_<ImageClassificationTask, optim::TrainTask>(m, "ImageClassificationTask")
+      .def(py::init<nn::VisionTransformer&, const ImageDataset&, const ImageDataset&,
+                    const VitRunConfig&>(),
+           py::arg("model"), py::arg("train"), py::arg("test"), py::arg("run"),
+           py::keep_alive<1, 2>(), py::keep_alive<1, 3>(), py::keep_alive<1, 4>());
+  py::class_<ClassifierEval>(m, "ClassifierEval")
+      .def_readonly("n", &ClassifierEval::n)
+      .def_readonly("correct", &ClassifierEval::correct)
+      .def_readonly("loss", &ClassifierEval::loss)
+      .def_readonly("confusion", &ClassifierEval::confusion)
+      .def("accuracy", &ClassifierEval::accuracy);
+  m.def("evaluate_classifier", &evaluate_classifier, py::arg("model"), py::arg("data"),
+        py::arg("run"), py::arg("batch_size") = 500, py::call_guard<py::gil_scoped_release>(),
+        "Accuracy, loss and confusion matrix (eval mode, no graph).");
+
+  py::class_<TrainedVit>(m, "TrainedVit")
+      .def_readonly("model", &TrainedVit::model)
+      .def_readonly("run", &TrainedVit::run)
+      .def_readonly("summary", &TrainedVit::summary);
+  m.def("train_vit", &train_vit, py::arg("run"), py::arg("train"), py::arg("test"),
+        py::arg("max_steps") = 0, py::arg("out_dir") = "", py::arg("log_every") = 50,
+        py::arg("quiet") = true, py::call_guard<py::gil_scoped_release>(),
+        "Trains a run (e.g. vit_preset('mnist-tiny')) as `uwaga-vit train` does.");
+  m.def("load_vit",
+        [](const std::string& path) {
+          LoadedVit v = load_vit(path);
+          return py::make_tuple(v.run, std::shared_ptr<nn::VisionTransformer>(std::move(v.model)));
+        },
+        py::arg("checkpoint"), "(run, model in eval mode) from a uwaga-vit checkpoint.");
+}
+
+// ---- uwaga-translate ----------------------------------------------------------------------------
+
+struct TrainedTranslator {
+  std::shared_ptr<nn::Seq2SeqTransformer> model;
+  TranslateRunConfig run;  // with both vocabularies
+  optim::TrainSummary summary;
+};
+
+// As `uwaga-translate train`: vocabularies from the training sentences, AdamW (β2 0.98, ε 1e-9,
+// as in Vaswani et al.), warm-up + cosine, the TranslationTask under the Trainer.
+TrainedTranslator train_translator(TranslateRunConfig run, std::int64_t max_steps,
+                                   const std::string& out_dir, std::int64_t log_every, bool quiet) {
+  run.model.src_vocab = std::max<std::int64_t>(run.model.src_vocab, 4);
+  run.model.tgt_vocab = std::max<std::int64_t>(run.model.tgt_vocab, 4);
+  run.validate();
+  const TranslationCorpus corpus = generate_translation_corpus(run.corpus);
+  std::vector<std::string> english, spanish;
+  for (const auto& p : corpus.train) english.push_back(p.english), spanish.push_back(p.spanish);
+  run.src_vocab = Vocabulary::build(english);
+  run.tgt_vocab = Vocabulary::build(spanish);
+  run.model.src_vocab = run.src_vocab.size();
+  run.model.tgt_vocab = run.tgt_vocab.size();
+
+  Generator gen(run.seed);
+  auto model = std::make_shared<nn::Seq2SeqTransformer>(run.model, gen);
+  optim::AdamW optimizer(optim::make_param_groups(*model, run.weight_decay),
+                         {run.lr, 0.9, 0.98, 1e-9});
+  TranslationTask task(*model, corpus, run);
+  const std::int64_t total = run.epochs * task.batches_per_epoch();
+  optim::WarmupCosineLr schedule(run.lr, std::min(run.warmup, total - 1), total, run.min_lr);
+  optim::Trainer trainer(task, optimizer, schedule,
+                         trainer_options(run.epochs, max_steps, run.clip_norm, out_dir, log_every,
+                                         quiet));
+  optim::TrainSummary summary = trainer.fit();
+  model->eval();
+  return {model, run, summary};
+}
+
+// One sentence through the model, as `uwaga-translate translate` does: the source ids
+// ("w_1 … w_S EOS", cut to the model's length) and the hypothesis.
+std::pair<std::vector<std::int64_t>, nn::Hypothesis> translate_ids(
+    nn::Seq2SeqTransformer& model, const TranslateRunConfig& run, const std::string& sentence,
+    std::int64_t beam, std::int64_t max_length) {
+  if (beam < 1) fail("translate: beam must be at least 1, got ", beam);
+  std::vector<std::int64_t> source = encode_source(sentence, run.src_vocab);
+  if (source.size() == 1) return {source, {}};  // no words
+  const auto limit = static_cast<std::size_t>(run.model.max_length);
+  if (source.size() > limit) {
+    source.resize(limit - 1);
+    source.push_back(Vocabulary::kEos);
+  }
+  nn::DecodingOptions decoding;
+  decoding.bos_id = Vocabulary::kBos;
+  decoding.eos_id = Vocabulary::kEos;
+  decoding.beam = beam;
+  decoding.max_length = max_length;
+  nn::Hypothesis h = beam == 1 ? nn::greedy_decode(model, {source}, decoding)[0]
+                               : nn::beam_search(model, source, decoding);
+  return {source, h};
+}
+
+std::string words_of(const std::vector<std::int64_t>& ids, const Vocabulary& vocab) {
+  std::string s;
+  for (std::int64_t id : ids) s += (s.empty() ? "" : " ") + vocab.word(id);
+  return s;
+}
+
+std::string translate(nn::Seq2SeqTransformer& model, const TranslateRunConfig& run,
+                      const std::string& sentence, std::int64_t beam, std::int64_t max_length) {
+  return words_of(translate_ids(model, run, sentence, beam, max_length).second.tokens,
+                  run.tgt_vocab);
+}
+
+// The cross-attention of a translation, as `uwaga-translate translate --attention` draws it: the
+// produced words are teacher-forced through the decoder once more, keeping the weights; the row
+// of produced word t is the query that predicted it.
+CrossAttention cross_attention(nn::Seq2SeqTransformer& model, const TranslateRunConfig& run,
+                               const std::string& sentence, std::int64_t beam) {
+  const auto [source, h] = translate_ids(model, run, sentence, beam, 0);
+  if (source.size() == 1) fail("cross_attention: '", sentence, "' has no words to translate");
+  CrossAttention a;
+  for (std::int64_t id : source) a.source.push_back(run.src_vocab.word(id));
+  for (std::int64_t id : h.tokens) a.produced.push_back(run.tgt_vocab.word(id));
+  if (h.finished) a.produced.push_back(run.tgt_vocab.word(Vocabulary::kEos));
+  std::vector<std::int64_t> input = {Vocabulary::kBos};
+  input.insert(input.end(), h.tokens.begin(), h.tokens.end());
+  input.resize(a.produced.size());
+  NoGradGuard no_grad;
+  const bool was_training = model.is_training();
+  model.eval();
+  model.keep_cross_attention(true);
+  model.forward(nn::pad_sequences({source}, run.model.pad_id),
+                nn::pad_sequences({input}, run.model.pad_id));
+  model.keep_cross_attention(false);
+  model.train(was_training);
+  for (const Tensor& map : model.cross_attention_maps())  // (1, h, T, S)
+    a.layers.push_back(reshape(map, {map.size(1), map.size(2), map.size(3)}));
+  return a;
+}
+
+void bind_translate_app(py::module_& m) {
+  py::class_<TranslateRunConfig>(m, "TranslateRunConfig",
+                                 "A uwaga-translate run: corpus, model, optimisation, vocabularies")
+      .def(py::init<>())
+      .def_readwrite("preset", &TranslateRunConfig::preset)
+      .def_readwrite("corpus", &TranslateRunConfig::corpus)
+      .def_readwrite("model", &TranslateRunConfig::model)
+      .def_readwrite("epochs", &TranslateRunConfig::epochs)
+      .def_readwrite("batch_size", &TranslateRunConfig::batch_size)
+      .def_readwrite("lr", &TranslateRunConfig::lr)
+      .def_readwrite("min_lr", &TranslateRunConfig::min_lr)
+      .def_readwrite("weight_decay", &TranslateRunConfig::weight_decay)
+      .def_readwrite("warmup", &TranslateRunConfig::warmup)
+      .def_readwrite("label_smoothing", &TranslateRunConfig::label_smoothing)
+      .def_readwrite("clip_norm", &TranslateRunConfig::clip_norm)
+      .def_readwrite("eval_size", &TranslateRunConfig::eval_size)
+      .def_readwrite("seed", &TranslateRunConfig::seed)
+      .def_readwrite("src_vocab", &TranslateRunConfig::src_vocab)
+      .def_readwrite("tgt_vocab", &TranslateRunConfig::tgt_vocab)
+      .def("validate", &TranslateRunConfig::validate)
+      .def("to_json", &TranslateRunConfig::to_json);
+  m.def("translate_preset", &translate_preset, py::arg("name"));
+  m.def("translate_preset_names", &translate_preset_names);
+
+  py::class_<TranslationTask, optim::TrainTask>(m, "TranslationTask")
+      .def(py::init<nn::Seq2SeqTransformer&, const TranslationCorpus&, const TranslateRunConfig&>(),
+           py::arg("model"), py::arg("corpus"), py::arg("run"), py::keep_alive<1, 2>(),
+           py::keep_alive<1, 3>());
+  py::class_<TranslationEval>(m, "TranslationEval")
+      .def_readonly("n", &TranslationEval::n)
+      .def_readonly("exact", &TranslationEval::exact)
+      .def_readonly("bleu", &TranslationEval::bleu)
+      .def_readonly("loss", &TranslationEval::loss)
+      .def_readonly("token_accuracy", &TranslationEval::token_accuracy)
+      .def_readonly("mistakes", &TranslationEval::mistakes)
+      .def("exact_match", &TranslationEval::exact_match);
+  m.def("evaluate_translation", &evaluate_translation, py::arg("model"), py::arg("pairs"),
+        py::arg("run"), py::arg("beam") = 1, py::arg("limit") = 0,
+        py::call_guard<py::gil_scoped_release>(),
+        "Exact match and corpus BLEU-4 of the model's translations of `pairs`.");
+
+  py::class_<TrainedTranslator>(m, "TrainedTranslator")
+      .def_readonly("model", &TrainedTranslator::model)
+      .def_readonly("run", &TrainedTranslator::run)
+      .def_readonly("summary", &TrainedTranslator::summary);
+  m.def("train_translator", &train_translator, py::arg("run"), py::arg("max_steps") = 0,
+        py::arg("out_dir") = "", py::arg("log_every") = 50, py::arg("quiet") = true,
+        py::call_guard<py::gil_scoped_release>(),
+        "Trains a run (e.g. translate_preset('tiny')) as `uwaga-translate train` does.");
+  m.def("load_translator",
+        [](const std::string& path) {
+          LoadedTranslator t = load_translator(path);
+          return py::make_tuple(t.run,
+                                std::shared_ptr<nn::Seq2SeqTransformer>(std::move(t.model)));
+        },
+        py::arg("checkpoint"), "(run, model in eval mode) from a uwaga-translate checkpoint.");
+  m.def("translate", &translate, py::arg("model"), py::arg("run"), py::arg("sentence"),
+        py::arg("beam") = 1, py::arg("max_length") = 0,
+        "English -> Spanish, greedy (beam 1) or beam search.");
+
+  py::class_<CrossAttention>(m, "CrossAttention")
+      .def_readonly("source", &CrossAttention::source)
+      .def_readonly("produced", &CrossAttention::produced)
+      .def_readonly("layers", &CrossAttention::layers, "Per decoder layer, A (h, T, S).")
+      .def("average", &CrossAttention::average, "Mean over layers and heads, row-major T x S.")
+      .def("strongest_source", &CrossAttention::strongest_source);
+  m.def("cross_attention", &cross_attention, py::arg("model"), py::arg("run"),
+        py::arg("sentence"), py::arg("beam") = 1,
+        "Where the decoder looked in the source while producing each word of the translation.");
+  m.def("save_attention_svg", &save_attention_svg, py::arg("attention"), py::arg("title"),
+        py::arg("path"));
+}
+
+}  // namespace
+
+void bind_apps(py::module_& m) {
+  bind_vit_app(m);
+  bind_translate_app(m);
+}
+
+}  // namespace uwaga::python

@@ -1,0 +1,334 @@
+// uwaga.nn: the modules (calling one runs its forward) and the attention functions. Masks are
+// keyword arguments: key_padding (B, S) nonzero at padded keys, causal=True for the decoder's
+// self-attention. return_weights=True also returns the attention weights A.
+#include <pybind11/stl.h>
+
+#include "nn/activation.h"
+#include "nn/attention.h"
+#include "nn/attention_rollout.h"
+#include "nn/decoding.h"
+#include "nn/embedding.h"
+#include "nn/layer_norm.h"
+#include "nn/linear.h"
+#include "nn/mlp.h"
+#include "nn/multi_head_attention.h"
+#include "nn/positional_encoding.h"
+#include "nn/scaled_dot_product_attention.h"
+#include "nn/self_attention.h"
+#include "nn/seq2seq_transformer.h"
+#include "nn/transformer_decoder_block.h"
+#include "nn/transformer_encoder_block.h"
+#include "nn/vision_transformer.h"
+#include "notebooks/bindings/bindings.h"
+
+namespace uwaga::python {
+
+nn::AttentionMask make_mask(const std::optional<Tensor>& key_padding, bool causal) {
+  nn::AttentionMask mask;
+  if (key_padding) mask.key_padding = *key_padding;
+  mask.causal = causal;
+  return mask;
+}
+
+namespace {
+
+using nn::Module;
+template <class M>
+using ModuleClass = py::class_<M, Module, std::shared_ptr<M>>;
+
+// Y, or (Y, A) when the weights were asked for.
+py::object with_weights(const Tensor& Y, const Tensor& A, bool return_weights) {
+  if (return_weights) return py::make_tuple(Y, A);
+  return py::cast(Y);
+}
+
+template <class Fn>
+auto attention_function(Fn fn) {
+  return [fn](const Tensor& Q, const Tensor& K, const Tensor& V,
+              const std::optional<Tensor>& key_padding, bool causal, bool return_weights) {
+    Tensor A;
+    Tensor Y = fn(Q, K, V, make_mask(key_padding, causal), return_weights ? &A : nullptr);
+    return with_weights(Y, A, return_weights);
+  };
+}
+
+void bind_module(py::module_& m) {
+  py::class_<Module, std::shared_ptr<Module>>(m, "Module",
+                                              "Named parameters and submodules, PyTorch's names.")
+      .def("named_parameters", &Module::named_parameters)
+      .def("parameters", &Module::parameters)
+      .def("num_parameters", &Module::num_parameters)
+      .def("train", &Module::train, py::arg("on") = true)
+      .def("eval", &Module::eval)
+      .def_property_readonly("training", &Module::is_training)
+      .def("zero_grad", &Module::zero_grad)
+      .def("to", &Module::to, py::arg("dtype"), "Converts every parameter in place.")
+      .def("state_dict", &Module::state_dict)
+      .def("load_state_dict", &Module::load_state_dict, py::arg("state"));
+}
+
+void bind_layers(py::module_& m) {
+  ModuleClass<nn::Linear>(m, "Linear", "y = x W^T + b, W (out, in)")
+      .def(py::init<std::int64_t, std::int64_t, Generator&, bool>(), py::arg("in_features"),
+           py::arg("out_features"), py::arg("gen"), py::arg("bias") = true)
+      .def("__call__", &nn::Linear::forward, py::arg("x"))
+      .def_readonly("weight", &nn::Linear::weight)
+      .def_readonly("bias", &nn::Linear::bias);
+
+  ModuleClass<nn::LayerNorm>(m, "LayerNorm", "LN(x) = gamma * (x - mu) / sigma + beta")
+      .def(py::init<std::int64_t, double>(), py::arg("dim"), py::arg("eps") = 1e-5)
+      .def("__call__", &nn::LayerNorm::forward, py::arg("x"))
+      .def_readonly("weight", &nn::LayerNorm::weight)
+      .def_readonly("bias", &nn::LayerNorm::bias)
+      .def_readonly("eps", &nn::LayerNorm::eps);
+  m.def("layer_norm", &nn::layer_norm, py::arg("x"), py::arg("weight"), py::arg("bias"),
+        py::arg("eps") = 1e-5, "One node with the hand-derived backward.");
+  m.def("layer_norm_composed", &nn::layer_norm_composed, py::arg("x"), py::arg("weight"),
+        py::arg("bias"), py::arg("eps") = 1e-5, "From mean, sub, mul, sqrt: autograd derives it.");
+
+  ModuleClass<nn::Embedding>(m, "Embedding")
+      .def(py::init<std::int64_t, std::int64_t, Generator&>(), py::arg("num_embeddings"),
+           py::arg("dim"), py::arg("gen"))
+      .def("__call__", &nn::Embedding::forward, py::arg("ids"))
+      .def_readonly("weight", &nn::Embedding::weight);
+
+  ModuleClass<nn::GELU>(m, "GELU").def(py::init<>()).def("__call__", &nn::GELU::forward);
+  ModuleClass<nn::ReLU>(m, "ReLU").def(py::init<>()).def("__call__", &nn::ReLU::forward);
+
+  ModuleClass<nn::MLP>(m, "MLP", "fc2(GELU(fc1(x)))")
+      .def(py::init<std::int64_t, std::int64_t, Generator&>(), py::arg("dim"), py::arg("hidden"),
+           py::arg("gen"))
+      .def("__call__", &nn::MLP::forward, py::arg("x"))
+      .def_readonly("fc1", &nn::MLP::fc1)
+      .def_readonly("fc2", &nn::MLP::fc2);
+
+  m.def("sinusoidal_positional_encoding", &nn::sinusoidal_positional_encoding,
+        py::arg("length"), py::arg("dim"), py::arg("dtype") = DType::Float32);
+}
+
+void bind_attention(py::module_& m) {
+  m.def("scaled_dot_product_attention",
+        attention_function([](auto&&... a) { return nn::scaled_dot_product_attention(a...); }),
+        py::arg("Q"), py::arg("K"), py::arg("V"), py::arg("key_padding") = py::none(),
+        py::arg("causal") = false, py::arg("return_weights") = false,
+        "Y = softmax(Q K^T / sqrt(d_k)) V as one node with a hand-derived backward.");
+  m.def("scaled_dot_product_attention_composed",
+        attention_function(
+            [](auto&&... a) { return nn::scaled_dot_product_attention_composed(a...); }),
+        py::arg("Q"), py::arg("K"), py::arg("V"), py::arg("key_padding") = py::none(),
+        py::arg("causal") = false, py::arg("return_weights") = false,
+        "The same formula from matmul, masked_fill and softmax_composed.");
+
+  ModuleClass<nn::Attention>(m, "Attention",
+                             "The notes' general layer: K = X W_K, V = X W_V, "
+                             "Y = softmax(Q K^T / sqrt(D_Q)) V")
+      .def(py::init<std::int64_t, std::int64_t, std::int64_t, Generator&>(), py::arg("d_x"),
+           py::arg("d_q"), py::arg("d_v"), py::arg("gen"))
+      .def("__call__",
+           [](const nn::Attention& a, const Tensor& Q, const Tensor& X,
+              const std::optional<Tensor>& key_padding, bool causal, bool return_weights) {
+             Tensor A;
+             Tensor Y =
+                 a.forward(Q, X, make_mask(key_padding, causal), return_weights ? &A : nullptr);
+             return with_weights(Y, A, return_weights);
+           },
+           py::arg("Q"), py::arg("X"), py::arg("key_padding") = py::none(),
+           py::arg("causal") = false, py::arg("return_weights") = false)
+      .def_readonly("W_K", &nn::Attention::W_K)
+      .def_readonly("W_V", &nn::Attention::W_V);
+
+  ModuleClass<nn::SelfAttention>(m, "SelfAttention",
+                                 "Q, K, V = X W_Q, X W_K, X W_V; Y = softmax(Q K^T / sqrt(d_k)) V")
+      .def(py::init<std::int64_t, std::int64_t, std::int64_t, Generator&>(), py::arg("d_x"),
+           py::arg("d_k"), py::arg("d_v"), py::arg("gen"))
+      .def("__call__",
+           [](const nn::SelfAttention& a, const Tensor& X, const std::optional<Tensor>& key_padding,
+              bool causal, bool return_weights) {
+             Tensor A;
+             Tensor Y = a.forward(X, make_mask(key_padding, causal), return_weights ? &A : nullptr);
+             return with_weights(Y, A, return_weights);
+           },
+           py::arg("X"), py::arg("key_padding") = py::none(), py::arg("causal") = false,
+           py::arg("return_weights") = false)
+      .def_readonly("W_Q", &nn::SelfAttention::W_Q)
+      .def_readonly("W_K", &nn::SelfAttention::W_K)
+      .def_readonly("W_V", &nn::SelfAttention::W_V);
+
+  ModuleClass<nn::MultiHeadAttention>(m, "MultiHeadAttention",
+                                      "Concat(head_1, ..., head_h) W_O, "
+                                      "head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)")
+      .def(py::init([](std::int64_t dim, std::int64_t heads, Generator& gen, bool cross) {
+             return std::make_shared<nn::MultiHeadAttention>(
+                 nn::MultiHeadAttentionOptions{dim, heads, cross}, gen);
+           }),
+           py::arg("dim"), py::arg("heads"), py::arg("gen"), py::arg("cross") = false)
+      .def("__call__",
+           [](nn::MultiHeadAttention& a, const Tensor& x, const std::optional<Tensor>& memory,
+              const std::optional<Tensor>& key_padding, bool causal) {
+             const nn::AttentionMask mask = make_mask(key_padding, causal);
+             return memory ? a.forward(x, *memory, mask) : a.forward(x, mask);
+           },
+           py::arg("x"), py::arg("memory") = py::none(), py::arg("key_padding") = py::none(),
+           py::arg("causal") = false)
+      .def("keep_attention", &nn::MultiHeadAttention::keep_attention, py::arg("on") = true,
+           "Keep the per-head weights A (B, h, T, S) of every forward in .attention.")
+      .def_property_readonly("attention", &nn::MultiHeadAttention::attention)
+      .def_property_readonly("dim", [](const nn::MultiHeadAttention& a) { return a.options.dim; })
+      .def_property_readonly("heads",
+                             [](const nn::MultiHeadAttention& a) { return a.options.heads; })
+      .def_readonly("head_dim", &nn::MultiHeadAttention::head_dim)
+      .def_readonly("qkv", &nn::MultiHeadAttention::qkv)
+      .def_readonly("q", &nn::MultiHeadAttention::q)
+      .def_readonly("kv", &nn::MultiHeadAttention::kv)
+      .def_readonly("proj", &nn::MultiHeadAttention::proj);
+  m.def("split_heads", &nn::split_heads, py::arg("projected"), py::arg("n"), py::arg("heads"),
+        "(B, T, n*D) -> n tensors (B, h, T, D/h)");
+  m.def("merge_heads", &nn::merge_heads, py::arg("heads"), "(B, h, T, d) -> (B, T, h*d)");
+}
+
+void bind_blocks(py::module_& m) {
+  ModuleClass<nn::TransformerEncoderBlock>(m, "TransformerEncoderBlock",
+                                           "z' = MSA(LN(z)) + z;  z = MLP(LN(z')) + z'")
+      .def(py::init<std::int64_t, std::int64_t, std::int64_t, Generator&>(), py::arg("dim"),
+           py::arg("heads"), py::arg("mlp_dim"), py::arg("gen"))
+      .def("__call__",
+           [](nn::TransformerEncoderBlock& b, const Tensor& z,
+              const std::optional<Tensor>& key_padding, bool causal) {
+             return b.forward(z, make_mask(key_padding, causal));
+           },
+           py::arg("z"), py::arg("key_padding") = py::none(), py::arg("causal") = false)
+      .def_readonly("norm1", &nn::TransformerEncoderBlock::norm1)
+      .def_readonly("attn", &nn::TransformerEncoderBlock::attn)
+      .def_readonly("norm2", &nn::TransformerEncoderBlock::norm2)
+      .def_readonly("mlp", &nn::TransformerEncoderBlock::mlp);
+
+  ModuleClass<nn::TransformerDecoderBlock>(m, "TransformerDecoderBlock")
+      .def(py::init<std::int64_t, std::int64_t, std::int64_t, Generator&>(), py::arg("dim"),
+           py::arg("heads"), py::arg("mlp_dim"), py::arg("gen"))
+      .def("__call__",
+           [](nn::TransformerDecoderBlock& b, const Tensor& x, const Tensor& memory,
+              const std::optional<Tensor>& self_padding,
+              const std::optional<Tensor>& memory_padding) {
+             return b.forward(x, memory, self_padding.value_or(Tensor()),
+                              memory_padding.value_or(Tensor()));
+           },
+           py::arg("x"), py::arg("memory"), py::arg("self_padding") = py::none(),
+           py::arg("memory_padding") = py::none())
+      .def_readonly("norm1", &nn::TransformerDecoderBlock::norm1)
+      .def_readonly("self_attn", &nn::TransformerDecoderBlock::self_attn)
+      .def_readonly("norm2", &nn::TransformerDecoderBlock::norm2)
+      .def_readonly("cross_attn", &nn::TransformerDecoderBlock::cross_attn)
+      .def_readonly("norm3", &nn::TransformerDecoderBlock::norm3)
+      .def_readonly("mlp", &nn::TransformerDecoderBlock::mlp);
+}
+
+void bind_vit(py::module_& m) {
+  py::class_<nn::VitConfig>(m, "VitConfig")
+      .def(py::init([](const py::kwargs& kw) {
+        nn::VitConfig c;
+        py::object self = py::cast(c);
+        for (auto item : kw) py::setattr(self, item.first, item.second);
+        return self.cast<nn::VitConfig>();
+      }))
+      .def_readwrite("image_size", &nn::VitConfig::image_size)
+      .def_readwrite("channels", &nn::VitConfig::channels)
+      .def_readwrite("patch", &nn::VitConfig::patch)
+      .def_readwrite("dim", &nn::VitConfig::dim)
+      .def_readwrite("depth", &nn::VitConfig::depth)
+      .def_readwrite("heads", &nn::VitConfig::heads)
+      .def_readwrite("mlp_dim", &nn::VitConfig::mlp_dim)
+      .def_readwrite("num_classes", &nn::VitConfig::num_classes)
+      .def("num_patches", &nn::VitConfig::num_patches)
+      .def("tokens", &nn::VitConfig::tokens)
+      .def("patch_dim", &nn::VitConfig::patch_dim)
+      .def("forward_flops", &nn::VitConfig::forward_flops)
+      .def("validate", &nn::VitConfig::validate)
+      .def("to_json", &nn::VitConfig::to_json)
+      .def("__repr__", [](const nn::VitConfig& c) { return "VitConfig(" + c.to_json() + ")"; });
+
+  m.def("patchify", &nn::patchify, py::arg("images"), py::arg("patch"),
+        "(B, C, H, W) -> (B, N, P*P*C), patches in raster order");
+  ModuleClass<nn::VisionTransformer>(m, "VisionTransformer")
+      .def(py::init<const nn::VitConfig&, Generator&>(), py::arg("config"), py::arg("gen"))
+      .def("__call__", &nn::VisionTransformer::forward, py::arg("images"),
+           "(B, C, H, W) -> logits (B, classes)")
+      .def("keep_attention", &nn::VisionTransformer::keep_attention, py::arg("on") = true)
+      .def("attention_maps", &nn::VisionTransformer::attention_maps,
+           "One A (B, h, N+1, N+1) per block, from the last forward.")
+      .def_readonly("config", &nn::VisionTransformer::config)
+      .def_readonly("patch_embed", &nn::VisionTransformer::patch_embed)
+      .def_readonly("cls_token", &nn::VisionTransformer::cls_token)
+      .def_readonly("pos_embed", &nn::VisionTransformer::pos_embed)
+      .def_readonly("blocks", &nn::VisionTransformer::blocks)
+      .def_readonly("norm", &nn::VisionTransformer::norm)
+      .def_readonly("head", &nn::VisionTransformer::head);
+  m.def("class_token_attention", &nn::class_token_attention, py::arg("A"),
+        "A (B, h, T, T) -> (B, T-1): the class token's row, mean over heads, over the patches");
+  m.def("attention_rollout", &nn::attention_rollout, py::arg("maps"),
+        "R = rownorm(A_L/2 + I/2) ... rownorm(A_1/2 + I/2), (B, T, T)");
+}
+
+void bind_seq2seq(py::module_& m) {
+  py::class_<nn::Seq2SeqConfig>(m, "Seq2SeqConfig")
+      .def(py::init<>())
+      .def_readwrite("src_vocab", &nn::Seq2SeqConfig::src_vocab)
+      .def_readwrite("tgt_vocab", &nn::Seq2SeqConfig::tgt_vocab)
+      .def_readwrite("dim", &nn::Seq2SeqConfig::dim)
+      .def_readwrite("heads", &nn::Seq2SeqConfig::heads)
+      .def_readwrite("encoder_layers", &nn::Seq2SeqConfig::encoder_layers)
+      .def_readwrite("decoder_layers", &nn::Seq2SeqConfig::decoder_layers)
+      .def_readwrite("mlp_dim", &nn::Seq2SeqConfig::mlp_dim)
+      .def_readwrite("max_length", &nn::Seq2SeqConfig::max_length)
+      .def_readwrite("positions", &nn::Seq2SeqConfig::positions)
+      .def_readwrite("dropout", &nn::Seq2SeqConfig::dropout)
+      .def_readwrite("pad_id", &nn::Seq2SeqConfig::pad_id)
+      .def("validate", &nn::Seq2SeqConfig::validate)
+      .def("to_json", &nn::Seq2SeqConfig::to_json)
+      .def("__repr__",
+           [](const nn::Seq2SeqConfig& c) { return "Seq2SeqConfig(" + c.to_json() + ")"; });
+
+  m.def("pad_sequences", &nn::pad_sequences, py::arg("sequences"), py::arg("pad") = 0);
+  ModuleClass<nn::Seq2SeqTransformer>(m, "Seq2SeqTransformer")
+      .def(py::init<const nn::Seq2SeqConfig&, Generator&>(), py::arg("config"), py::arg("gen"))
+      .def("__call__", &nn::Seq2SeqTransformer::forward, py::arg("src"), py::arg("tgt_in"),
+           "Teacher forcing: src (B, S), tgt_in (B, T) -> logits (B, T, V_tgt)")
+      .def("encode", &nn::Seq2SeqTransformer::encode, py::arg("src"))
+      .def("decode", &nn::Seq2SeqTransformer::decode, py::arg("tgt_in"), py::arg("memory"),
+           py::arg("src_padding"))
+      .def("padding_mask", &nn::Seq2SeqTransformer::padding_mask, py::arg("ids"))
+      .def("keep_cross_attention", &nn::Seq2SeqTransformer::keep_cross_attention,
+           py::arg("on") = true)
+      .def("cross_attention_maps", &nn::Seq2SeqTransformer::cross_attention_maps,
+           "One A (B, h, T, S) per decoder block, from the last forward.")
+      .def_readonly("config", &nn::Seq2SeqTransformer::config)
+      .def_readonly("encoder", &nn::Seq2SeqTransformer::encoder)
+      .def_readonly("decoder", &nn::Seq2SeqTransformer::decoder);
+
+  py::class_<nn::DecodingOptions>(m, "DecodingOptions")
+      .def(py::init<>())
+      .def_readwrite("bos_id", &nn::DecodingOptions::bos_id)
+      .def_readwrite("eos_id", &nn::DecodingOptions::eos_id)
+      .def_readwrite("max_length", &nn::DecodingOptions::max_length)
+      .def_readwrite("beam", &nn::DecodingOptions::beam);
+  py::class_<nn::Hypothesis>(m, "Hypothesis")
+      .def_readonly("tokens", &nn::Hypothesis::tokens)
+      .def_readonly("score", &nn::Hypothesis::score)
+      .def_readonly("finished", &nn::Hypothesis::finished);
+  m.def("greedy_decode", &nn::greedy_decode, py::arg("model"), py::arg("sources"),
+        py::arg("options") = nn::DecodingOptions());
+  m.def("beam_search", &nn::beam_search, py::arg("model"), py::arg("source"),
+        py::arg("options") = nn::DecodingOptions());
+}
+
+}  // namespace
+
+void bind_nn(py::module_& m) {
+  bind_module(m);
+  bind_layers(m);
+  bind_attention(m);
+  bind_blocks(m);
+  bind_vit(m);
+  bind_seq2seq(m);
+}
+
+}  // namespace uwaga::python

@@ -1,0 +1,187 @@
+// uwaga.optim: parameter groups, SGD / Adam / AdamW, learning-rate schedules, clipping,
+// checkpoints, and the Trainer (with the apps' tasks or a task written in Python).
+#include <pybind11/stl.h>
+
+#include "optim/adam.h"
+#include "optim/checkpoint.h"
+#include "optim/clip.h"
+#include "optim/lr_schedule.h"
+#include "optim/optimizer.h"
+#include "optim/sgd.h"
+#include "optim/trainer.h"
+#include "notebooks/bindings/bindings.h"
+
+namespace uwaga::python {
+namespace {
+
+using namespace optim;
+using Metrics = std::map<std::string, double>;  // (a macro argument cannot hold the comma)
+
+// A TrainTask whose methods are written in Python (subclass uwaga.optim.TrainTask).
+class PyTrainTask : public TrainTask {
+ public:
+  nn::Module& model() override { PYBIND11_OVERRIDE_PURE(nn::Module&, TrainTask, model); }
+  std::int64_t batches_per_epoch() const override {
+    PYBIND11_OVERRIDE_PURE(std::int64_t, TrainTask, batches_per_epoch);
+  }
+  void begin_epoch(std::int64_t epoch) override {
+    PYBIND11_OVERRIDE_PURE(void, TrainTask, begin_epoch, epoch);
+  }
+  StepResult train_batch(std::int64_t index) override {
+    PYBIND11_OVERRIDE_PURE(StepResult, TrainTask, train_batch, index);
+  }
+  Metrics evaluate() override { PYBIND11_OVERRIDE_PURE(Metrics, TrainTask, evaluate); }
+  std::string config_json() const override {
+    PYBIND11_OVERRIDE_PURE(std::string, TrainTask, config_json, );
+  }
+};
+
+void bind_optimizers(py::module_& m) {
+  py::class_<ParamGroup>(m, "ParamGroup")
+      .def(py::init([](std::vector<std::string> names, std::vector<Tensor> params, double wd) {
+             return ParamGroup{std::move(names), std::move(params), wd};
+           }),
+           py::arg("names"), py::arg("params"), py::arg("weight_decay") = 0.0)
+      .def_readonly("names", &ParamGroup::names)
+      .def_readonly("params", &ParamGroup::params)
+      .def_readonly("weight_decay", &ParamGroup::weight_decay);
+  m.def("default_no_decay", &default_no_decay, py::arg("name"), py::arg("param"));
+  m.def("make_param_groups",
+        [](const nn::Module& model, double wd) { return make_param_groups(model, wd); },
+        py::arg("model"), py::arg("weight_decay"),
+        "Two groups: decayed weights, and biases / norms / embeddings without decay.");
+
+  py::class_<Optimizer>(m, "Optimizer")
+      .def("step", &Optimizer::step)
+      .def("zero_grad", &Optimizer::zero_grad)
+      .def_property("lr", &Optimizer::lr, &Optimizer::set_lr)
+      .def_property_readonly("steps", &Optimizer::steps)
+      .def_property_readonly("groups", &Optimizer::groups)
+      .def("state", &Optimizer::state)
+      .def("load_state", &Optimizer::load_state, py::arg("state"));
+  py::class_<Sgd, Optimizer>(m, "SGD")
+      .def(py::init([](std::vector<ParamGroup> groups, double lr, double momentum, bool nesterov) {
+             return new Sgd(std::move(groups), {lr, momentum, nesterov});
+           }),
+           py::arg("groups"), py::arg("lr") = 1e-3, py::arg("momentum") = 0.0,
+           py::arg("nesterov") = false);
+  auto adam_options = [](double lr, std::pair<double, double> betas, double eps) {
+    return AdamOptions{lr, betas.first, betas.second, eps};
+  };
+  py::class_<Adam, Optimizer>(m, "Adam")
+      .def(py::init([adam_options](std::vector<ParamGroup> groups, double lr,
+                                   std::pair<double, double> betas, double eps) {
+             return new Adam(std::move(groups), adam_options(lr, betas, eps));
+           }),
+           py::arg("groups"), py::arg("lr") = 1e-3,
+           py::arg("betas") = std::make_pair(0.9, 0.999), py::arg("eps") = 1e-8);
+  py::class_<AdamW, Adam>(m, "AdamW")
+      .def(py::init([adam_options](std::vector<ParamGroup> groups, double lr,
+                                   std::pair<double, double> betas, double eps) {
+             return new AdamW(std::move(groups), adam_options(lr, betas, eps));
+           }),
+           py::arg("groups"), py::arg("lr") = 1e-3,
+           py::arg("betas") = std::make_pair(0.9, 0.999), py::arg("eps") = 1e-8);
+
+  m.def("clip_grad_norm", &clip_grad_norm, py::arg("params"), py::arg("max_norm"),
+        "Scales every gradient by max_norm / ||g|| when ||g|| > max_norm; returns ||g||.");
+}
+
+void bind_schedules(py::module_& m) {
+  py::class_<LrSchedule>(m, "LrSchedule")
+      .def("lr", &LrSchedule::lr, py::arg("step"))
+      .def("describe", &LrSchedule::describe)
+      .def("__repr__", &LrSchedule::describe);
+  py::class_<ConstantLr, LrSchedule>(m, "ConstantLr").def(py::init<double>(), py::arg("base"));
+  py::class_<StepLr, LrSchedule>(m, "StepLr")
+      .def(py::init<double, std::int64_t, double>(), py::arg("base"), py::arg("step_size"),
+           py::arg("gamma"));
+  py::class_<WarmupCosineLr, LrSchedule>(m, "WarmupCosineLr")
+      .def(py::init<double, std::int64_t, std::int64_t, double>(), py::arg("base"),
+           py::arg("warmup"), py::arg("total"), py::arg("floor") = 0.0);
+}
+
+void bind_checkpoints(py::module_& m) {
+  py::class_<CheckpointInfo>(m, "CheckpointInfo")
+      .def(py::init<>())
+      .def_readwrite("step", &CheckpointInfo::step)
+      .def_readwrite("epoch", &CheckpointInfo::epoch)
+      .def_readwrite("batch_in_epoch", &CheckpointInfo::batch_in_epoch)
+      .def_readwrite("epoch_finished", &CheckpointInfo::epoch_finished)
+      .def_readwrite("lr", &CheckpointInfo::lr)
+      .def_readwrite("config", &CheckpointInfo::config)
+      .def_readwrite("task_state", &CheckpointInfo::task_state);
+  m.def("save_checkpoint", &save_checkpoint, py::arg("path"), py::arg("model"),
+        py::arg("optimizer") = nullptr, py::arg("info") = CheckpointInfo());
+  m.def("load_checkpoint", &load_checkpoint, py::arg("path"), py::arg("model"),
+        py::arg("optimizer") = nullptr);
+  m.def("read_checkpoint_info", &read_checkpoint_info, py::arg("path"));
+}
+
+void bind_trainer(py::module_& m) {
+  py::class_<StepResult>(m, "StepResult")
+      .def(py::init([](Tensor loss, std::int64_t items, std::int64_t correct) {
+             return StepResult{std::move(loss), items, correct};
+           }),
+           py::arg("loss"), py::arg("items"), py::arg("correct") = -1)
+      .def_readwrite("loss", &StepResult::loss)
+      .def_readwrite("items", &StepResult::items)
+      .def_readwrite("correct", &StepResult::correct);
+  py::class_<TrainTask, PyTrainTask>(m, "TrainTask",
+                                     "What to train: subclass it and define model(), "
+                                     "batches_per_epoch(), begin_epoch(e), train_batch(i) "
+                                     "(returning a StepResult) and evaluate().")
+      .def(py::init<>())
+      .def("model", &TrainTask::model, py::return_value_policy::reference_internal)
+      .def("batches_per_epoch", &TrainTask::batches_per_epoch)
+      .def("begin_epoch", &TrainTask::begin_epoch, py::arg("epoch"))
+      .def("train_batch", &TrainTask::train_batch, py::arg("index"))
+      .def("evaluate", &TrainTask::evaluate)
+      .def("config_json", &TrainTask::config_json);
+
+  py::class_<TrainerOptions>(m, "TrainerOptions")
+      .def(py::init([](const py::kwargs& kw) {
+        py::object self = py::cast(TrainerOptions{});
+        for (auto item : kw) py::setattr(self, item.first, item.second);
+        return self.cast<TrainerOptions>();
+      }))
+      .def_readwrite("epochs", &TrainerOptions::epochs)
+      .def_readwrite("max_steps", &TrainerOptions::max_steps)
+      .def_readwrite("clip_norm", &TrainerOptions::clip_norm)
+      .def_readwrite("out_dir", &TrainerOptions::out_dir)
+      .def_readwrite("resume", &TrainerOptions::resume)
+      .def_readwrite("log_every", &TrainerOptions::log_every)
+      .def_readwrite("checkpoint_every", &TrainerOptions::checkpoint_every)
+      .def_readwrite("evaluate_each_epoch", &TrainerOptions::evaluate_each_epoch)
+      .def_readwrite("quiet", &TrainerOptions::quiet);
+  py::class_<TrainSummary>(m, "TrainSummary")
+      .def_readonly("steps", &TrainSummary::steps)
+      .def_readonly("epochs_done", &TrainSummary::epochs_done)
+      .def_readonly("interrupted", &TrainSummary::interrupted)
+      .def_readonly("stopped_non_finite", &TrainSummary::stopped_non_finite)
+      .def_readonly("message", &TrainSummary::message)
+      .def_readonly("last_eval", &TrainSummary::last_eval)
+      .def_readonly("seconds", &TrainSummary::seconds)
+      .def_readonly("losses", &TrainSummary::losses);
+  // The trainer keeps references to the task, the optimizer and the schedule.
+  py::class_<Trainer>(m, "Trainer")
+      .def(py::init<TrainTask&, Optimizer&, const LrSchedule&, TrainerOptions>(),
+           py::arg("task"), py::arg("optimizer"), py::arg("schedule"),
+           py::arg("options") = TrainerOptions(), py::keep_alive<1, 2>(), py::keep_alive<1, 3>(),
+           py::keep_alive<1, 4>())
+      .def("fit", &Trainer::fit, py::call_guard<py::gil_scoped_release>(),
+           "Trains; Python tasks take the GIL back in each of their methods.")
+      .def("checkpoint_path", &Trainer::checkpoint_path)
+      .def("log_path", &Trainer::log_path);
+}
+
+}  // namespace
+
+void bind_optim(py::module_& m) {
+  bind_optimizers(m);
+  bind_schedules(m);
+  bind_checkpoints(m);
+  bind_trainer(m);
+}
+
+}  // namespace uwaga::python

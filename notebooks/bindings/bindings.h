@@ -1,0 +1,40 @@
+#pragma once
+// The `uwaga` Python module (pybind11), one file per concept. Binding code only converts between
+// Python and C++ and forwards: every formula lives in the C++ library.
+//
+// Tensors and NumPy: Tensor.numpy() (and np.asarray(t)) is a view of the tensor's storage — no
+// copy; writing through it writes the tensor. uwaga.tensor(array) copies once, because a Storage
+// owns its aligned buffer.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <optional>
+#include <string>
+
+#include "core/tensor.h"
+#include "nn/scaled_dot_product_attention.h"
+
+namespace uwaga::python {
+
+namespace py = pybind11;
+
+void bind_tensor(py::module_& m);    // Tensor, DType, Generator, the ops of core/
+void bind_autograd(py::module_& m);  // backward, no_grad, the graph's nodes, gradcheck, to_dot
+void bind_nn(py::module_& m);        // uwaga.nn: modules and attention functions
+void bind_optim(py::module_& m);     // uwaga.optim: optimizers, schedules, trainer, checkpoints
+void bind_data(py::module_& m);      // uwaga.data: image datasets, loader, translation corpus
+void bind_apps(py::module_& m);      // uwaga.apps: presets, training, translation, attention maps
+
+// A NumPy view of t's storage (no copy); the array keeps the storage alive.
+py::array to_numpy(const Tensor& t);
+// A tensor holding a copy of `obj` (anything np.asarray accepts). Without a dtype: float32 and
+// float64 stay, integers become int64, other floats and bools become float32.
+Tensor from_numpy(const py::handle& obj, std::optional<DType> dtype);
+
+// An AttentionMask from the keyword arguments the Python functions take.
+nn::AttentionMask make_mask(const std::optional<Tensor>& key_padding, bool causal);
+
+// The directory CMake configured the module from (the repository root), for finding data.
+std::string source_dir();
+
+}  // namespace uwaga::python

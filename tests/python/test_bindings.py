@@ -1,0 +1,325 @@
+"""Tests of uwaga's Python bindings (plain unittest; CTest runs them as `python_bindings`).
+
+    PYTHONPATH=build/notebooks python3 -m unittest discover -s tests/python -v
+
+The bindings hold no math, so these tests check the plumbing: NumPy in and out (and that
+Tensor.numpy() is a view), autograd through Python, every module and entry point reachable and
+agreeing with the formulas written here in NumPy. Tests that need MNIST skip when it is missing.
+"""
+import os
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+if "UWAGA_PYTHON_PATH" in os.environ:
+    sys.path.insert(0, os.environ["UWAGA_PYTHON_PATH"])
+import uwaga  # noqa: E402
+
+F64 = uwaga.float64
+
+
+def np_softmax(e):
+    e = e - e.max(axis=-1, keepdims=True)
+    return np.exp(e) / np.exp(e).sum(axis=-1, keepdims=True)
+
+
+def mnist_available():
+    return os.path.exists(os.path.join(uwaga.data.default_data_dir("mnist"),
+                                       "t10k-labels-idx1-ubyte"))
+
+
+class TensorAndNumpy(unittest.TestCase):
+    def test_round_trip_keeps_values_shape_and_dtype(self):
+        a = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
+        t = uwaga.tensor(a)
+        self.assertEqual(t.shape, (2, 3, 4))
+        self.assertEqual(t.dtype, uwaga.float64)
+        np.testing.assert_array_equal(t.numpy(), a)
+        self.assertEqual(uwaga.tensor(np.ones(3, np.float32)).dtype, uwaga.float32)
+        self.assertEqual(uwaga.tensor([1, 2, 3]).dtype, uwaga.int64)
+        self.assertEqual(uwaga.tensor([1, 2], dtype=uwaga.float32).dtype, uwaga.float32)
+        self.assertEqual(uwaga.tensor(2.5).shape, ())
+
+    def test_numpy_is_a_view_of_the_storage(self):
+        t = uwaga.zeros([2, 2], F64)
+        view = t.numpy()
+        view[0, 1] = 7.0
+        self.assertEqual(t.numpy()[0, 1], 7.0)  # written through the view
+        r = t.reshape(4)  # reshape shares storage in uwaga, so its view sees it too
+        self.assertEqual(np.asarray(r)[1], 7.0)
+        del t, r
+        self.assertEqual(view[0, 1], 7.0)  # the view keeps the storage alive
+
+    def test_from_numpy_copies_non_contiguous_input(self):
+        a = np.arange(6.0).reshape(2, 3).T
+        np.testing.assert_array_equal(uwaga.tensor(a).numpy(), a)
+
+    def test_arithmetic_matches_numpy(self):
+        rng = np.random.default_rng(0)
+        a, b = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+        ta, tb = uwaga.tensor(a), uwaga.tensor(b)
+        for got, want in [(ta + tb, a + b), (ta - tb, a - b), (ta * tb, a * b),
+                          (ta / (tb * tb + 1.0), a / (b * b + 1)), (2.0 - ta, 2 - a),
+                          (1.0 / (ta * ta + 1.0), 1 / (a * a + 1)), (-ta, -a), (ta ** 2, a ** 2),
+                          (ta @ tb.T, a @ b.T), (ta.sum(1), a.sum(1)), (ta.mean(), a.mean()),
+                          (ta.softmax(-1), np_softmax(a)), (ta[1], a[1]), (ta[:, 1:3], a[:, 1:3]),
+                          (ta[-1, ::2], a[-1, ::2]), (ta.exp(), np.exp(a))]:
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
+
+    def test_iteration_and_errors(self):
+        t = uwaga.tensor(np.arange(6.0).reshape(3, 2))
+        self.assertEqual(len(list(t)), 3)
+        with self.assertRaises(IndexError):
+            t[3]
+        with self.assertRaisesRegex(uwaga.Error, "inner dimensions"):
+            uwaga.matmul(uwaga.zeros([2, 3]), uwaga.zeros([2, 3]))
+
+
+class Autograd(unittest.TestCase):
+    def test_backward_fills_leaf_gradients(self):
+        x = uwaga.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=F64, requires_grad=True, name="x")
+        w = uwaga.tensor([[0.5], [-1.0]], dtype=F64, requires_grad=True)
+        self.assertIsNone(x.grad)
+        loss = ((x @ w) ** 2).sum()
+        self.assertEqual(loss.grad_fn.op, "sum")
+        loss.backward()
+        y = x.numpy() @ w.numpy()
+        np.testing.assert_allclose(w.grad.numpy(), x.numpy().T @ (2 * y))
+        np.testing.assert_allclose(x.grad.numpy(), (2 * y) @ w.numpy().T)
+        self.assertTrue(x.is_leaf)
+        x.grad = None
+        self.assertIsNone(x.grad)
+
+    def test_no_grad_records_nothing(self):
+        x = uwaga.tensor([1.0, 2.0], requires_grad=True)
+        with uwaga.no_grad():
+            self.assertFalse(uwaga.grad_enabled())
+            y = x * 2.0
+        self.assertTrue(uwaga.grad_enabled())
+        self.assertFalse(y.requires_grad)
+        self.assertIsNone(y.grad_fn)
+
+    def test_graph_nodes_and_their_backward_rules(self):
+        a = uwaga.tensor([2.0, 3.0], dtype=F64, requires_grad=True)
+        b = uwaga.tensor([5.0, 7.0], dtype=F64, requires_grad=True)
+        c = a * b
+        out = c.sum()
+        ops = [n.op for n in uwaga.topological_order(out)]
+        self.assertEqual(ops, ["mul", "sum"])
+        da, db = c.grad_fn.backward(uwaga.ones([2], F64))  # d(ab)/da = b, d(ab)/db = a
+        np.testing.assert_array_equal(da.numpy(), b.numpy())
+        np.testing.assert_array_equal(db.numpy(), a.numpy())
+        self.assertIs(type(c.grad_fn.inputs[0]), uwaga.Tensor)
+        out.backward()
+        self.assertTrue(c.grad_fn.freed)
+        with self.assertRaisesRegex(uwaga.Error, "freed"):
+            c.grad_fn.backward(uwaga.ones([2], F64))
+
+    def test_dot_drawing_names_ops_and_leaves(self):
+        w = uwaga.tensor([1.0, 2.0], requires_grad=True, name="w")
+        dot = uwaga.to_dot((w * w).sum())
+        self.assertIn("digraph", dot)
+        self.assertIn("mul", dot)
+        self.assertIn("w (2,)", dot)
+
+    def test_gradcheck_in_float64(self):
+        rng = np.random.default_rng(1)
+        q, k, v = (uwaga.tensor(rng.standard_normal((2, 4, 3)), requires_grad=True)
+                   for _ in range(3))
+        result = uwaga.gradcheck(uwaga.nn.scaled_dot_product_attention, [q, k, v])
+        self.assertTrue(result.ok, result.message)
+        self.assertGreater(result.checked, 0)
+        with self.assertRaisesRegex(uwaga.Error, "float64"):
+            uwaga.gradcheck(lambda x: x.sum(), [uwaga.ones([2]).requires_grad_()])
+
+
+class Modules(unittest.TestCase):
+    def setUp(self):
+        self.gen = uwaga.Generator(0)
+
+    def test_self_attention_is_the_notes_formula(self):
+        sa = uwaga.nn.SelfAttention(6, 4, 5, self.gen)
+        sa.to(F64)
+        X = uwaga.randn([4, 6], self.gen, F64)
+        Y, A = sa(X, return_weights=True)
+        x, wq, wk, wv = (t.numpy() for t in (X, sa.W_Q, sa.W_K, sa.W_V))
+        Q, K, V = x @ wq, x @ wk, x @ wv
+        A_np = np_softmax(Q @ K.T / np.sqrt(4))
+        np.testing.assert_allclose(A.numpy(), A_np, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(Y.numpy(), A_np @ V, rtol=1e-12, atol=1e-14)
+        self.assertEqual([n for n, _ in sa.named_parameters()], ["w_q", "w_k", "w_v"])
+
+    def test_fused_and_composed_attention_agree(self):
+        rng = np.random.default_rng(2)
+        data = [rng.standard_normal((1, 2, 5, 4)) for _ in range(3)]  # Q, K, V (B, h, T, d_k)
+
+        def gradients(attention):
+            q, k, v = (uwaga.tensor(a, requires_grad=True) for a in data)
+            y = attention(q, k, v, causal=True)
+            (y * y).sum().backward()
+            return [t.grad.numpy() for t in (q, k, v)]
+
+        fused = gradients(uwaga.nn.scaled_dot_product_attention)
+        composed = gradients(uwaga.nn.scaled_dot_product_attention_composed)
+        for a, b in zip(fused, composed):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+    def test_layer_norm_and_multi_head_attention(self):
+        ln = uwaga.nn.LayerNorm(8)
+        x = uwaga.randn([2, 3, 8], self.gen)
+        y = ln(x).numpy()
+        xn = x.numpy()
+        want = (xn - xn.mean(-1, keepdims=True)) / np.sqrt(xn.var(-1, keepdims=True) + 1e-5)
+        np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)
+        mha = uwaga.nn.MultiHeadAttention(8, 2, self.gen)
+        mha.keep_attention()
+        self.assertEqual(mha(x).shape, (2, 3, 8))
+        self.assertEqual(mha.attention.shape, (2, 2, 3, 3))
+        self.assertEqual(mha.head_dim, 4)
+        self.assertIsNone(mha.q)
+        block = uwaga.nn.TransformerEncoderBlock(8, 2, 16, self.gen)
+        self.assertEqual(block(x).shape, (2, 3, 8))
+        self.assertIn("attn.qkv.weight", block.state_dict())
+
+    def test_vision_transformer_and_rollout(self):
+        cfg = uwaga.nn.VitConfig(image_size=8, patch=4, dim=16, depth=2, heads=2, mlp_dim=32)
+        vit = uwaga.nn.VisionTransformer(cfg, self.gen)
+        vit.keep_attention()
+        images = uwaga.randn([3, 1, 8, 8], self.gen)
+        self.assertEqual(vit(images).shape, (3, 10))
+        maps = vit.attention_maps()
+        self.assertEqual(len(maps), 2)
+        self.assertEqual(maps[0].shape, (3, 2, 5, 5))
+        self.assertEqual(uwaga.nn.class_token_attention(maps[-1]).shape, (3, 4))
+        rollout = uwaga.nn.attention_rollout(maps).numpy()
+        np.testing.assert_allclose(rollout.sum(-1), 1.0, rtol=1e-5)
+        self.assertEqual(uwaga.nn.patchify(images, 4).shape, (3, 4, 16))
+
+
+class Optimisation(unittest.TestCase):
+    def test_adamw_fits_a_line(self):
+        gen = uwaga.Generator(3)
+        model = uwaga.nn.Linear(1, 1, gen)
+        opt = uwaga.optim.AdamW(uwaga.optim.make_param_groups(model, 0.0), lr=0.1)
+        x = uwaga.tensor(np.linspace(-1, 1, 16, dtype=np.float32).reshape(16, 1))
+        target = x * 3.0 + 1.0
+        for _ in range(200):
+            opt.zero_grad()
+            loss = ((model(x) - target) ** 2).mean()
+            loss.backward()
+            opt.step()
+        self.assertLess(loss.item(), 1e-3)
+        self.assertAlmostEqual(model.weight.item(), 3.0, places=1)
+        self.assertEqual(opt.steps, 200)
+
+    def test_schedule_and_clipping(self):
+        s = uwaga.optim.WarmupCosineLr(1.0, 10, 110, 0.0)
+        self.assertAlmostEqual(s.lr(0), 0.1)
+        self.assertAlmostEqual(s.lr(60), 0.5)
+        g = uwaga.tensor([3.0, 4.0], requires_grad=True)
+        (g * g).sum().backward()  # gradient (6, 8), norm 10
+        self.assertAlmostEqual(uwaga.optim.clip_grad_norm([g], 5.0), 10.0, places=5)
+        np.testing.assert_allclose(g.grad.numpy(), [3.0, 4.0], rtol=1e-6)
+
+    def test_trainer_runs_a_task_written_in_python(self):
+        gen = uwaga.Generator(0)
+
+        class Regression(uwaga.optim.TrainTask):
+            def __init__(self):
+                super().__init__()
+                self.net = uwaga.nn.Linear(2, 1, gen)
+                self.x = uwaga.randn([32, 2], gen)
+                self.y = self.x @ uwaga.tensor([[1.0], [-2.0]], dtype=uwaga.float32)
+
+            def model(self):
+                return self.net
+
+            def batches_per_epoch(self):
+                return 4
+
+            def begin_epoch(self, epoch):
+                pass
+
+            def train_batch(self, index):
+                loss = ((self.net(self.x) - self.y) ** 2).mean()
+                return uwaga.optim.StepResult(loss, 32)
+
+            def evaluate(self):
+                return {"loss": ((self.net(self.x) - self.y) ** 2).mean().item()}
+
+            def config_json(self):
+                return "{}"
+
+        task = Regression()
+        opt = uwaga.optim.AdamW(uwaga.optim.make_param_groups(task.net, 0.0), lr=0.05)
+        trainer = uwaga.optim.Trainer(task, opt, uwaga.optim.ConstantLr(0.05),
+                                      uwaga.optim.TrainerOptions(epochs=10, quiet=True))
+        summary = trainer.fit()
+        self.assertEqual(summary.steps, 40)
+        self.assertLess(summary.losses[-1], summary.losses[0])
+        self.assertIn("loss", summary.last_eval)
+
+    def test_checkpoint_round_trip(self):
+        gen = uwaga.Generator(0)
+        a, b = uwaga.nn.Linear(3, 2, gen), uwaga.nn.Linear(3, 2, gen)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "c.safetensors")
+            info = uwaga.optim.CheckpointInfo()
+            info.config = '{"hello": 1}'
+            uwaga.optim.save_checkpoint(path, a, info=info)
+            self.assertEqual(uwaga.optim.load_checkpoint(path, b).config, '{"hello": 1}')
+        np.testing.assert_array_equal(a.weight.numpy(), b.weight.numpy())
+
+
+class DataAndApps(unittest.TestCase):
+    def test_corpus_and_vocabulary(self):
+        opts = uwaga.data.TranslationCorpusOptions()
+        opts.train_size, opts.valid_size, opts.test_size = 200, 20, 20
+        corpus = uwaga.data.generate_translation_corpus(opts)
+        self.assertEqual(corpus.train[0].english, "we are eating bread")
+        self.assertEqual(corpus.train[0].spanish, "estamos comiendo pan")
+        vocab = uwaga.data.Vocabulary.build([p.english for p in corpus.train])
+        ids = vocab.encode("we are eating bread", True)
+        self.assertEqual(ids[0], uwaga.data.Vocabulary.BOS)
+        self.assertEqual(vocab.decode(ids), "we are eating bread")
+
+    def test_translator_trains_translates_and_shows_cross_attention(self):
+        run = uwaga.apps.translate_preset("tiny")
+        trained = uwaga.apps.train_translator(run, max_steps=20)
+        self.assertEqual(trained.summary.steps, 20)
+        self.assertLess(trained.summary.losses[-1], trained.summary.losses[0])
+        out = uwaga.apps.translate(trained.model, trained.run, "we are eating bread")
+        self.assertIsInstance(out, str)
+        att = uwaga.apps.cross_attention(trained.model, trained.run, "we are eating bread")
+        self.assertEqual(att.source, ["we", "are", "eating", "bread", "<eos>"])
+        T, S = len(att.produced), len(att.source)
+        self.assertEqual(att.layers[0].shape, (run.model.heads, T, S))
+        np.testing.assert_allclose(np.array(att.average()).reshape(T, S).sum(1), 1.0, rtol=1e-5)
+
+    @unittest.skipUnless(mnist_available(), "MNIST is not in data/cache (bash data/fetch.sh mnist)")
+    def test_mnist_loader_and_a_short_vit_run(self):
+        test = uwaga.data.load_dataset("mnist", train=False)
+        self.assertEqual(test.count, 10000)
+        images = test.images()
+        self.assertEqual(images.shape, (10000, 1, 28, 28))
+        self.assertEqual(images.dtype, np.uint8)
+        small = uwaga.data.take_first(test, 256)
+        loader = uwaga.data.DataLoader(small, uwaga.data.DataLoaderOptions(batch_size=100))
+        batches = list(loader)
+        self.assertEqual([b.images.shape[0] for b in batches], [100, 100, 56])
+        self.assertEqual(batches[0].labels.numpy().tolist()[:5], small.labels[:5])
+
+        run = uwaga.apps.vit_preset("mnist-tiny")
+        run.model.depth, run.batch_size, run.epochs = 1, 64, 1
+        trained = uwaga.apps.train_vit(run, small, uwaga.data.take_first(test, 100), max_steps=4)
+        self.assertEqual(trained.summary.steps, 4)
+        self.assertEqual(len(trained.run.mean), 1)
+        ev = uwaga.apps.evaluate_classifier(trained.model, uwaga.data.take_first(test, 50),
+                                            trained.run)
+        self.assertEqual(ev.n, 50)
+
+
+if __name__ == "__main__":
+    unittest.main()
