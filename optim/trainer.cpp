@@ -415,10 +415,10 @@ void Run::end_epoch() {
     record["items_per_s"] = epoch_meter_.items_per_second();
   }
   if (o_.evaluate_each_epoch) {
-    line << "  test";
+    line << "  " << task_.eval_split();
     for (const auto& [name, value] : summary_.last_eval) {
       line << " " << name << " " << format("%.4f", value);
-      record["test_" + name] = value;
+      record[task_.eval_split() + "_" + name] = value;
     }
   }
   progress_.result(line.str());

@@ -59,6 +59,8 @@ class TrainTask {
   virtual StepResult train_batch(std::int64_t index) = 0;  // forward + loss (model in train mode)
   // Metrics on the test split, e.g. {"accuracy", "loss"}; called in eval mode under NoGradGuard.
   virtual std::map<std::string, double> evaluate() = 0;
+  // The split evaluate() measures, as the epoch line and the log name it ("test", "valid").
+  virtual std::string eval_split() const { return "test"; }
   virtual std::string config_json() const = 0;             // stored in checkpoints
   virtual std::string save_state() const { return ""; }    // generator states etc.
   virtual void load_state(const std::string&) {}

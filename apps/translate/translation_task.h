@@ -58,6 +58,7 @@ class TranslationTask : public optim::TrainTask {
   // Metrics on the validation split (unseen triples): teacher-forced loss and token accuracy,
   // and exact match and BLEU of greedy translations of its first eval_size sentences.
   std::map<std::string, double> evaluate() override;
+  std::string eval_split() const override { return "valid"; }  // test stays unseen until eval
   std::string config_json() const override { return run_.to_json(); }
   // The embedding dropout's generator, so a resumed run draws the same masks.
   std::string save_state() const override;
