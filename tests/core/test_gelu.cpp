@@ -68,3 +68,26 @@ TEST_CASE("gelu and erf reject int64 tensors", "[core][gelu]") {
   REQUIRE_THROWS_WITH(gelu_composed(ids), Contains("gelu_composed: expects a float32"));
   REQUIRE_THROWS_WITH(erf(ids), Contains("erf: expects a float32"));
 }
+
+TEST_CASE("float32 gelu (vectorised erf) agrees with the float64 one", "[core][gelu]") {
+  // Inputs across the whole useful range, including the tails where erf saturates.
+  const std::int64_t n = 40001;
+  Tensor x64 = Tensor::empty({n}, DType::Float64);
+  for (std::int64_t i = 0; i < n; ++i) x64.set({i}, -10.0 + 20.0 * i / (n - 1));
+  Tensor x32 = x64.to(DType::Float32).requires_grad_();
+  Tensor x64g = x64.clone().requires_grad_();
+  Tensor y32 = gelu(x32), y64 = gelu(x64g);
+  Tensor ones32 = Tensor::ones({n}), ones64 = Tensor::ones({n}, DType::Float64);
+  y32.backward(ones32);
+  y64.backward(ones64);
+  double worst_y = 0, worst_d = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double scale = std::max(1.0, std::abs(x64.flat(i)));
+    worst_y = std::max(worst_y, std::abs(y32.flat(i) - y64.flat(i)) / scale);
+    worst_d = std::max(worst_d, std::abs(x32.grad().flat(i) - x64g.grad().flat(i)));
+  }
+  INFO("largest error: gelu " << worst_y << " (relative to max(1, |x|)), gelu' " << worst_d);
+  REQUIRE(worst_y < 1e-6);
+  REQUIRE(worst_d < 1e-6);
+  REQUIRE(gelu(Tensor::from_vector({-200, 200}, {2})).to_vector() == std::vector<double>{0, 200});
+}
