@@ -16,7 +16,7 @@ pass() { echo "ok: $1"; }
 failed() { echo "FAIL: $1"; failures=$((failures + 1)); }
 
 small=(--data-dir "$data" --train-size 2048 --batch-size 64 --dim 32 --depth 2 --heads 2
-       --mlp-dim 64 --epochs 1 --warmup 5 --lr 2e-3 --log-every 5 --threads 2)
+       --mlp-dim 64 --epochs 1 --warmup 5 --lr 3e-3 --no-augment --log-every 5 --threads 2)
 
 # 1. A few dozen steps lower the loss.
 if "$bin" train "${small[@]}" --max-steps 30 --out "$tmp/run" >"$tmp/train.out" 2>&1; then
