@@ -188,13 +188,16 @@ int vit_train(int argc, char** argv) {
   to.log_every = r["log-every"].as<std::int64_t>();
   to.resume_command = "uwaga-vit train --out " + out + " --resume";
   optim::Trainer trainer(task, optimizer, schedule, to);
-  optim::TrainSummary summary = trainer.fit();
-  if (summary.last_eval.count("accuracy"))
-    std::printf("test accuracy: %.2f%% (%lld images), %lld steps, %.1f s\n",
-                100 * summary.last_eval.at("accuracy"), (long long)test.count,
-                (long long)summary.steps, summary.seconds);
-  if (!summary.message.empty()) std::fprintf(stderr, "uwaga-vit: %s\n", summary.message.c_str());
-  return summary.stopped_non_finite ? 1 : (summary.interrupted ? 130 : 0);
+  optim::TrainSummary summary = trainer.fit();  // prints its own reason for stopping early
+  if (summary.stopped_non_finite) return 1;
+  if (summary.interrupted) return 130;
+  // A run cut short by --max-steps has not evaluated its last steps yet.
+  const double accuracy = summary.last_eval.count("accuracy")
+                              ? summary.last_eval.at("accuracy")
+                              : evaluate_classifier(model, test, run).accuracy();
+  std::printf("test accuracy: %.2f%% (%lld images), %lld steps, %.1f s\n", 100 * accuracy,
+              (long long)test.count, (long long)summary.steps, summary.seconds);
+  return 0;
 }
 
 int vit_eval(int argc, char** argv) {
