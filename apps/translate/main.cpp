@@ -5,13 +5,8 @@
 //   uwaga-translate translate --checkpoint FILE "we are eating bread" --attention attention.svg
 // Wiring only: the model is nn/seq2seq_transformer, decoding nn/decoding, the loop
 // optim/trainer, the corpus data/translation_corpus, BLEU data/bleu.
-#include <cxxopts.hpp>
-
-#include <iostream>
-
-#include "apps/common/thread_policy.h"
+#include "apps/common/command_line.h"
 #include "apps/translate/translate_commands.h"
-#include "core/error.h"
 
 namespace {
 
@@ -28,27 +23,9 @@ const char* kUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
-  uwaga::apps::prefer_passive_openmp_wait(argv);
-  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-    std::cout << kUsage;
-    return argc < 2 ? 2 : 0;
-  }
-  const std::string mode = argv[1];
-  try {
-    if (mode == "train") return uwaga::apps::translate_train(argc - 1, argv + 1);
-    if (mode == "eval") return uwaga::apps::translate_eval(argc - 1, argv + 1);
-    if (mode == "translate") return uwaga::apps::translate_translate(argc - 1, argv + 1);
-    std::cerr << "uwaga-translate: unknown mode '" << mode
-              << "'; expected train, eval or translate (see --help)\n";
-    return 2;
-  } catch (const uwaga::Error& e) {
-    std::cerr << "uwaga-translate: " << e.what() << "\n";
-    return 2;
-  } catch (const cxxopts::exceptions::exception& e) {
-    std::cerr << "uwaga-translate " << mode << ": " << e.what() << " (see --help)\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "uwaga-translate: unexpected error: " << e.what() << "\n";
-    return 1;
-  }
+  using namespace uwaga::apps;
+  return run_modes("uwaga-translate", kUsage,
+                   {{"train", translate_train}, {"eval", translate_eval},
+                    {"translate", translate_translate}},
+                   argc, argv);
 }

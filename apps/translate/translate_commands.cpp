@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "apps/common/command_line.h"
 #include "apps/translate/attention_heatmap.h"
 #include "apps/translate/translate_checkpoint.h"
 #include "apps/translate/translation_task.h"
@@ -25,9 +26,7 @@ using cxxopts::value;
 
 // Applies the model and optimisation flags the user gave on top of a preset.
 void apply_overrides(TranslateRunConfig& run, const cxxopts::ParseResult& r) {
-  auto set = [&](const char* flag, auto& field) {
-    if (r.count(flag)) field = r[flag].as<std::decay_t<decltype(field)>>();
-  };
+  auto set = [&](const char* flag, auto& field) { override_from(r, flag, field); };
   set("dim", run.model.dim);
   set("heads", run.model.heads);
   set("encoder-layers", run.model.encoder_layers);

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "apps/common/command_line.h"
 #include "apps/vit/image_classification_task.h"
 #include "apps/vit/vit_checkpoint.h"
 #include "core/threads.h"
@@ -21,9 +22,7 @@ using cxxopts::value;
 
 // Applies the model and optimisation flags the user gave on top of a preset.
 void apply_overrides(VitRunConfig& run, const cxxopts::ParseResult& r) {
-  auto set = [&](const char* flag, auto& field) {
-    if (r.count(flag)) field = r[flag].as<std::decay_t<decltype(field)>>();
-  };
+  auto set = [&](const char* flag, auto& field) { override_from(r, flag, field); };
   set("patch", run.model.patch);
   set("dim", run.model.dim);
   set("depth", run.model.depth);

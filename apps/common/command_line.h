@@ -1,0 +1,27 @@
+#pragma once
+// What the uwaga programs share on the command line: MODE dispatch with usage and --help, and
+// one reporting rule — bad input is one line on stderr and exit status 2, never a crash.
+#include <cxxopts.hpp>
+
+#include <string>
+#include <vector>
+
+namespace uwaga::apps {
+
+struct Mode {
+  const char* name;
+  int (*run)(int argc, char** argv);  // argv[0] is the mode; returns the exit status
+};
+
+// Runs argv[1]'s mode. Errors (uwaga::Error, cxxopts' parse errors) print
+// "<program>: <message>" and return 2; anything unexpected returns 1.
+int run_modes(const char* program, const char* usage, const std::vector<Mode>& modes, int argc,
+              char** argv);
+
+// field = the flag's value, when the user gave the flag.
+template <class T>
+void override_from(const cxxopts::ParseResult& r, const char* flag, T& field) {
+  if (r.count(flag)) field = r[flag].as<T>();
+}
+
+}  // namespace uwaga::apps
