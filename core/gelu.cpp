@@ -1,12 +1,10 @@
 #include "core/gelu.h"
 
 #include <cmath>
-#include <cstdint>
-#include <cstring>
-#include <type_traits>
 
 #include "core/autograd.h"
 #include "core/elementwise.h"
+#include "core/fast_math.h"
 #include "core/threads.h"
 
 namespace uwaga {
@@ -15,54 +13,6 @@ namespace {
 constexpr double kInvSqrt2 = 0.70710678118654752440;    // 1/√2
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1/√(2π)
 constexpr double kTwoOverSqrtPi = 1.12837916709551257390;  // 2/√π
-
-// ---- float32 fast path ------------------------------------------------------------------------
-// glibc's scalar erff and expf keep the compiler from vectorising the loops below, and GELU is
-// then a fifth of a ViT training step. In float32 these two stand in for them; they vectorise,
-// and their error is below float32's own rounding of GELU (tests/core/test_gelu.cpp compares
-// them with std::erf in float64). float64 — gradient checks — keeps std::erf and std::exp.
-
-// e^x = 2^n · e^r with n = round(x / ln 2) and |r| ≤ ln 2 / 2, e^r by its Taylor series to r⁶
-// (relative error < 2e-7), 2^n built directly in the exponent bits.
-inline float exp_f32(float x) {
-  x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);  // e^x stays a normal float
-  const float n = std::floor(x * 1.44269504f + 0.5f);
-  const float r = (x - n * 0.693145752f) - n * 1.42860677e-6f;  // ln 2 split in two: exact n·ln2_hi
-  float p = 1.0f / 720;
-  p = p * r + 1.0f / 120;
-  p = p * r + 1.0f / 24;
-  p = p * r + 1.0f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  const std::int32_t bits = (static_cast<std::int32_t>(n) + 127) << 23;
-  float two_n;
-  std::memcpy(&two_n, &bits, sizeof two_n);
-  return p * two_n;
-}
-
-// erf(x) ≈ 1 − (a₁t + a₂t² + a₃t³ + a₄t⁴ + a₅t⁵) e^{−x²}, t = 1/(1 + p|x|), odd in x
-// (Abramowitz & Stegun 7.1.26, absolute error < 1.5e-7; PyTorch vectorises erf the same way).
-inline float erf_f32(float x) {
-  const float a = std::fabs(x);
-  const float t = 1.0f / (1.0f + 0.3275911f * a);
-  float poly = 1.061405429f;
-  poly = poly * t - 1.453152027f;
-  poly = poly * t + 1.421413741f;
-  poly = poly * t - 0.284496736f;
-  poly = poly * t + 0.254829592f;
-  const float y = 1.0f - poly * t * exp_f32(-a * a);
-  return std::copysign(y, x);
-}
-
-template <class T> T erf_t(T x) {
-  if constexpr (std::is_same_v<T, float>) return erf_f32(x);
-  else return std::erf(x);
-}
-template <class T> T exp_t(T x) {
-  if constexpr (std::is_same_v<T, float>) return exp_f32(x);
-  else return std::exp(x);
-}
 
 // out_i = f(in_i) for every element, with f called as f(T); in parallel when large.
 template <class Fn>

@@ -19,6 +19,8 @@ void set_num_threads(int n) {
 
 int num_threads() { return omp_get_max_threads(); }
 
+int thread_index() { return omp_get_thread_num(); }
+
 void init_threads() {
   static std::once_flag once;
   std::call_once(once, [] {

@@ -7,6 +7,9 @@ namespace uwaga {
 
 void set_num_threads(int n);
 int num_threads();
+// Which thread of the enclosing parallel region this is: 0 … num_threads() − 1 (0 outside one).
+// For per-thread scratch buffers.
+int thread_index();
 // Reads UWAGA_NUM_THREADS once; ops call it before their first parallel loop.
 void init_threads();
 

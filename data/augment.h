@@ -13,9 +13,11 @@ struct AugmentOptions {
   // Random crop with zero padding: pad the image with max_shift zero pixels on every side and cut
   // an H x W window out at a random position. That is the same as shifting the image by a random
   // (dy, dx) in [-max_shift, max_shift] and filling the uncovered border with zeros, which is how
-  // it is computed. CIFAR-10: 4 (torchvision's RandomCrop(32, padding=4)); MNIST: 2.
+  // it is computed. CIFAR-10: 4 (torchvision's RandomCrop(32, padding=4)); MNIST: 2;
+  // Fashion-MNIST: 1 (its garments fill the frame, so larger shifts cut them off).
   std::int64_t max_shift = 0;
-  // Mirror left-right with probability 1/2 (photos; not digits, where it changes the meaning).
+  // Mirror left-right with probability 1/2 (photos and garments; not digits, where it changes the
+  // meaning).
   bool horizontal_flip = false;
 
   bool enabled() const { return max_shift > 0 || horizontal_flip; }
@@ -23,6 +25,7 @@ struct AugmentOptions {
   static AugmentOptions none() { return {}; }
   static AugmentOptions cifar10() { return {4, true}; }
   static AugmentOptions mnist() { return {2, false}; }
+  static AugmentOptions fashion_mnist() { return {1, true}; }
 };
 
 // What was drawn for one image.

@@ -1,5 +1,6 @@
 #include "nn/layer_norm.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/autograd.h"
@@ -9,24 +10,30 @@
 
 namespace uwaga::nn {
 
+// Each row of d values is normalised on its own: μ = mean(x), σ² = mean((x − μ)²),
+// x̂ = (x − μ)·rstd with rstd = 1/√(σ² + ε), y = γ ⊙ x̂ + β. The sums accumulate in T (the row is
+// short: 64 to 256 values) and `omp simd` lets the compiler reorder them into vector lanes.
 template <class T>
 void layer_norm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, const T* bias,
                         std::int64_t rows, std::int64_t d, double eps) {
+  const T inv_d = T(1) / static_cast<T>(d);
 #pragma omp parallel for if (rows * d > kParallelThreshold)
   for (std::int64_t r = 0; r < rows; ++r) {
     const T* xr = x + r * d;  // (d)
-    double m = 0;
+    T m = 0;
+#pragma omp simd reduction(+ : m)
     for (std::int64_t j = 0; j < d; ++j) m += xr[j];
-    m /= static_cast<double>(d);
-    double v = 0;
+    m *= inv_d;
+    T v = 0;
+#pragma omp simd reduction(+ : v)
     for (std::int64_t j = 0; j < d; ++j) v += (xr[j] - m) * (xr[j] - m);
-    v /= static_cast<double>(d);
-    const double s = 1.0 / std::sqrt(v + eps);
+    v *= inv_d;
+    const T s = T(1) / std::sqrt(v + static_cast<T>(eps));
     T* o = out + r * d;
-    for (std::int64_t j = 0; j < d; ++j)
-      o[j] = static_cast<T>((xr[j] - m) * s) * weight[j] + bias[j];
-    mean[r] = static_cast<T>(m);
-    rstd[r] = static_cast<T>(s);
+#pragma omp simd
+    for (std::int64_t j = 0; j < d; ++j) o[j] = (xr[j] - m) * s * weight[j] + bias[j];
+    mean[r] = m;
+    rstd[r] = s;
   }
 }
 
@@ -34,42 +41,51 @@ void layer_norm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, c
 //   dβ = Σ_rows dy,   dγ = Σ_rows dy ⊙ x̂,   dx̂ = dy ⊙ γ
 // and since μ and rstd both depend on every x_j of the row,
 //   dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂))
+// dx, dweight and dbias are written, not accumulated into (null when not wanted).
 template <class T>
 void layer_norm_backward(T* dx, T* dweight, T* dbias, const T* dout, const T* x, const T* weight,
                          const T* mean, const T* rstd, std::int64_t rows, std::int64_t d) {
   if (dx) {
+    const T inv_d = T(1) / static_cast<T>(d);
 #pragma omp parallel for if (rows * d > kParallelThreshold)
     for (std::int64_t r = 0; r < rows; ++r) {
       const T* xr = x + r * d;
       const T* dy = dout + r * d;
       const T m = mean[r], s = rstd[r];
       T mean_dxhat = 0, mean_dxhat_xhat = 0;
+#pragma omp simd reduction(+ : mean_dxhat, mean_dxhat_xhat)
       for (std::int64_t j = 0; j < d; ++j) {
         const T xhat = (xr[j] - m) * s;
         const T dxhat = dy[j] * weight[j];
         mean_dxhat += dxhat;
         mean_dxhat_xhat += dxhat * xhat;
       }
-      mean_dxhat /= static_cast<T>(d);
-      mean_dxhat_xhat /= static_cast<T>(d);
+      mean_dxhat *= inv_d;
+      mean_dxhat_xhat *= inv_d;
       T* dxr = dx + r * d;
+#pragma omp simd
       for (std::int64_t j = 0; j < d; ++j) {
         const T xhat = (xr[j] - m) * s;
         const T dxhat = dy[j] * weight[j];
-        dxr[j] += s * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
+        dxr[j] = s * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
       }
     }
   }
-  // γ and β gather over all rows: a serial pass, so the sums are the same on any thread count.
-  if (dweight || dbias) {
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const T* xr = x + r * d;
-      const T* dy = dout + r * d;
-      const T m = mean[r], s = rstd[r];
-      for (std::int64_t j = 0; j < d; ++j) {
-        if (dweight) dweight[j] += dy[j] * (xr[j] - m) * s;
-        if (dbias) dbias[j] += dy[j];
-      }
+  // γ and β gather over all rows: one pass in row order, so the sums are the same on any
+  // thread count; each row's update is a vector operation across the d features.
+  if (dweight) std::fill_n(dweight, d, T(0));
+  if (dbias) std::fill_n(dbias, d, T(0));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * d;
+    const T* dy = dout + r * d;
+    const T m = mean[r], s = rstd[r];
+    if (dweight) {
+#pragma omp simd
+      for (std::int64_t j = 0; j < d; ++j) dweight[j] += dy[j] * (xr[j] - m) * s;
+    }
+    if (dbias) {
+#pragma omp simd
+      for (std::int64_t j = 0; j < d; ++j) dbias[j] += dy[j];
     }
   }
 }
@@ -114,9 +130,9 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
   return record(out, "layer_norm", {x, weight, bias},
                 [x, weight, bias, saved, rows, d](const Tensor& g) -> std::vector<Tensor> {
     Tensor dx, dw, db;
-    if (x.requires_grad()) dx = Tensor::zeros(x.shape(), x.dtype());
-    if (weight.requires_grad()) dw = Tensor::zeros(weight.shape(), x.dtype());
-    if (bias.requires_grad()) db = Tensor::zeros(bias.shape(), x.dtype());
+    if (x.requires_grad()) dx = Tensor::empty(x.shape(), x.dtype());
+    if (weight.requires_grad()) dw = Tensor::empty(weight.shape(), x.dtype());
+    if (bias.requires_grad()) db = Tensor::empty(bias.shape(), x.dtype());
     dispatch_float(g.dtype(), "layer_norm", [&](auto tag) {
       using T = decltype(tag);
       layer_norm_backward<T>(dx.defined() ? dx.data<T>() : nullptr,

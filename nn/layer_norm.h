@@ -22,7 +22,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
 Tensor layer_norm_composed(const Tensor& x, const Tensor& weight, const Tensor& bias,
                            double eps = 1e-5);
 
-// Row kernels (rows × d, contiguous), llm.c style. Backward adds into dx, dweight, dbias.
+// Row kernels (rows × d, contiguous). Backward writes dx, dweight, dbias (null: not wanted).
 template <class T>
 void layer_norm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, const T* bias,
                         std::int64_t rows, std::int64_t d, double eps);

@@ -48,19 +48,14 @@ MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& o, Gener
   proj = register_module("proj", std::make_shared<Linear>(o.dim, o.dim, gen));
 }
 
-Tensor MultiHeadAttention::attend(const Tensor& Q, const Tensor& K, const Tensor& V,
-                                  const AttentionMask& mask) {
-  // Every head at once: Q, K, V are (B, h, T or S, d_k); head_i = softmax(Q_i K_iᵀ/√d_k) V_i.
-  Tensor Y = scaled_dot_product_attention(Q, K, V, mask, keep_attention_ ? &attention_ : nullptr);
-  return proj->forward(merge_heads(Y));  // Concat(head_1, …, head_h) W_O
-}
-
 Tensor MultiHeadAttention::forward(const Tensor& x, const AttentionMask& mask) {
   if (options.cross)
     fail("MultiHeadAttention: this layer is cross-attention; call forward(x, memory, mask)");
   check_input(x, options.dim, "input");
-  std::vector<Tensor> qkv_heads = split_heads(qkv->forward(x), 3, options.heads);
-  return attend(qkv_heads[0], qkv_heads[1], qkv_heads[2], mask);
+  // Every head at once, read in place from x W_QKV: head_i = softmax(Q_i K_iᵀ/√d_k) V_i, side by
+  // side as Concat(head_1, …, head_h); then the output projection W_O.
+  Tensor heads = attention_heads(qkv->forward(x), options.heads, mask, kept());
+  return proj->forward(heads);
 }
 
 Tensor MultiHeadAttention::forward(const Tensor& x, const Tensor& memory,
@@ -72,9 +67,8 @@ Tensor MultiHeadAttention::forward(const Tensor& x, const Tensor& memory,
   if (memory.size(0) != x.size(0))
     fail("MultiHeadAttention: query input ", shape_str(x.shape()), " and memory ",
          shape_str(memory.shape()), " have different batch sizes");
-  Tensor Q = split_heads(q->forward(x), 1, options.heads)[0];
-  std::vector<Tensor> kv_heads = split_heads(kv->forward(memory), 2, options.heads);
-  return attend(Q, kv_heads[0], kv_heads[1], mask);
+  Tensor heads = attention_heads(q->forward(x), kv->forward(memory), options.heads, mask, kept());
+  return proj->forward(heads);
 }
 
 }  // namespace uwaga::nn

@@ -37,11 +37,13 @@ class MultiHeadAttention : public Module {
   std::shared_ptr<Linear> qkv, q, kv, proj;
 
  private:
-  Tensor attend(const Tensor& Q, const Tensor& K, const Tensor& V, const AttentionMask& mask);
+  Tensor* kept() { return keep_attention_ ? &attention_ : nullptr; }
   bool keep_attention_ = false;
   Tensor attention_;
 };
 
+// The layer computes its heads with attention_heads, in place on the projections. These two
+// functions spell the same thing out step by step (tests and notebooks use them):
 // (B, T, n·D) -> n tensors (B, h, T, D/h): the projections of one Linear, split into heads.
 std::vector<Tensor> split_heads(const Tensor& projected, std::int64_t n, std::int64_t heads);
 // (B, h, T, d) -> (B, T, h·d): Concat(head_1, …, head_h).

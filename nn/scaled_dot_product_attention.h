@@ -33,6 +33,20 @@ struct AttentionSaved {
 // gradient is 0.
 Tensor scaled_dot_product_attention(const Tensor& Q, const Tensor& K, const Tensor& V,
                                     const AttentionMask& mask = {}, Tensor* weights = nullptr);
+// Every head of multi-head attention at once (SEEDS §4), read straight out of the projections
+// and written side by side, so no head is copied out or back in:
+//   qkv (B, T, 3·h·d) = [Q | K | V] as the fused projection x W_QKV returns it; head i of Q is
+//   columns i·d … (i+1)·d of Q, and likewise for K and V. Returns (B, T, h·d) =
+//   Concat(head_1, …, head_h), head_i = softmax(Q_i K_iᵀ/√d + mask) V_i. `weights` receives
+//   A (B, h, T, T). The same numbers as split_heads → scaled_dot_product_attention →
+//   merge_heads (nn/multi_head_attention.h), as one autograd node.
+Tensor attention_heads(const Tensor& qkv, std::int64_t heads, const AttentionMask& mask = {},
+                       Tensor* weights = nullptr);
+// Cross-attention: q (B, T, h·d) from the queries' sequence, kv (B, S, 2·h·d) = [K | V] from the
+// memory. `weights` receives A (B, h, T, S).
+Tensor attention_heads(const Tensor& q, const Tensor& kv, std::int64_t heads,
+                       const AttentionMask& mask = {}, Tensor* weights = nullptr);
+
 Tensor scaled_dot_product_attention_composed(const Tensor& Q, const Tensor& K, const Tensor& V,
                                              const AttentionMask& mask = {},
                                              Tensor* weights = nullptr);

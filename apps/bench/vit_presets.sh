@@ -3,14 +3,16 @@
 # per epoch, total training wall time. This is the benchmark behind the README's preset table
 # (accuracy targets are measured here, never in CI).
 #   bash apps/bench/vit_presets.sh [PRESET ...]     (default: mnist-tiny)
-# Environment: THREADS (default 2), OUT (default runs/bench-<date>), EXTRA (more train flags).
+# Environment: THREADS (default 2), OUT (default runs/bench-<date>), EXTRA (more train flags),
+# BUILD_DIR (default build).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 presets=("$@")
 ((${#presets[@]})) || presets=(mnist-tiny)
 threads=${THREADS:-2}
 out=${OUT:-runs/bench-$(date +%Y%m%d-%H%M%S)}
-bash apps/setup.sh >/dev/null
+build_dir=${BUILD_DIR:-build}
+BUILD_DIR=$build_dir bash apps/setup.sh >/dev/null
 mkdir -p "$out"
 
 dataset_of() {
@@ -36,7 +38,7 @@ for preset in "${presets[@]}"; do
   echo "   load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
   start=$(date +%s.%N)
   # shellcheck disable=SC2086
-  ./build/apps/uwaga-vit train --preset "$preset" --data-dir "$data" --out "$out/$preset" \
+  "$build_dir/apps/uwaga-vit" train --preset "$preset" --data-dir "$data" --out "$out/$preset" \
     --threads "$threads" --log-every 1000 ${EXTRA:-} >"$out/$preset.log" 2>&1
   end=$(date +%s.%N)
   echo "   epoch  test-accuracy  seconds"

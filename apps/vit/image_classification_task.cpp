@@ -15,8 +15,11 @@ DataLoaderOptions loader_options(const VitRunConfig& run, bool train, std::int64
   o.seed = run.seed;
   o.mean = run.mean;
   o.std = run.std;
-  if (train && run.augment)
-    o.augment = run.dataset == "cifar10" ? AugmentOptions::cifar10() : AugmentOptions::mnist();
+  if (train && run.augment) {
+    if (run.dataset == "cifar10") o.augment = AugmentOptions::cifar10();
+    else if (run.dataset == "fashion-mnist") o.augment = AugmentOptions::fashion_mnist();
+    else o.augment = AugmentOptions::mnist();
+  }
   return o;
 }
 

@@ -118,7 +118,7 @@ int vit_train(int argc, char** argv) {
       ("warmup", "steps of linear learning-rate warm-up", value<std::int64_t>())
       ("label-smoothing", "label smoothing in [0, 1)", value<double>())
       ("clip", "clip the global gradient norm to this (0: off)", value<double>())
-      ("augment", "random shifts (and flips for CIFAR-10) while training")
+      ("augment", "random shifts (and flips for CIFAR-10 and Fashion-MNIST) while training")
       ("no-augment", "no augmentation")
       ("seed", "seed for initialisation and shuffling", value<std::uint64_t>())
       ("log-every", "steps between log lines", value<std::int64_t>()->default_value("50"))

@@ -1,0 +1,30 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "core/fast_math.h"
+
+using namespace uwaga;
+
+TEST_CASE("float32 exp and erf stay within a few float32 roundings of float64", "[core][fast_math]") {
+  double worst_exp = 0, worst_erf = 0;
+  for (int i = 0; i <= 200000; ++i) {
+    const float x = static_cast<float>(-87.0 + 175.0 * i / 200000);  // e^x a normal float
+    const double want = std::exp(static_cast<double>(x));
+    worst_exp = std::max(worst_exp, std::abs(exp_f32(x) - want) / want);
+    const float u = static_cast<float>(-6.0 + 12.0 * i / 200000);
+    worst_erf = std::max(worst_erf, std::abs(erf_f32(u) - std::erf(static_cast<double>(u))));
+  }
+  INFO("relative error of exp " << worst_exp << ", absolute error of erf " << worst_erf);
+  REQUIRE(worst_exp < 4e-7);  // float32's rounding is 6e-8 relative
+  REQUIRE(worst_erf < 6e-7);  // A&S 7.1.26: 1.5e-7, evaluated in float32: 4.7e-7 measured
+  // Far below the range exp is clamped to e^-87 (no denormals, no NaN); the tails of erf are ±1.
+  REQUIRE(exp_f32(-1000.0f) > 0);
+  REQUIRE(exp_f32(-1000.0f) < 2e-38f);
+  REQUIRE(std::isfinite(exp_f32(1000.0f)));
+  REQUIRE(erf_f32(-20.0f) == -1.0f);
+  REQUIRE(erf_f32(20.0f) == 1.0f);
+  // float64 goes through the standard library.
+  REQUIRE(exp_t(0.5) == std::exp(0.5));
+  REQUIRE(erf_t(0.5) == std::erf(0.5));
+}
