@@ -1,6 +1,7 @@
 #include "core/matmul.h"
 
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 
@@ -14,29 +15,58 @@ namespace uwaga {
 namespace {
 CBLAS_TRANSPOSE flag(bool trans) { return trans ? CblasTrans : CblasNoTrans; }
 int blas_int(std::int64_t v) { return static_cast<int>(std::max<std::int64_t>(v, 1)); }
-}  // namespace
 
-template <>
-void gemm<float>(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, float alpha,
-                 const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float beta,
-                 float* C, std::int64_t ldc) {
-  if (M == 0 || N == 0) return;
-  init_threads();
+// The BLAS call itself, on whatever threads OpenBLAS chooses (one inside a parallel region).
+void blas_gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, float alpha,
+               const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float beta,
+               float* C, std::int64_t ldc) {
   cblas_sgemm(CblasRowMajor, flag(ta), flag(tb), static_cast<int>(M), static_cast<int>(N),
               static_cast<int>(K), alpha, A, blas_int(lda), B, blas_int(ldb), beta, C,
               blas_int(ldc));
 }
-
-template <>
-void gemm<double>(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, double alpha,
-                  const double* A, std::int64_t lda, const double* B, std::int64_t ldb,
-                  double beta, double* C, std::int64_t ldc) {
-  if (M == 0 || N == 0) return;
-  init_threads();
+void blas_gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, double alpha,
+               const double* A, std::int64_t lda, const double* B, std::int64_t ldb, double beta,
+               double* C, std::int64_t ldc) {
   cblas_dgemm(CblasRowMajor, flag(ta), flag(tb), static_cast<int>(M), static_cast<int>(N),
               static_cast<int>(K), alpha, A, blas_int(lda), B, blas_int(ldb), beta, C,
               blas_int(ldc));
 }
+
+// Products smaller than this (in multiply-adds) run on one thread.
+constexpr std::int64_t kParallelGemmWork = std::int64_t(1) << 20;
+
+}  // namespace
+
+// A transformer's matrices are tall and thin (2176 × 64 by 64 × 192 for the reference ViT), and
+// OpenBLAS's own threading gains little on them. Splitting the M rows of C into one block per
+// thread, each an independent single-threaded GEMM, scales as well as large products do:
+// rows i0 … i1 of C need rows i0 … i1 of op(A) only, which start at A + i0·lda (A not transposed)
+// or A + i0 (transposed: op(A)'s rows are A's columns).
+template <class T>
+void gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, T alpha, const T* A,
+          std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  init_threads();
+  const int threads = num_threads();
+  if (threads == 1 || omp_in_parallel() || M < 2 * threads || M * N * K < kParallelGemmWork) {
+    blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    const std::int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
+    const std::int64_t i0 = M * t / n, i1 = M * (t + 1) / n;
+    if (i1 > i0)
+      blas_gemm(ta, tb, i1 - i0, N, K, alpha, ta ? A + i0 : A + i0 * lda, lda, B, ldb, beta,
+                C + i0 * ldc, ldc);
+  }
+}
+template void gemm<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t, float,
+                          const float*, std::int64_t, const float*, std::int64_t, float, float*,
+                          std::int64_t);
+template void gemm<double>(bool, bool, std::int64_t, std::int64_t, std::int64_t, double,
+                           const double*, std::int64_t, const double*, std::int64_t, double,
+                           double*, std::int64_t);
 
 template <class T>
 void gemm_reference(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, T alpha,

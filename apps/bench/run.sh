@@ -3,7 +3,7 @@
 # mnist-tiny ViT, peak RSS, OpenBLAS sgemm (the ceiling), micro-benchmarks (attention layer,
 # LayerNorm, GELU, softmax-cross-entropy), attention cost for n = 16 … 1024, and a profile of
 # uwaga's training step. uwaga and PyTorch run alternately, process by process, with the same
-# thread count and OMP_WAIT_POLICY=PASSIVE; every figure is a median over all repeats of all
+# thread count (OpenMP wait policies: see below); every figure is a median over all repeats of all
 # rounds. See apps/bench/README.md for what each number means.
 #   bash apps/bench/run.sh                      the full run (about 10 minutes)
 #   ROUNDS=1 SCALING=0 PROFILE=0 bash apps/bench/run.sh   a quick check (about 3 minutes)
@@ -21,11 +21,12 @@ out=${OUT:-apps/bench/results/$(date +%Y-%m-%d-%H%M)}
 python=/usr/bin/python3
 torch_script=apps/bench/vit_torch.py
 bin=$build_dir/apps/uwaga-bench
-# libgomp's spinning wait collapses under any other load (apps/common/thread_policy.h); PyTorch is
-# faster with PASSIVE here too. Both get the same policy; PyTorch's training is also measured
-# with ACTIVE below, and the better of the two is the one compared.
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
-unset UWAGA_NUM_THREADS
+# How idle OpenMP threads wait (apps/common/thread_policy.h). uwaga runs as its apps do on an idle
+# machine: a short spin, then sleep (GOMP_SPINCOUNT=10000). PyTorch gets OMP_WAIT_POLICY=PASSIVE
+# (its best setting on a loaded machine) for every figure, and its training is also measured with
+# ACTIVE and with uwaga's short spin: the best of the three is the one compared.
+uwaga_env=(env -u OMP_WAIT_POLICY GOMP_SPINCOUNT=${UWAGA_SPINCOUNT:-10000})
+unset UWAGA_NUM_THREADS OMP_WAIT_POLICY GOMP_SPINCOUNT
 
 say() { echo "run.sh: $*" >&2; }
 die() { say "$*"; exit 2; }
@@ -70,9 +71,10 @@ cat >"$out/meta.json" <<EOF
  "git": "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo -dirty)",
  "openblas": "$(dpkg-query -W -f '${Package} ${Version}' libopenblas0-openmp 2>/dev/null || echo unknown)",
  "torch": "$($python -c 'import torch; print(torch.__version__)')",
- "omp_wait_policy": "$OMP_WAIT_POLICY", "rounds": $rounds, "threads": "$threads_list"}
+ "wait_policy": {"uwaga": "GOMP_SPINCOUNT=${UWAGA_SPINCOUNT:-10000}", "torch": "OMP_WAIT_POLICY=PASSIVE (training also ACTIVE and GOMP_SPINCOUNT=10000)"},
+ "rounds": $rounds, "threads": "$threads_list"}
 EOF
-say "$(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), OMP_WAIT_POLICY=$OMP_WAIT_POLICY, results in $out"
+say "$(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), results in $out"
 
 # measure IMPL THREADS ROUND [ARGS...]: one process of uwaga-bench or vit_torch.py; its JSON lines
 # go to raw.jsonl with the round, the load average and the process's peak RSS (/usr/bin/time).
@@ -80,7 +82,11 @@ measure() {
   local impl=$1 t=$2 round=$3
   shift 3
   local cmd
-  if [[ $impl == uwaga ]]; then cmd=("$bin"); else cmd=("$python" "$torch_script"); fi
+  if [[ $impl == uwaga ]]; then
+    cmd=("${uwaga_env[@]}" "$bin")
+  else
+    cmd=(env "${TORCH_ENV:-OMP_WAIT_POLICY=PASSIVE}" "$python" "$torch_script")
+  fi
   local load t0
   load=$(cut -d' ' -f1 /proc/loadavg)
   t0=$(date +%s.%N)
@@ -118,9 +124,10 @@ for ((round = 1; round <= rounds; ++round)); do
     say "round $round/$rounds, $t thread(s): sgemm, train, eval, micro (load $(cut -d' ' -f1 /proc/loadavg))"
     both "$t" "$round" --mode sgemm --warmup 2 --repeats 5 --min-seconds 0.1
     both "$t" "$round" "${train_args[@]}"
-    # PyTorch under libgomp's default (spinning) wait policy too, with fewer steps: on a loaded
-    # machine it collapses to a tenth of the speed at 2 threads.
-    OMP_WAIT_POLICY=ACTIVE measure torch "$t" "$round" --mode train --batch 128 --warmup 2 --repeats 5 --steps 2
+    # PyTorch under the spinning wait policies too (fewer steps: on a loaded machine spinning
+    # collapses to a tenth of the speed at 2 threads).
+    TORCH_ENV=OMP_WAIT_POLICY=ACTIVE measure torch "$t" "$round" --mode train --batch 128 --warmup 2 --repeats 5 --steps 2
+    TORCH_ENV=GOMP_SPINCOUNT=10000 measure torch "$t" "$round" --mode train --batch 128 --warmup 2 --repeats 5 --steps 2
     both "$t" "$round" --mode eval --batch 128 --warmup 3 --repeats 5 --min-seconds 0.2
     both "$t" "$round" --mode micro --warmup 3 --repeats 5 --min-seconds 0.1
   done
@@ -144,16 +151,16 @@ if [[ ${PROFILE:-1} == 1 ]]; then
       cut -c1-200
   }
   {
-    echo "# Profile of uwaga's mnist-tiny training step: batch 128, OMP_WAIT_POLICY=$OMP_WAIT_POLICY,"
+    echo "# Profile of uwaga's mnist-tiny training step: batch 128, ${uwaga_env[*]:3},"
     echo "# $(date -Iseconds), load $(cut -d' ' -f1-3 /proc/loadavg). Phase times (ms per step) are in"
     echo "# summary.md; this file says which ops inside the phases take the time."
   } >"$profile"
   if ((have_perf)); then
     # One thread with call graphs: every sample's stack leads back to its op (OpenMP workers'
     # stacks would not). Then the most threads without call graphs, for the parallel picture.
-    OMP_NUM_THREADS=1 perf record -q -F 400 --call-graph dwarf,16384 -o "$tmp/perf1.data" \
+    OMP_NUM_THREADS=1 "${uwaga_env[@]}" perf record -q -F 400 --call-graph dwarf,16384 -o "$tmp/perf1.data" \
       "$bin" --threads 1 "${profile_args[@]}" >/dev/null 2>"$tmp/perf.err" || cat "$tmp/perf.err" >&2
-    OMP_NUM_THREADS=$max_threads perf record -q -F 400 -o "$tmp/perfn.data" \
+    OMP_NUM_THREADS=$max_threads "${uwaga_env[@]}" perf record -q -F 400 -o "$tmp/perfn.data" \
       "$bin" --threads "$max_threads" "${profile_args[@]}" >/dev/null 2>"$tmp/perf.err" || cat "$tmp/perf.err" >&2
     {
       echo
@@ -180,7 +187,7 @@ if [[ ${PROFILE:-1} == 1 ]]; then
   {
     echo
     echo "## 5. PyTorch's training step for comparison, $max_threads threads (torch.profiler, self CPU time)"
-    OMP_NUM_THREADS=$max_threads $python "$torch_script" --mode profile --threads "$max_threads" \
+    OMP_NUM_THREADS=$max_threads OMP_WAIT_POLICY=PASSIVE $python "$torch_script" --mode profile --threads "$max_threads" \
       --batch 128 --warmup 3 --steps 10 2>&1
   } >>"$profile"
 fi

@@ -211,15 +211,25 @@ def check_targets(res, threads):
     return out
 
 
+
+def busy_note(meta):
+    """A warning when other jobs were running: the start's one-minute load average above 0.5."""
+    try:
+        load = float(str(meta.get("loadavg_start", "0")).split()[0])
+    except ValueError:
+        return ""
+    return " Other jobs were running (load above 0.5): figures are noisier." if load > 0.5 else ""
+
 def markdown(res, threads, targets):
     R, meta = res["threads"], res["meta"]
     L = [f"# uwaga vs PyTorch {meta.get('torch', '')} — mnist-tiny ViT, batch 128",
          "",
          f"{meta.get('date', '')}, {meta.get('cpu', '')}, {meta.get('cores', '')} cores, "
-         f"git {meta.get('git', '')}, {meta.get('openblas', '')}; OMP_WAIT_POLICY={meta.get('omp_wait_policy', '')}; "
+         f"git {meta.get('git', '')}, {meta.get('openblas', '')}; OpenMP wait: uwaga "
+         f"{meta.get('wait_policy', {}).get('uwaga', '')}, PyTorch {meta.get('wait_policy', {}).get('torch', '')}; "
          f"{meta.get('rounds', '')} rounds, uwaga and PyTorch alternating; load average "
          f"{meta.get('loadavg_start', '')} at the start, {meta.get('loadavg_end', '')} at the end "
-         f"({meta.get('seconds', '')} s). The machine is shared: other jobs ran during the measurement.",
+         f"({meta.get('seconds', '')} s)." + busy_note(meta),
          "",
          "## Targets", "", "| target | measured | |", "|---|---|---|"]
     L += [f"| {t['target']} | {t['value']} | {verdict(t['ok'])} |" for t in targets]

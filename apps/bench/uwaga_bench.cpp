@@ -74,10 +74,9 @@ struct BenchOptions {
 // What every line starts with: who measured what, on how many threads, under which wait policy.
 json header(const char* mode) {
   const char* policy = std::getenv("OMP_WAIT_POLICY");
-  return {{"impl", "uwaga"},
-          {"mode", mode},
-          {"threads", num_threads()},
-          {"omp_wait_policy", policy ? policy : "unset"}};
+  const char* spin = std::getenv("GOMP_SPINCOUNT");
+  std::string wait = policy ? policy : spin ? std::string("GOMP_SPINCOUNT=") + spin : "unset";
+  return {{"impl", "uwaga"}, {"mode", mode}, {"threads", num_threads()}, {"omp_wait_policy", wait}};
 }
 
 // Seconds per call of `fn`, one entry per repeat: `warmup` calls first, then `repeats` repeats
@@ -392,7 +391,7 @@ int run(int argc, char** argv) {
 }  // namespace uwaga::apps
 
 int main(int argc, char** argv) {
-  uwaga::apps::prefer_passive_openmp_wait(argv);
+  uwaga::apps::choose_openmp_wait_policy(argv);
   try {
     return uwaga::apps::run(argc, argv);
   } catch (const std::exception& e) {

@@ -126,9 +126,17 @@ def peak_rss_kb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
+def wait_policy():
+    if "OMP_WAIT_POLICY" in os.environ:
+        return os.environ["OMP_WAIT_POLICY"]
+    if "GOMP_SPINCOUNT" in os.environ:
+        return "GOMP_SPINCOUNT=" + os.environ["GOMP_SPINCOUNT"]
+    return "unset"
+
+
 def header(mode):
     return {"impl": "torch", "mode": mode, "threads": torch.get_num_threads(),
-            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "unset"),
+            "omp_wait_policy": wait_policy(),
             "torch_version": torch.__version__}
 
 

@@ -9,7 +9,7 @@ namespace uwaga::apps {
 
 int run_modes(const char* program, const char* usage, const std::vector<Mode>& modes, int argc,
               char** argv) {
-  prefer_passive_openmp_wait(argv);
+  choose_openmp_wait_policy(argv);
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     std::cout << usage;
     return argc < 2 ? 2 : 0;
