@@ -33,7 +33,8 @@ inline float exp_f32(float x) {
 
 // erf(x) ≈ 1 − (a₁t + a₂t² + a₃t³ + a₄t⁴ + a₅t⁵) e^{−x²}, t = 1/(1 + p|x|), odd in x
 // (Abramowitz & Stegun 7.1.26, absolute error < 1.5e-7; PyTorch vectorises erf the same way).
-inline float erf_f32(float x) {
+// erf_f32_given takes e^{−x²} from the caller, who may need it too (GELU's φ).
+inline float erf_f32_given(float x, float exp_minus_x2) {
   const float a = std::fabs(x);
   const float t = 1.0f / (1.0f + 0.3275911f * a);
   float poly = 1.061405429f;
@@ -41,9 +42,10 @@ inline float erf_f32(float x) {
   poly = poly * t + 1.421413741f;
   poly = poly * t - 0.284496736f;
   poly = poly * t + 0.254829592f;
-  const float y = 1.0f - poly * t * exp_f32(-a * a);
+  const float y = 1.0f - poly * t * exp_minus_x2;
   return std::copysign(y, x);
 }
+inline float erf_f32(float x) { return erf_f32_given(x, exp_f32(-x * x)); }
 
 template <class T> T erf_t(T x) {
   if constexpr (std::is_same_v<T, float>) return erf_f32(x);

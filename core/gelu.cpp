@@ -1,6 +1,7 @@
 #include "core/gelu.h"
 
 #include <cmath>
+#include <type_traits>
 
 #include "core/autograd.h"
 #include "core/elementwise.h"
@@ -60,20 +61,44 @@ Tensor erf(const Tensor& x) {
 
 // Forward:   gelu(x) = x Φ(x),  Φ(x) = ½ (1 + erf(x/√2))   (the standard normal CDF)
 // Backward:  d/dx [x Φ(x)] = Φ(x) + x Φ'(x) = Φ(x) + x φ(x),  φ(x) = exp(−x²/2) / √(2π)
-// So dx = dy · (Φ(x) + x φ(x)); backward needs only the input x, which the node keeps anyway.
+// So dx = dy · (Φ(x) + x φ(x)). The forward pass computes that derivative alongside the output —
+// erf(x/√2) needs exp(−x²/2) anyway, which is φ up to a constant — and keeps it, so the backward
+// pass is one multiplication.
+namespace {
+
+template <class T>
+void gelu_kernel(const T* x, T* y, T* dydx, std::int64_t n) {
+#pragma omp parallel for simd if (n > kParallelThreshold)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const T v = x[i];
+    T cdf, pdf;
+    if constexpr (std::is_same_v<T, float>) {
+      const float e = exp_f32(-0.5f * v * v);  // exp(−x²/2) = exp(−(x/√2)²)
+      cdf = 0.5f * (1.0f + erf_f32_given(v * float(kInvSqrt2), e));
+      pdf = float(kInvSqrt2Pi) * e;
+    } else {
+      cdf = T(0.5) * (T(1) + std::erf(v * T(kInvSqrt2)));
+      pdf = T(kInvSqrt2Pi) * std::exp(T(-0.5) * v * v);
+    }
+    y[i] = v * cdf;
+    if (dydx) dydx[i] = cdf + v * pdf;
+  }
+}
+
+}  // namespace
+
 Tensor gelu(const Tensor& x) {
   check_float(x, "gelu");
-  Tensor out = map_elements(x, "gelu", [](auto v) {
-    using T = decltype(v);
-    return v * T(0.5) * (T(1) + erf_t(v * T(kInvSqrt2)));
+  const bool grad = needs_grad({&x});
+  Tensor out = Tensor::empty_like(x);
+  Tensor derivative = grad ? Tensor::empty_like(x) : Tensor();  // Φ(x) + x φ(x)
+  dispatch_float(x.dtype(), "gelu", [&](auto tag) {
+    using T = decltype(tag);
+    gelu_kernel<T>(x.data<T>(), out.data<T>(), grad ? derivative.data<T>() : nullptr, x.numel());
   });
-  return record(out, "gelu", {x}, [x](const Tensor& g) -> std::vector<Tensor> {
-    return {scale_by_derivative(g, x, "gelu backward", [](auto v) {
-      using T = decltype(v);
-      const T cdf = T(0.5) * (T(1) + erf_t(v * T(kInvSqrt2)));  // Φ(x)
-      const T pdf = T(kInvSqrt2Pi) * exp_t(T(-0.5) * v * v);    // φ(x)
-      return cdf + v * pdf;
-    })};
+  if (!grad) return out;
+  return record(out, "gelu", {x}, [derivative](const Tensor& g) -> std::vector<Tensor> {
+    return {g * derivative};
   });
 }
 

@@ -232,6 +232,27 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 
 // ---- linear -------------------------------------------------------------------------------------
 
+namespace {
+
+// out_j = Σ_r x_rj over the rows of a (rows × cols) matrix. Threads take blocks of 16 columns and
+// each column is summed in row order, so the result is the same on any thread count.
+template <class T>
+void sum_rows(const T* x, std::int64_t rows, std::int64_t cols, T* out) {
+  constexpr std::int64_t kBlock = 16;
+  const std::int64_t blocks = (cols + kBlock - 1) / kBlock;
+#pragma omp parallel for if (rows * cols > kParallelThreshold && blocks > 1)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const std::int64_t j0 = b * kBlock, j1 = std::min(cols, j0 + kBlock);
+    T acc[kBlock] = {};
+    for (std::int64_t r = 0; r < rows; ++r)
+#pragma omp simd
+      for (std::int64_t j = j0; j < j1; ++j) acc[j - j0] += x[r * cols + j];
+    std::copy(acc, acc + (j1 - j0), out + j0);
+  }
+}
+
+}  // namespace
+
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   check_float(x, "linear");
   check_float(weight, "linear");
@@ -260,6 +281,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     T beta = 0;
     if (bias.defined()) {  // start every row at b, then add x Wᵀ
       const T* pb = bias.data<T>();
+#pragma omp parallel for if (rows * out_features > kParallelThreshold)
       for (std::int64_t r = 0; r < rows; ++r) std::copy_n(pb, out_features, py + r * out_features);
       beta = 1;
     }
@@ -283,10 +305,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
                 T(0), dw.data<T>(), in);
       }
       if (bias.defined() && bias.requires_grad()) {  // db = Σ_rows dy
-        db = Tensor::zeros(bias.shape(), bias.dtype());
-        T* pb = db.data<T>();
-        for (std::int64_t r = 0; r < rows; ++r)
-          for (std::int64_t o = 0; o < out_features; ++o) pb[o] += pg[r * out_features + o];
+        db = Tensor::empty(bias.shape(), bias.dtype());
+        sum_rows(pg, rows, out_features, db.data<T>());
       }
     });
     return {dx, dw, db};

@@ -14,9 +14,32 @@ namespace {
 //   dst[Σ i_d · dst_strides[d]] = src[Σ i_d · src_strides[d]]
 // Strides are in elements. A permutation permutes the source strides, a broadcast dim has source
 // stride 0, a slice with step s multiplies a stride by s.
+// The same block with fewer dims: dims of size 1 dropped (their index is always 0), and a dim merged
+// into the next inner one where both walks continue across them without a jump (stride[d] =
+// size[d+1]·stride[d+1] in source and destination alike). Patchifying one-channel images, for
+// example, becomes runs of P contiguous pixels instead of runs of one.
+void coalesce_dims(Shape& shape, Shape& dst_strides, Shape& src_strides) {
+  Shape s, ds, ss;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (!s.empty() && ds.back() == shape[d] * dst_strides[d] &&
+        ss.back() == shape[d] * src_strides[d]) {
+      s.back() *= shape[d];  // the outer dim folds into this one
+      ds.back() = dst_strides[d];
+      ss.back() = src_strides[d];
+      continue;
+    }
+    s.push_back(shape[d]);
+    ds.push_back(dst_strides[d]);
+    ss.push_back(src_strides[d]);
+  }
+  shape = s, dst_strides = ds, src_strides = ss;
+}
+
 template <class T>
-void copy_strided(T* dst, const Shape& dst_strides, const T* src, const Shape& src_strides,
-                  const Shape& shape) {
+void copy_strided(T* dst, Shape dst_strides, const T* src, Shape src_strides, Shape shape) {
+  if (numel(shape) == 0) return;
+  coalesce_dims(shape, dst_strides, src_strides);
   const std::int64_t rank = static_cast<std::int64_t>(shape.size());
   if (rank == 0) {
     dst[0] = src[0];

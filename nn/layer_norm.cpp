@@ -71,22 +71,27 @@ void layer_norm_backward(T* dx, T* dweight, T* dbias, const T* dout, const T* x,
       }
     }
   }
-  // γ and β gather over all rows: one pass in row order, so the sums are the same on any
-  // thread count; each row's update is a vector operation across the d features.
-  if (dweight) std::fill_n(dweight, d, T(0));
-  if (dbias) std::fill_n(dbias, d, T(0));
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * d;
-    const T* dy = dout + r * d;
-    const T m = mean[r], s = rstd[r];
-    if (dweight) {
+  // γ and β gather over all rows. Threads take blocks of 16 features and sum each over the rows
+  // in row order, so the sums are the same on any thread count.
+  if (!dweight && !dbias) return;
+  constexpr std::int64_t kBlock = 16;
+  const std::int64_t blocks = (d + kBlock - 1) / kBlock;
+#pragma omp parallel for if (rows * d > kParallelThreshold && blocks > 1)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const std::int64_t j0 = b * kBlock, n = std::min(d - j0, kBlock);
+    T dw[kBlock] = {}, db[kBlock] = {};
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const T* xr = x + r * d + j0;
+      const T* dy = dout + r * d + j0;
+      const T m = mean[r], s = rstd[r];
 #pragma omp simd
-      for (std::int64_t j = 0; j < d; ++j) dweight[j] += dy[j] * (xr[j] - m) * s;
+      for (std::int64_t j = 0; j < n; ++j) {
+        dw[j] += dy[j] * (xr[j] - m) * s;  // dγ += dy ⊙ x̂
+        db[j] += dy[j];                    // dβ += dy
+      }
     }
-    if (dbias) {
-#pragma omp simd
-      for (std::int64_t j = 0; j < d; ++j) dbias[j] += dy[j];
-    }
+    if (dweight) std::copy(dw, dw + n, dweight + j0);
+    if (dbias) std::copy(db, db + n, dbias + j0);
   }
 }
 
