@@ -45,13 +45,14 @@ VitRunConfig vit_preset(const std::string& name) {
     r.epochs = 30, r.batch_size = 128, r.lr = 1e-3, r.weight_decay = 0.05, r.warmup = 938;
     r.augment = true;
   } else if (name == "fashion-mnist") {
+    // Measured on 7×7 patches, dim 128: with label smoothing 0.1 and 2-pixel shifts, 25 epochs
+    // reach 90.30 % (train 89 %: underfitting); without label smoothing, with 1-pixel shifts and
+    // flips, 90.41 % (train 91.5 %). Garments need finer detail than 7×7 patches give: 4×4 patches
+    // (49 + 1 tokens).
     set_dataset_geometry(r, "fashion-mnist");
-    r.model.patch = 7, r.model.dim = 128, r.model.depth = 6, r.model.heads = 4;
-    r.model.mlp_dim = 256;
-    // Measured: with label smoothing 0.1 and 2-pixel shifts, 25 epochs reach 90.30 % while the
-    // training accuracy stays at 89 % (underfitting), so: no label smoothing, 1-pixel shifts and
-    // left-right flips.
-    r.epochs = 25, r.batch_size = 128, r.lr = 1e-3, r.weight_decay = 0.05, r.warmup = 938;
+    r.model.patch = 4, r.model.dim = 96, r.model.depth = 6, r.model.heads = 4;
+    r.model.mlp_dim = 192;
+    r.epochs = 20, r.batch_size = 128, r.lr = 1e-3, r.weight_decay = 0.05, r.warmup = 938;
     r.augment = true;
   } else if (name == "cifar10-small") {
     // 4×4 patches: 64 + 1 tokens; D 96 keeps an epoch near a minute and a half on two cores.
