@@ -1,6 +1,9 @@
 #include "core/autograd.h"
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -14,7 +17,24 @@ namespace {
 thread_local bool g_grad_enabled = true;
 std::atomic<std::size_t> g_next_node_id{0};
 
+bool g_time_backward = false;
+std::map<std::string, double> g_backward_seconds;
+
+using Clock = std::chrono::steady_clock;
+void add_time(const char* op, Clock::time_point since) {
+  g_backward_seconds[op] += std::chrono::duration<double>(Clock::now() - since).count();
+}
+
 }  // namespace
+
+void set_backward_timing(bool on) { g_time_backward = on; }
+void reset_backward_times() { g_backward_seconds.clear(); }
+std::vector<std::pair<std::string, double>> backward_times() {
+  std::vector<std::pair<std::string, double>> out(g_backward_seconds.begin(),
+                                                  g_backward_seconds.end());
+  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  return out;
+}
 
 bool grad_enabled() { return g_grad_enabled; }
 void set_grad_enabled(bool on) { g_grad_enabled = on; }
@@ -152,7 +172,10 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
     Tensor dout = std::move(found->second);
     grads.erase(found);
 
+    const Clock::time_point started = g_time_backward ? Clock::now() : Clock::time_point();
     std::vector<Tensor> dinputs = node->backward(dout);
+    if (g_time_backward) add_time(node->op, started);
+    const Clock::time_point accumulating = g_time_backward ? Clock::now() : Clock::time_point();
     if (dinputs.size() != node->inputs.size())
       fail("backward: op '", node->op, "' returned ", dinputs.size(), " gradients for ",
            node->inputs.size(), " inputs");
@@ -167,6 +190,7 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
         accumulate_leaf(input, di);
       }
     }
+    if (g_time_backward) add_time("engine", accumulating);
     if (!retain_graph) {
       node->inputs.clear();
       node->backward = nullptr;

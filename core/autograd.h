@@ -54,6 +54,15 @@ bool needs_grad(const std::vector<Tensor>& inputs);
 //   return record(out, "mul", {a, b}, [a, b](const Tensor& g) { return {g * b, g * a}; });
 Tensor record(Tensor out, const char* op, std::vector<Tensor> inputs, BackwardFn backward);
 
+// ---- timing the backward pass (for profiling) ----------------------------------------------
+// While on, the engine adds the wall time of every backward rule to its op's total, and the time
+// spent accumulating gradients to "engine". Off by default; apps/bench uses it to show which
+// backward rules scale with threads and which do not.
+void set_backward_timing(bool on);
+// (op, seconds) since the last reset, largest first.
+std::vector<std::pair<std::string, double>> backward_times();
+void reset_backward_times();
+
 // Sums `grad` over the dims that broadcasting expanded, so it gets `shape` (the input's shape).
 Tensor reduce_to(const Tensor& grad, const Shape& shape);
 

@@ -186,7 +186,25 @@ if [[ ${PROFILE:-1} == 1 ]]; then
   fi
   {
     echo
-    echo "## 5. PyTorch's training step for comparison, $max_threads threads (torch.profiler, self CPU time)"
+    echo "## 5. Backward time per op, ms per step, 1 and $max_threads threads (the engine's timers, uwaga-bench --op-times)"
+    echo
+    for t in 1 "$max_threads"; do
+      OMP_NUM_THREADS=$t "${uwaga_env[@]}" "$bin" --threads "$t" --mode train --batch 128 --warmup 3 \
+        --repeats 1 --steps 5 --op-times 2>/dev/null
+    done | $python -c '
+import json, sys
+runs = [json.loads(line) for line in sys.stdin]
+lo, hi = runs[0]["backward_ms_per_step_by_op"], runs[-1]["backward_ms_per_step_by_op"]
+t_lo, t_hi = runs[0]["threads"], runs[-1]["threads"]
+print("%-24s %2d thread  %2d threads  speed-up" % ("op", t_lo, t_hi))
+for op in sorted(lo, key=lambda o: -lo[o]):
+    if lo[op] >= 0.05:
+        print(f"{op:<24} {lo[op]:8.2f}  {hi.get(op, 0):9.2f}  {lo[op] / hi[op] if hi.get(op) else 0:7.2f}x")
+'
+  } >>"$profile"
+  {
+    echo
+    echo "## 6. PyTorch's training step for comparison, $max_threads threads (torch.profiler, self CPU time)"
     OMP_NUM_THREADS=$max_threads OMP_WAIT_POLICY=PASSIVE $python "$torch_script" --mode profile --threads "$max_threads" \
       --batch 128 --warmup 3 --steps 10 2>&1
   } >>"$profile"

@@ -70,6 +70,7 @@ struct BenchOptions {
   int repeats = 5;
   int steps = 0;              // calls per repeat; 0: as many as fill min_seconds
   double min_seconds = 0.25;  // length of one repeat when steps is 0
+  bool op_times = false;      // train: also the backward time of every op
   std::uint64_t seed = 0;
 };
 
@@ -170,6 +171,16 @@ json bench_train(const BenchOptions& o) {
   j["effective_gflops"] = median(images_per_s) * flops_per_image / 1e9;
   j["phase_ms"] = {{"forward", timed(forward_s)}, {"backward", timed(backward_s)},
                    {"optimizer", timed(update_s)}};
+  if (o.op_times) {  // a few more steps with the engine timing every backward rule
+    set_backward_timing(true);
+    reset_backward_times();
+    const int steps = 20;
+    for (int s = 0; s < steps; ++s) train_step();
+    set_backward_timing(false);
+    json ops = json::object();
+    for (auto& [op, seconds] : backward_times()) ops[op] = seconds / steps * 1e3;
+    j["backward_ms_per_step_by_op"] = ops;
+  }
   j["parameters"] = model.num_parameters();
   j["rss_before_model_kb"] = rss_before_model;
   j["peak_rss_kb"] = peak_rss_kb();
@@ -348,6 +359,7 @@ int run(int argc, char** argv) {
       ("repeats", "timed repeats (the median is reported)", cxxopts::value<int>()->default_value("5"))
       ("steps", "calls per repeat (0: enough for --min-seconds)", cxxopts::value<int>()->default_value("0"))
       ("min-seconds", "length of a repeat when --steps is 0", cxxopts::value<double>()->default_value("0.25"))
+      ("op-times", "train: then 20 steps timing each op's backward rule (ms per step by op)")
       ("op", "micro: any of mha, layernorm, gelu, xent", cxxopts::value<std::vector<std::string>>()->default_value(
           "mha,layernorm,gelu,xent"))
       ("shapes", "sgemm: MxKxN for (M×K)·(K×N)", cxxopts::value<std::vector<std::string>>()->default_value(
@@ -369,6 +381,7 @@ int run(int argc, char** argv) {
   o.repeats = args["repeats"].as<int>();
   o.steps = args["steps"].as<int>();
   o.min_seconds = args["min-seconds"].as<double>();
+  o.op_times = args.count("op-times") > 0;
   o.seed = args["seed"].as<std::uint64_t>();
   if (o.batch < 1 || o.repeats < 1 || o.warmup < 0 || o.steps < 0)
     fail("uwaga-bench: --batch and --repeats must be positive, --warmup and --steps not negative");
