@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -18,18 +19,25 @@ thread_local bool g_grad_enabled = true;
 std::atomic<std::size_t> g_next_node_id{0};
 
 bool g_time_backward = false;
-std::map<std::string, double> g_backward_seconds;
+std::map<std::string, double> g_backward_seconds;  // summed over every thread that runs backward
+std::mutex g_backward_seconds_mutex;
 
 using Clock = std::chrono::steady_clock;
 void add_time(const char* op, Clock::time_point since) {
-  g_backward_seconds[op] += std::chrono::duration<double>(Clock::now() - since).count();
+  const double seconds = std::chrono::duration<double>(Clock::now() - since).count();
+  std::lock_guard<std::mutex> lock(g_backward_seconds_mutex);
+  g_backward_seconds[op] += seconds;
 }
 
 }  // namespace
 
 void set_backward_timing(bool on) { g_time_backward = on; }
-void reset_backward_times() { g_backward_seconds.clear(); }
+void reset_backward_times() {
+  std::lock_guard<std::mutex> lock(g_backward_seconds_mutex);
+  g_backward_seconds.clear();
+}
 std::vector<std::pair<std::string, double>> backward_times() {
+  std::lock_guard<std::mutex> lock(g_backward_seconds_mutex);
   std::vector<std::pair<std::string, double>> out(g_backward_seconds.begin(),
                                                   g_backward_seconds.end());
   std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.second > b.second; });

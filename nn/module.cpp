@@ -54,6 +54,26 @@ std::vector<std::pair<std::string, Module*>> Module::named_modules() {
   return out;
 }
 
+void Module::alias_parameters(const Module& source) {
+  const NamedTensors mine = named_parameters(), theirs = source.named_parameters();
+  if (mine.size() != theirs.size())
+    fail("alias_parameters: this module has ", mine.size(), " parameters, the source ",
+         theirs.size());
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    const auto& [name, p] = mine[i];
+    const auto& [source_name, q] = theirs[i];
+    if (name != source_name || p.shape() != q.shape() || p.dtype() != q.dtype())
+      fail("alias_parameters: parameter ", i, " is '", name, "' ", shape_str(p.shape()), " ",
+           dtype_name(p.dtype()), " here but '", source_name, "' ", shape_str(q.shape()), " ",
+           dtype_name(q.dtype()), " in the source");
+  }
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    TensorImpl& p = mine[i].second.impl();
+    p.storage = theirs[i].second.impl().storage;
+    p.grad = nullptr;
+  }
+}
+
 void Module::train(bool on) {
   training_ = on;
   for (auto& [name, child] : children_) child->train(on);

@@ -44,6 +44,12 @@ class Module {
   // lists what is missing, unexpected or mis-shaped. Values are converted to each parameter's dtype.
   void load_state_dict(const StateDict& state);
 
+  // Points every parameter at the storage of `source`'s parameter of the same name, so the two
+  // modules hold one set of values (an update through either is seen by both) but keep separate
+  // gradients. This is how optim::DataParallel makes per-thread replicas of a model. Names,
+  // shapes and dtypes must all match.
+  void alias_parameters(const Module& source);
+
  protected:
   Tensor& register_parameter(const std::string& name, Tensor value);
   template <class M>

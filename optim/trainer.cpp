@@ -299,9 +299,9 @@ bool Run::train_step() {
   task_.model().zero_grad();
   const auto start = Clock::now();
 
-  StepResult r = task_.train_batch(batch_);
+  StepResult r = task_.train_step(batch_);
   if (!r.loss.defined() || r.loss.numel() != 1)
-    fail("Trainer: train_batch(", batch_, ") must return a one-element loss, got ",
+    fail("Trainer: train_step(", batch_, ") must return a one-element loss, got ",
          r.loss.defined() ? shape_str(r.loss.shape()) : std::string("an undefined tensor"));
   const double loss = r.loss.item();
   // A non-finite value would poison the parameters and every later checkpoint: stop before the
@@ -317,7 +317,6 @@ bool Run::train_step() {
     return false;
   };
   if (!std::isfinite(loss)) return stop_non_finite("the loss is " + format_value(loss));
-  r.loss.backward();
   const double norm = clip_grad_norm(params_, o_.clip_norm);
   if (!std::isfinite(norm))
     return stop_non_finite("the gradient norm is " + format_value(norm) + " (loss " +
@@ -492,6 +491,12 @@ TrainSummary Run::fit() {
 }
 
 }  // namespace
+
+StepResult TrainTask::train_step(std::int64_t index) {
+  StepResult r = train_batch(index);
+  if (r.loss.defined() && r.loss.numel() == 1 && std::isfinite(r.loss.item())) r.loss.backward();
+  return r;
+}
 
 Trainer::Trainer(TrainTask& task, Optimizer& optimizer, const LrSchedule& schedule,
                  TrainerOptions options)

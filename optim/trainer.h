@@ -4,7 +4,8 @@
 //
 //   for each epoch:            task.begin_epoch(epoch)
 //     for each batch i:        lr = schedule.lr(step) → optimizer
-//                              zero_grad; loss = task.train_batch(i); loss.backward()
+//                              zero_grad; task.train_step(i): by default
+//                                loss = task.train_batch(i); loss.backward()
 //                              ‖g‖ = clip_grad_norm(params, clip_norm); optimizer.step()
 //     end of epoch:            task.evaluate() (eval mode, no graph), summary line, checkpoint
 //
@@ -57,6 +58,10 @@ class TrainTask {
   virtual std::int64_t batches_per_epoch() const = 0;
   virtual void begin_epoch(std::int64_t epoch) = 0;        // e.g. the epoch's seeded shuffle
   virtual StepResult train_batch(std::int64_t index) = 0;  // forward + loss (model in train mode)
+  // Forward, loss and backward of batch `index`: what the trainer calls. By default train_batch()
+  // and backward() of its loss; a task that computes the gradient itself (on several threads, with
+  // optim::DataParallel) overrides it and returns the loss as a value.
+  virtual StepResult train_step(std::int64_t index);
   // Metrics on the test split, e.g. {"accuracy", "loss"}; called in eval mode under NoGradGuard.
   virtual std::map<std::string, double> evaluate() = 0;
   // The split evaluate() measures, as the epoch line and the log name it ("test", "valid").

@@ -3,6 +3,7 @@
 #include "core/autograd.h"
 #include "core/cross_entropy.h"
 #include "core/reduction.h"
+#include "core/shape_ops.h"
 
 namespace uwaga::apps {
 namespace {
@@ -63,24 +64,46 @@ ClassifierEval evaluate_classifier(nn::VisionTransformer& model, const ImageData
 
 ImageClassificationTask::ImageClassificationTask(nn::VisionTransformer& model,
                                                  const ImageDataset& train,
-                                                 const ImageDataset& test, const VitRunConfig& run)
-    : model_(model), test_(test), run_(run), loader_(train, loader_options(run, true, run.batch_size)) {
+                                                 const ImageDataset& test, const VitRunConfig& run,
+                                                 optim::DataParallelOptions parallel)
+    : model_(model),
+      test_(test),
+      run_(run),
+      loader_(train, loader_options(run, true, run.batch_size)),
+      parallel_(
+          model,
+          [&run] {
+            Generator unused(0);  // a replica's initial values are replaced by the model's
+            return std::make_shared<nn::VisionTransformer>(run.model, unused);
+          },
+          parallel) {
   if (loader_.batches_per_epoch() == 0)
     fail("the training set has ", train.count, " images, fewer than one batch of ",
          run.batch_size, "; lower --batch-size or raise --train-size");
 }
 
+optim::StepResult ImageClassificationTask::loss_on(nn::VisionTransformer& model, const Tensor& images,
+                                                   const Tensor& labels) const {
+  Tensor logits = model.forward(images);  // (B, classes)
+  optim::StepResult r;
+  r.loss = cross_entropy(logits, labels, {-100, run_.label_smoothing});
+  r.items = labels.numel();
+  NoGradGuard no_grad;
+  r.correct = count_correct(logits, labels);
+  return r;
+}
+
 optim::StepResult ImageClassificationTask::train_batch(std::int64_t index) {
   Batch batch = loader_.batch(epoch_, index);
-  Tensor logits = model_.forward(batch.images);  // (B, classes)
-  optim::StepResult r;
-  r.loss = cross_entropy(logits, batch.labels, {-100, run_.label_smoothing});
-  r.items = batch.labels.numel();
-  {
-    NoGradGuard no_grad;
-    r.correct = count_correct(logits, batch.labels);
-  }
-  return r;
+  return loss_on(model_, batch.images, batch.labels);
+}
+
+optim::StepResult ImageClassificationTask::train_step(std::int64_t index) {
+  Batch batch = loader_.batch(epoch_, index);
+  return parallel_.step(batch.labels.numel(), [&](nn::VisionTransformer& model, optim::RowRange rows) {
+    return loss_on(model, slice(batch.images, 0, rows.begin, rows.end),
+                   slice(batch.labels, 0, rows.begin, rows.end));
+  });
 }
 
 std::map<std::string, double> ImageClassificationTask::evaluate() {

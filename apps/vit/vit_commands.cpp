@@ -18,6 +18,10 @@
 namespace uwaga::apps {
 namespace {
 
+// Images per forward/backward pass in training: small enough that a pass's activations stay in
+// a core's cache (measured on mnist-tiny: see apps/bench/README.md).
+constexpr std::int64_t kDefaultMicroBatch = 32;
+
 using cxxopts::value;
 
 // Applies the model and optimisation flags the user gave on top of a preset.
@@ -77,10 +81,10 @@ void print_summary(const nn::VisionTransformer& model, const VitRunConfig& run,
   std::printf("  data      %lld training images, %lld test images\n", (long long)train.count,
               (long long)test.count);
   std::printf("  optimiser AdamW lr %g (warm-up %lld steps, cosine to %g), weight decay %g, "
-              "batch %lld, %lld epochs, label smoothing %g, augment %s, threads %d\n",
+              "batch %lld, %lld epochs, label smoothing %g, augment %s\n",
               run.lr, (long long)run.warmup, run.min_lr, run.weight_decay,
               (long long)run.batch_size, (long long)run.epochs, run.label_smoothing,
-              run.augment ? "on" : "off", num_threads());
+              run.augment ? "on" : "off");
   std::fflush(stdout);
 }
 
@@ -122,6 +126,9 @@ int vit_train(int argc, char** argv) {
       ("no-augment", "no augmentation")
       ("seed", "seed for initialisation and shuffling", value<std::uint64_t>())
       ("log-every", "steps between log lines", value<std::int64_t>()->default_value("50"))
+      ("micro-batch", "most images per forward/backward pass: each thread trains its own replica "
+       "of the model on its share of a batch, this many images at a time (0: the whole share)",
+       value<std::int64_t>()->default_value(std::to_string(kDefaultMicroBatch)))
       ("h,help", "show this help");
   add_thread_flag(o);
   auto r = o.parse(argc, argv);
@@ -174,7 +181,14 @@ int vit_train(int argc, char** argv) {
   nn::VisionTransformer model(run.model, gen);
   print_summary(model, run, train, test);
   optim::AdamW optimizer(optim::make_param_groups(model, run.weight_decay), {run.lr});
-  ImageClassificationTask task(model, train, test, run);
+  const std::int64_t micro_batch = r["micro-batch"].as<std::int64_t>();
+  if (micro_batch < 0) fail("train: --micro-batch must be >= 0 (0: no limit), got ", micro_batch);
+  ImageClassificationTask task(model, train, test, run, {num_threads(), micro_batch});
+  std::printf("  threads   %d, each training a replica of the model on its share of a batch, %s\n",
+              num_threads(),
+              micro_batch ? ("at most " + std::to_string(micro_batch) + " images at a time").c_str()
+                          : "all of it at once");
+  std::fflush(stdout);
   const std::int64_t total = run.epochs * task.batches_per_epoch();
   optim::WarmupCosineLr schedule(run.lr, std::min(run.warmup, total - 1), total, run.min_lr);
 

@@ -1,0 +1,183 @@
+// DataParallel: the batch dealt out to threads in micro-batches covers every row once; the
+// gradient and loss it computes with replicas on several threads equal those of one
+// forward/backward of the whole batch (float64, to rounding); replicas see the model's updates;
+// an exception on any thread reaches the caller.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/autograd.h"
+#include "core/cross_entropy.h"
+#include "core/shape_ops.h"
+#include "nn/vision_transformer.h"
+#include "optim/data_parallel.h"
+
+using namespace uwaga;
+using namespace uwaga::optim;
+
+namespace {
+
+nn::VitConfig tiny_vit() {
+  nn::VitConfig c;
+  c.image_size = 8, c.channels = 1, c.patch = 4, c.dim = 8, c.depth = 2, c.heads = 2;
+  c.mlp_dim = 16, c.num_classes = 3;
+  return c;
+}
+
+std::shared_ptr<nn::VisionTransformer> make_model(std::uint64_t seed) {
+  Generator gen(seed);
+  auto model = std::make_shared<nn::VisionTransformer>(tiny_vit(), gen);
+  model->to(DType::Float64);
+  return model;
+}
+
+struct Data {
+  Tensor images, labels;  // (B, 1, 8, 8) float64, (B,)
+};
+
+Data make_data(std::int64_t batch) {
+  Generator gen(7);
+  Data d;
+  d.images = Tensor::randn({batch, 1, 8, 8}, gen, DType::Float64);
+  std::vector<std::int64_t> y(batch);
+  for (auto& label : y) label = static_cast<std::int64_t>(gen.below(3));
+  d.labels = Tensor::from_indices(y, {batch});
+  return d;
+}
+
+double max_abs(const Tensor& t) {
+  double m = 0;
+  for (double v : t.to_vector()) m = std::max(m, std::abs(v));
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("deal_rows covers every row once, in balanced contiguous micro-batches",
+          "[data_parallel]") {
+  for (std::int64_t rows : {1, 2, 7, 128, 130})
+    for (int threads : {1, 2, 3})
+      for (std::int64_t micro : {0, 1, 5, 32}) {
+        INFO("rows " << rows << ", threads " << threads << ", micro_batch " << micro);
+        const auto plan = deal_rows(rows, threads, micro);
+        REQUIRE(plan.size() == static_cast<std::size_t>(threads));
+        std::int64_t next = 0;
+        for (int t = 0; t < threads; ++t) {
+          std::int64_t share = 0;
+          for (const RowRange& r : plan[t]) {
+            REQUIRE(r.begin == next);  // contiguous, in order, no gaps or overlaps
+            REQUIRE(r.size() >= 1);
+            if (micro > 0) REQUIRE(r.size() <= micro);
+            share += r.size();
+            next = r.end;
+          }
+          // Shares differ by at most one row.
+          REQUIRE(std::abs(share - rows / threads) <= 1);
+        }
+        REQUIRE(next == rows);
+      }
+  REQUIRE_THROWS_WITH(deal_rows(0, 2, 0), Catch::Contains("at least one row"));
+}
+
+TEST_CASE("DataParallel computes the whole batch's gradient and loss", "[data_parallel]") {
+  const std::int64_t batch = 7;
+  const Data data = make_data(batch);
+
+  // Reference: one forward/backward of the whole batch.
+  auto reference = make_model(1);
+  Tensor loss = cross_entropy(reference->forward(data.images), data.labels);
+  loss.backward();
+
+  for (int threads : {1, 2, 3})
+    for (std::int64_t micro : {0, 2}) {
+      INFO(threads << " threads, micro-batches of " << micro);
+      auto model = make_model(1);
+      std::uint64_t replica_seed = 100;
+      DataParallel<nn::VisionTransformer> parallel(
+          *model, [&] { return make_model(replica_seed++); }, {threads, micro});
+      REQUIRE(parallel.threads() == threads);
+      StepResult r = parallel.step(batch, [&](nn::VisionTransformer& m, RowRange rows) {
+        StepResult s;
+        Tensor labels = slice(data.labels, 0, rows.begin, rows.end);
+        s.loss = cross_entropy(m.forward(slice(data.images, 0, rows.begin, rows.end)), labels);
+        s.items = labels.numel();
+        return s;
+      });
+      CHECK(r.items == batch);
+      CHECK(r.loss.item() == Approx(loss.item()).epsilon(1e-12));
+      const auto expected = reference->named_parameters(), got = model->named_parameters();
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        INFO(got[i].first);
+        REQUIRE(got[i].second.grad().defined());
+        const Tensor diff = got[i].second.grad().to(DType::Float64);
+        std::vector<double> a = diff.to_vector(), b = expected[i].second.grad().to_vector();
+        double err = 0;
+        for (std::size_t k = 0; k < a.size(); ++k) err = std::max(err, std::abs(a[k] - b[k]));
+        CHECK(err <= 1e-12 * std::max(1.0, max_abs(expected[i].second.grad())));
+      }
+    }
+}
+
+TEST_CASE("DataParallel replicas share the model's values, not its gradients",
+          "[data_parallel]") {
+  auto model = make_model(1);
+  std::vector<std::shared_ptr<nn::VisionTransformer>> made;
+  DataParallel<nn::VisionTransformer> parallel(
+      *model,
+      [&] {
+        made.push_back(make_model(2));
+        return made.back();
+      },
+      {2, 0});
+  REQUIRE(made.size() == 1);
+  const Data data = make_data(4);
+  // An update to the model (as the optimizer makes) is seen by the replica.
+  model->named_parameters()[0].second.fill_(0.25);
+  REQUIRE(made[0]->named_parameters()[0].second.flat(0) == 0.25);
+  {
+    NoGradGuard no_grad;
+    const Tensor a = model->forward(data.images), b = made[0]->forward(data.images);
+    REQUIRE(a.to_vector() == b.to_vector());
+  }
+  // After a step the replica's gradients have been handed to the model.
+  parallel.step(4, [&](nn::VisionTransformer& m, RowRange rows) {
+    StepResult s;
+    s.loss = cross_entropy(m.forward(slice(data.images, 0, rows.begin, rows.end)),
+                           slice(data.labels, 0, rows.begin, rows.end));
+    return s;
+  });
+  for (auto& [name, p] : made[0]->named_parameters()) REQUIRE_FALSE(p.grad().defined());
+  for (auto& [name, p] : model->named_parameters()) REQUIRE(p.grad().defined());
+}
+
+TEST_CASE("DataParallel passes on an error thrown on any thread", "[data_parallel]") {
+  auto model = make_model(1);
+  DataParallel<nn::VisionTransformer> parallel(*model, [] { return make_model(2); }, {2, 0});
+  const Data data = make_data(4);
+  auto failing = [&](nn::VisionTransformer& m, RowRange rows) -> StepResult {
+    if (rows.begin > 0) fail("micro-batch at row ", rows.begin, " failed");
+    StepResult s;
+    s.loss = cross_entropy(m.forward(slice(data.images, 0, rows.begin, rows.end)),
+                           slice(data.labels, 0, rows.begin, rows.end));
+    return s;
+  };
+  REQUIRE_THROWS_WITH(parallel.step(4, failing), Catch::Contains("micro-batch at row 2 failed"));
+  auto no_loss = [&](nn::VisionTransformer&, RowRange) { return StepResult{}; };
+  REQUIRE_THROWS_WITH(parallel.step(4, no_loss), Catch::Contains("one element"));
+}
+
+TEST_CASE("alias_parameters checks that the modules match", "[data_parallel]") {
+  auto model = make_model(1);
+  Generator gen(3);
+  nn::VitConfig other = tiny_vit();
+  other.dim = 12;
+  nn::VisionTransformer wider(other, gen);
+  wider.to(DType::Float64);
+  REQUIRE_THROWS_WITH(wider.alias_parameters(*model), Catch::Contains("cls_token") ||
+                                                          Catch::Contains("in the source"));
+  nn::VisionTransformer single(tiny_vit(), gen);  // float32
+  REQUIRE_THROWS_WITH(single.alias_parameters(*model), Catch::Contains("float32") &&
+                                                           Catch::Contains("float64"));
+}
