@@ -1,6 +1,7 @@
 #include "optim/adam.h"
 
 #include <cmath>
+#include <vector>
 
 #include "core/threads.h"
 
@@ -52,15 +53,23 @@ Adam::Adam(std::vector<ParamGroup> groups, AdamOptions options, bool decoupled)
 
 void Adam::step() {
   init_threads();
+  // Checks and state first (one thread), then the updates: each parameter is small, so the
+  // threads share out whole parameters rather than split each one.
+  struct Update {
+    Tensor p, grad;
+    ParamState* state;
+    double weight_decay;
+  };
+  std::vector<Update> updates;
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     ParamGroup& group = groups_[g];
     for (std::size_t i = 0; i < group.params.size(); ++i) {
       Tensor& p = group.params[i];
       const Tensor grad = p.grad();
       if (!grad.defined()) continue;  // not used by this step's loss
-      if (grad.dtype() != p.dtype())
+      if (grad.dtype() != p.dtype() || !p.is_floating())
         fail(name(), ": parameter '", group.names[i], "' is ", dtype_name(p.dtype()),
-             " but its gradient is ", dtype_name(grad.dtype()));
+             " and its gradient ", dtype_name(grad.dtype()), "; both must be the same float dtype");
       ParamState& s = state_[g][i];
       if (!s.exp_avg.defined()) {  // the only allocations: once per parameter
         s.exp_avg = Tensor::zeros_like(p);
@@ -70,13 +79,20 @@ void Adam::step() {
         fail(name(), ": the state of '", group.names[i], "' is ", dtype_name(s.exp_avg.dtype()),
              " but the parameter is now ", dtype_name(p.dtype()));
       ++s.step;
-      dispatch_float(p.dtype(), name(), [&](auto tag) {
-        using T = decltype(tag);
-        adam_update<T>(p.data<T>(), s.exp_avg.data<T>(), s.exp_avg_sq.data<T>(), grad.data<T>(),
-                       p.numel(), s.step, lr_, options_.beta1, options_.beta2, options_.eps,
-                       group.weight_decay, decoupled_);
-      });
+      updates.push_back({p, grad, &s, group.weight_decay});
     }
+  }
+  const auto count = static_cast<std::int64_t>(updates.size());
+#pragma omp parallel for schedule(dynamic) if (count > 1 && num_threads() > 1)
+  for (std::int64_t u = 0; u < count; ++u) {
+    Update& up = updates[u];
+    ParamState& s = *up.state;
+    dispatch_float(up.p.dtype(), name(), [&](auto tag) {
+      using T = decltype(tag);
+      adam_update<T>(up.p.data<T>(), s.exp_avg.data<T>(), s.exp_avg_sq.data<T>(),
+                     up.grad.data<T>(), up.p.numel(), s.step, lr_, options_.beta1,
+                     options_.beta2, options_.eps, up.weight_decay, decoupled_);
+    });
   }
   ++steps_;
 }

@@ -352,5 +352,5 @@ TEST_CASE("invalid optimizer options and groups give clear errors", "[optim]") {
   Adam adam(one(), {});
   w.set_grad(Tensor::ones({2}, DType::Float64));
   REQUIRE_THROWS_WITH(adam.step(),
-                      Contains("Adam: parameter 'w' is float32 but its gradient is float64"));
+                      Contains("Adam: parameter 'w' is float32 and its gradient float64"));
 }
