@@ -11,18 +11,37 @@ namespace {
 
 constexpr std::size_t kAlignment = 64;  // a cache line; also what AVX-512 loads like
 
+// One cache per thread. A buffer freed on a thread goes back to that thread's free lists and its
+// next request of that size takes it, so a thread reuses memory its own core has just touched
+// (still in that core's cache), and threads never queue for one lock: optim::DataParallel runs a
+// model replica on each thread, each allocating the same sizes every step. The mutex is taken by
+// the owning thread (uncontended) and by allocator_stats() / release_cached_memory().
 struct Cache {
   std::mutex mutex;
   std::unordered_map<std::size_t, std::vector<void*>> free_lists;  // rounded size -> buffers
   AllocatorStats stats;
-  ~Cache() {
-    for (auto& entry : free_lists)
-      for (void* p : entry.second) std::free(p);
-  }
 };
 
+// Every thread's cache, for the statistics and for releasing memory. Caches are never destroyed:
+// tensors may outlive static destructors and the threads that made them (the buffers a finished
+// thread kept stay cached until release_cached_memory()).
+struct Registry {
+  std::mutex mutex;
+  std::vector<Cache*> caches;
+};
+
+Registry& registry() {
+  static Registry* r = new Registry();
+  return *r;
+}
+
 Cache& cache() {
-  static Cache* c = new Cache();  // never destroyed: tensors may outlive static destructors
+  thread_local Cache* c = [] {
+    Cache* made = new Cache();
+    std::lock_guard<std::mutex> lock(registry().mutex);
+    registry().caches.push_back(made);
+    return made;
+  }();
   return *c;
 }
 
@@ -61,18 +80,26 @@ Storage::~Storage() {
 }
 
 AllocatorStats allocator_stats() {
-  Cache& c = cache();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  return c.stats;
+  AllocatorStats total;
+  std::lock_guard<std::mutex> lock(registry().mutex);
+  for (Cache* c : registry().caches) {
+    std::lock_guard<std::mutex> cache_lock(c->mutex);
+    total.system_allocations += c->stats.system_allocations;
+    total.cache_hits += c->stats.cache_hits;
+    total.cached_bytes += c->stats.cached_bytes;
+  }
+  return total;
 }
 
 void release_cached_memory() {
-  Cache& c = cache();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  for (auto& entry : c.free_lists)
-    for (void* p : entry.second) std::free(p);
-  c.free_lists.clear();
-  c.stats.cached_bytes = 0;
+  std::lock_guard<std::mutex> lock(registry().mutex);
+  for (Cache* c : registry().caches) {
+    std::lock_guard<std::mutex> cache_lock(c->mutex);
+    for (auto& entry : c->free_lists)
+      for (void* p : entry.second) std::free(p);
+    c->free_lists.clear();
+    c->stats.cached_bytes = 0;
+  }
 }
 
 }  // namespace uwaga

@@ -2,8 +2,9 @@
 // Storage: one aligned buffer of bytes, shared by a tensor and its views (reshape, squeeze, ...).
 //
 // Buffers come from a small caching allocator: a freed buffer goes back to a free list keyed by
-// its size, and the next request of that size takes it. A training step allocates the same sizes
-// every time, so after the first step the steady state makes no calls to malloc for tensor data.
+// its size (one set of lists per thread), and the next request of that size on that thread takes
+// it. A training step allocates the same sizes every time, so after the first step the steady
+// state makes no calls to malloc for tensor data.
 #include <cstddef>
 #include <memory>
 
@@ -25,7 +26,7 @@ class Storage {
   std::size_t bytes_ = 0;
 };
 
-// Statistics of the caching allocator, for benchmarks and tests.
+// Statistics of the caching allocator (summed over threads), for benchmarks and tests.
 struct AllocatorStats {
   std::size_t system_allocations = 0;  // buffers obtained from the system so far
   std::size_t cache_hits = 0;          // requests served from the free lists
