@@ -187,6 +187,8 @@ if [[ ${PROFILE:-1} == 1 ]]; then
   {
     echo
     echo "## 5. Backward time per op, ms per step, 1 and $max_threads threads (the engine's timers, uwaga-bench --op-times)"
+    echo "# Summed over the threads (each runs a replica on its share of the batch): an op whose total"
+    echo "# grows with the thread count is one that runs slower when both cores are busy. 'ratio' = 1 thread / N threads."
     echo
     for t in 1 "$max_threads"; do
       OMP_NUM_THREADS=$t "${uwaga_env[@]}" "$bin" --threads "$t" --mode train --batch 128 --warmup 3 \
@@ -196,7 +198,7 @@ import json, sys
 runs = [json.loads(line) for line in sys.stdin]
 lo, hi = runs[0]["backward_ms_per_step_by_op"], runs[-1]["backward_ms_per_step_by_op"]
 t_lo, t_hi = runs[0]["threads"], runs[-1]["threads"]
-print("%-24s %2d thread  %2d threads  speed-up" % ("op", t_lo, t_hi))
+print("%-24s %2d thread  %2d threads  ratio" % ("op", t_lo, t_hi))
 for op in sorted(lo, key=lambda o: -lo[o]):
     if lo[op] >= 0.05:
         print(f"{op:<24} {lo[op]:8.2f}  {hi.get(op, 0):9.2f}  {lo[op] / hi[op] if hi.get(op) else 0:7.2f}x")
