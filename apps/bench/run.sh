@@ -115,6 +115,29 @@ both() {
   fi
 }
 
+# processes T ROUND: T one-thread uwaga trainings at once, each on 128/T images per step: the same
+# work as one T-thread step, split between processes that share nothing but the machine. Their
+# combined images/s is what T cores give this workload with no coordination at all — the most
+# any threading could reach here (a bit less, in fact: each process also pays a whole optimizer
+# step per 128/T images).
+processes() {
+  local t=$1 round=$2 i
+  local load
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  for ((i = 0; i < t; ++i)); do
+    OMP_NUM_THREADS=1 "${uwaga_env[@]}" "$bin" --threads 1 --mode train --batch $((128 / t)) \
+      --warmup 5 --repeats 5 --steps $((10 * t)) >"$tmp/process$i" 2>"$tmp/process$i.err" &
+  done
+  wait || die "failed: $t concurrent uwaga-bench --threads 1 --mode train processes"
+  cat "$tmp"/process?  | $python -c '
+import json, statistics, sys
+runs = [json.loads(line) for line in sys.stdin]
+print(json.dumps({"round": int(sys.argv[1]), "loadavg": float(sys.argv[2]), "impl": "uwaga",
+                  "mode": "train_processes", "threads": len(runs), "processes": len(runs),
+                  "batch_each": runs[0]["batch"],
+                  "median_images_per_s": sum(r["median_images_per_s"] for r in runs)}))' "$round" "$load" >>"$raw"
+}
+
 # The same fixed workload in both for training, so the peak RSS compares like with like:
 # batch 128, 5 warm-up steps, then 5 repeats of 10 steps.
 train_args=(--mode train --batch 128 --warmup 5 --repeats 5 --steps 10)
@@ -124,6 +147,7 @@ for ((round = 1; round <= rounds; ++round)); do
     say "round $round/$rounds, $t thread(s): sgemm, train, eval, micro (load $(cut -d' ' -f1 /proc/loadavg))"
     both "$t" "$round" --mode sgemm --warmup 2 --repeats 5 --min-seconds 0.1
     both "$t" "$round" "${train_args[@]}"
+    ((t > 1)) && processes "$t" "$round"
     # PyTorch under the spinning wait policies too (fewer steps: on a loaded machine spinning
     # collapses to a tenth of the speed at 2 threads).
     TORCH_ENV=OMP_WAIT_POLICY=ACTIVE measure torch "$t" "$round" --mode train --batch 128 --warmup 2 --repeats 5 --steps 2

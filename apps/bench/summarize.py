@@ -107,6 +107,8 @@ def summarize(out):
                                          if ceiling and train["torch_gflops"] else None)
         train["phase_ms"] = {impl: {k: statistics.median(l["phase_ms"][k] for l in ls) for k in ls[0]["phase_ms"]}
                              for impl, ls in (("uwaga", u_train), ("torch", t_train)) if ls}
+        procs = [l["median_images_per_s"] for l in select(lines, impl="uwaga", mode="train_processes", threads=t)]
+        train["uwaga_processes"] = statistics.median(procs) if procs else None
         r["train"] = train
 
         # peak RSS of the training processes running the same workload in both (batch, steps)
@@ -161,6 +163,7 @@ def summarize(out):
             "uwaga_train": ratio(R[hi]["train"]["uwaga"], R[lo]["train"]["uwaga"]),
             "torch_train": ratio(R[hi]["train"]["torch"], R[lo]["train"]["torch"]),
             "sgemm_1024": ratio(R[hi]["ceiling_gflops"], R[lo]["ceiling_gflops"]),
+            "uwaga_processes": ratio(R[hi]["train"].get("uwaga_processes"), R[lo]["train"]["uwaga"]),
         }
 
     # attention cost over n
@@ -271,6 +274,11 @@ def markdown(res, threads, targets):
     if s:
         L.append(f"| speed-up {s['from']} → {s['to']} threads, training | | {fmt(s['uwaga_train'], 2, '×')} | "
                  f"{fmt(s['torch_train'], 2, '×')} | sgemm 1024³: {fmt(s['sgemm_1024'], 2, '×')} |")
+        if s.get("uwaga_processes"):
+            L.append(f"| speed-up of {s['to']} independent 1-thread uwaga processes, each on {128 // s['to']} "
+                     f"images per step (combined images/s over 1 thread's) | | "
+                     f"{fmt(s['uwaga_processes'], 2, '×')} | | what {s['to']} cores give this workload with no "
+                     f"coordination at all |")
     flops = R[threads[0]]["train"]["flops_per_image"]
     L += ["", f"Effective GFLOP/s = images/s × {fmt(flops / 1e6, 1)} MFLOP per image (3 × "
           "nn::VitConfig::forward_flops(): forward + backward ≈ 3 forwards, matrix products only).", ""]
