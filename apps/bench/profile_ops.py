@@ -3,7 +3,8 @@
 a call-graph profile (perf record --call-graph dwarf) of uwaga-bench --mode train and attributes
 every sample to
 
-  phase   forward (model + loss), backward (under run_backward), optimizer, zero_grad
+  phase   forward (model + loss), backward (under run_backward), replicas (adding the replicas'
+          gradients), optimizer, zero_grad
   op      forward: the innermost uwaga op on the stack (linear, permute, gelu, layer_norm, …)
           backward: the autograd node whose backward rule is running (the BackwardFn's owner),
           or "engine: <op>" for the engine's own work (adding gradients that meet)
@@ -74,14 +75,18 @@ def classify(frames):
     leaf = short(owners[0]) if frames else "?"
     if frames and "::{lambda" not in frames[0]:
         leaf = short(strip_templates(frames[0].replace("(anonymous namespace)", "{anon}")))
+    # The forward and backward passes run inside optim::DataParallel::step, so they are told
+    # apart before the optimizer is (the optimizer's frames are the other uwaga::optim:: ones).
     if any(o == "uwaga::run_backward" for o in owners):
         phase = "backward"
-    elif any("uwaga::optim::" in o for o in owners):
+    elif any(o.endswith("VisionTransformer::forward") or o == "uwaga::cross_entropy" for o in owners):
+        phase = "forward"
+    elif any(o.endswith("add_gradients") for o in owners):
+        phase = "replicas"
+    elif any("uwaga::optim::" in o and "DataParallel" not in o for o in owners):
         phase = "optimizer"
     elif any(o.endswith("Module::zero_grad") for o in owners):
         phase = "zero_grad"
-    elif any(o.endswith("VisionTransformer::forward") or o == "uwaga::cross_entropy" for o in owners):
-        phase = "forward"
     else:
         return "other", "", "", leaf
 
@@ -145,7 +150,7 @@ def main():
     print(f"{step} samples inside training steps ({total - step} outside: start-up, set-up). "
           "Shares are of the samples inside steps.\n")
     print("phase       share")
-    for phase in ("forward", "backward", "optimizer", "zero_grad"):
+    for phase in ("forward", "backward", "replicas", "optimizer", "zero_grad"):
         print(f"{phase:<10} {100 * phases[phase] / step:5.1f} %")
     print(f"\n{'share':>6}  {'phase':<9} {'op (backward: the node)':<32} {'module':<28} hottest leaf function")
     for (phase, op, module), n in rows.most_common():
