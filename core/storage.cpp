@@ -11,11 +11,13 @@ namespace {
 
 constexpr std::size_t kAlignment = 64;  // a cache line; also what AVX-512 loads like
 
-// One cache per thread. A buffer freed on a thread goes back to that thread's free lists and its
-// next request of that size takes it, so a thread reuses memory its own core has just touched
-// (still in that core's cache), and threads never queue for one lock: optim::DataParallel runs a
-// model replica on each thread, each allocating the same sizes every step. The mutex is taken by
-// the owning thread (uncontended) and by allocator_stats() / release_cached_memory().
+// One cache per thread. A buffer goes back to the free lists of the thread that allocated it,
+// whichever thread frees it, and that thread's next request of that size takes it: a thread
+// reuses memory its own core has just touched, threads rarely wait for each other's lock, and
+// no cache grows without bound when buffers cross threads (optim::DataParallel's replicas
+// allocate their gradients on their own threads; the main thread frees them every step). The
+// mutex is taken by the owning thread, by a thread freeing one of its buffers, and by
+// allocator_stats() / release_cached_memory().
 struct Cache {
   std::mutex mutex;
   std::unordered_map<std::size_t, std::vector<void*>> free_lists;  // rounded size -> buffers
@@ -55,6 +57,7 @@ std::size_t round_up(std::size_t bytes) {
 Storage::Storage(std::size_t bytes) : bytes_(bytes) {
   std::size_t size = round_up(bytes);
   Cache& c = cache();
+  home_ = &c;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     auto it = c.free_lists.find(size);
@@ -72,7 +75,7 @@ Storage::Storage(std::size_t bytes) : bytes_(bytes) {
 }
 
 Storage::~Storage() {
-  Cache& c = cache();
+  Cache& c = *static_cast<Cache*>(home_);  // the allocating thread's cache
   std::size_t size = round_up(bytes_);
   std::lock_guard<std::mutex> lock(c.mutex);
   c.free_lists[size].push_back(data_);

@@ -2,9 +2,9 @@
 // Storage: one aligned buffer of bytes, shared by a tensor and its views (reshape, squeeze, ...).
 //
 // Buffers come from a small caching allocator: a freed buffer goes back to a free list keyed by
-// its size (one set of lists per thread), and the next request of that size on that thread takes
-// it. A training step allocates the same sizes every time, so after the first step the steady
-// state makes no calls to malloc for tensor data.
+// its size (one set of lists per thread: those of the thread that allocated it), and the next
+// request of that size on that thread takes it. A training step allocates the same sizes every
+// time, so after the first step the steady state makes no calls to malloc for tensor data.
 #include <cstddef>
 #include <memory>
 
@@ -24,6 +24,7 @@ class Storage {
  private:
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
+  void* home_ = nullptr;  // the free lists this buffer returns to (storage.cpp)
 };
 
 // Statistics of the caching allocator (summed over threads), for benchmarks and tests.

@@ -1,3 +1,5 @@
+#include <omp.h>
+
 #include <catch2/catch.hpp>
 
 #include "core/uwaga.h"
@@ -109,4 +111,22 @@ TEST_CASE("the caching allocator reuses freed buffers", "[core][storage]") {
   auto after = allocator_stats();
   REQUIRE(after.system_allocations == before.system_allocations);
   REQUIRE(after.cache_hits >= before.cache_hits + 10);
+}
+
+TEST_CASE("buffers freed on another thread return to the allocating thread's cache",
+          "[core][storage]") {
+  // A buffer made on a worker thread and dropped on this one, step after step (as a replica's
+  // gradients are): the worker's next request must reuse it, not ask the system again.
+  auto step = [] {
+    Tensor made;
+#pragma omp parallel num_threads(2)
+    {
+      if (omp_get_thread_num() == 1) made = Tensor::empty({54321});
+    }
+    return made;  // freed here, on this thread
+  };
+  for (int i = 0; i < 3; ++i) step();
+  const auto before = allocator_stats();
+  for (int i = 0; i < 20; ++i) step();
+  REQUIRE(allocator_stats().system_allocations == before.system_allocations);
 }

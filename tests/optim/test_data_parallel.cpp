@@ -11,6 +11,7 @@
 #include "core/autograd.h"
 #include "core/cross_entropy.h"
 #include "core/shape_ops.h"
+#include "core/storage.h"
 #include "nn/vision_transformer.h"
 #include "optim/data_parallel.h"
 
@@ -150,6 +151,30 @@ TEST_CASE("DataParallel replicas share the model's values, not its gradients",
   });
   for (auto& [name, p] : made[0]->named_parameters()) REQUIRE_FALSE(p.grad().defined());
   for (auto& [name, p] : model->named_parameters()) REQUIRE(p.grad().defined());
+}
+
+TEST_CASE("DataParallel steps reach a steady state without new allocations",
+          "[data_parallel]") {
+  // The replica's gradients are allocated on its thread and freed on this one every step; they
+  // must come back to its thread's cache, or memory grows by a model's worth of gradients a step.
+  auto model = make_model(1);
+  DataParallel<nn::VisionTransformer> parallel(*model, [] { return make_model(2); }, {2, 2});
+  const Data data = make_data(8);
+  auto step = [&] {
+    model->zero_grad();
+    parallel.step(8, [&](nn::VisionTransformer& m, RowRange rows) {
+      StepResult s;
+      s.loss = cross_entropy(m.forward(slice(data.images, 0, rows.begin, rows.end)),
+                             slice(data.labels, 0, rows.begin, rows.end));
+      return s;
+    });
+  };
+  for (int i = 0; i < 3; ++i) step();
+  const AllocatorStats before = allocator_stats();
+  for (int i = 0; i < 10; ++i) step();
+  const AllocatorStats after = allocator_stats();
+  CHECK(after.system_allocations == before.system_allocations);
+  CHECK(after.cached_bytes <= before.cached_bytes);
 }
 
 TEST_CASE("DataParallel passes on an error thrown on any thread", "[data_parallel]") {
