@@ -32,9 +32,11 @@ std::vector<std::vector<RowRange>> deal_rows(std::int64_t rows, int threads,
   return plan;
 }
 
-void run_on_threads(int threads, const std::function<void(int)>& work) {
+void run_on_threads(int threads, const std::function<void(int)>& work,
+                    const std::function<void(int)>& then) {
   if (threads == 1) {
     work(0);
+    if (then) then(0);
     return;
   }
   // An exception must not leave an OpenMP region: each thread keeps its own, the first is rethrown.
@@ -42,32 +44,54 @@ void run_on_threads(int threads, const std::function<void(int)>& work) {
 #pragma omp parallel num_threads(threads)
   {
     // The runtime may grant fewer threads (inside another parallel region it grants one): then a
-    // thread takes several replicas in turn.
-    for (int t = omp_get_thread_num(); t < threads; t += omp_get_num_threads()) {
-      try {
-        work(t);
-      } catch (...) {
-        errors[t] = std::current_exception();
+    // thread takes several t in turn.
+    const int first = omp_get_thread_num(), stride = omp_get_num_threads();
+    auto each = [&](const std::function<void(int)>& fn) {
+      for (int t = first; t < threads; t += stride) {
+        try {
+          fn(t);
+        } catch (...) {
+          errors[t] = std::current_exception();
+        }
       }
+    };
+    each(work);
+    if (then) {
+#pragma omp barrier
+      bool failed = false;  // read after the barrier: every thread sees every work's outcome
+      for (const std::exception_ptr& e : errors) failed = failed || e != nullptr;
+      if (!failed) each(then);
     }
   }
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
 }
 
-void add_gradients(nn::Module& into, nn::Module& from) {
-  const nn::NamedTensors to = into.named_parameters(), source = from.named_parameters();
-  if (to.size() != source.size())
-    fail("add_gradients: the modules have ", to.size(), " and ", source.size(), " parameters");
-  for (std::size_t i = 0; i < to.size(); ++i) {
-    Tensor p = to[i].second, q = source[i].second;
-    Tensor g = q.grad();
-    if (!g.defined()) continue;  // that replica had no rows, or the parameter took no part
-    Tensor acc = p.grad();
-    if (acc.defined()) add_inplace(acc, g);
-    else p.set_grad(g);  // taken over: `from` lets go of it below
-    q.zero_grad();
+std::vector<std::size_t> share_by_size(const std::vector<Tensor>& params, int threads) {
+  if (threads < 1) fail("share_by_size: threads must be ≥ 1, got ", threads);
+  std::int64_t total = 0;
+  for (const Tensor& p : params) total += p.numel();
+  // Thread t's run ends at the first parameter where the running total reaches (t + 1)/threads
+  // of all elements.
+  std::vector<std::size_t> shares(threads + 1, params.size());
+  shares[0] = 0;
+  std::int64_t seen = 0;
+  std::size_t i = 0;
+  for (int t = 1; t < threads; ++t) {
+    const std::int64_t goal = total * t / threads;
+    while (i < params.size() && seen + params[i].numel() / 2 < goal) seen += params[i++].numel();
+    shares[t] = i;
   }
+  return shares;
+}
+
+void add_gradient(Tensor& into, Tensor& from) {
+  Tensor g = from.grad();
+  if (!g.defined()) return;  // that replica had no rows, or the parameter took no part
+  Tensor acc = into.grad();
+  if (acc.defined()) add_inplace(acc, g);
+  else into.set_grad(g);  // taken over: `from` lets go of it below
+  from.zero_grad();
 }
 
 }  // namespace uwaga::optim

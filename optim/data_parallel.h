@@ -48,11 +48,18 @@ struct RowRange {
 std::vector<std::vector<RowRange>> deal_rows(std::int64_t rows, int threads,
                                              std::int64_t micro_batch);
 
-// Runs work(t) for t = 0 … threads − 1, one thread each; rethrows the first exception thrown.
-void run_on_threads(int threads, const std::function<void(int)>& work);
+// Runs work(t) for t = 0 … threads − 1, one thread each; then, once every work(t) has returned
+// and none threw, then(t) for every t on the same threads (no new parallel region). Rethrows the
+// first exception thrown.
+void run_on_threads(int threads, const std::function<void(int)>& work,
+                    const std::function<void(int)>& then = {});
 
-// into's gradients += from's (parameter by parameter, by name); from's gradients are dropped.
-void add_gradients(nn::Module& into, nn::Module& from);
+// The parameters dealt out for the gradient reduction: thread t gets the contiguous run
+// [shares[t], shares[t + 1]) of `params`, about an equal number of elements each.
+std::vector<std::size_t> share_by_size(const std::vector<Tensor>& params, int threads);
+
+// into.grad() += from.grad() (taking from's buffer over when into has none); from's is dropped.
+void add_gradient(Tensor& into, Tensor& from);
 
 template <class Model>
 class DataParallel {
@@ -78,6 +85,11 @@ class DataParallel {
   Model& model_;
   std::vector<std::shared_ptr<Model>> replicas_;  // thread t ≥ 1 runs replicas_[t − 1]
   DataParallelOptions options_;
+  // The parameters of the model and of each replica, in the same order; thread t adds up the
+  // gradients of parameters [shares_[t], shares_[t + 1]).
+  std::vector<Tensor> params_;
+  std::vector<std::vector<Tensor>> replica_params_;
+  std::vector<std::size_t> shares_;
 };
 
 // ---- implementation -------------------------------------------------------------------------
@@ -97,6 +109,14 @@ DataParallel<Model>::DataParallel(Model& model,
     replica->alias_parameters(model_);
     replicas_.push_back(std::move(replica));
   }
+  auto tensors = [](const nn::Module& m) {
+    std::vector<Tensor> out;
+    for (auto& [name, p] : m.named_parameters()) out.push_back(p);
+    return out;
+  };
+  params_ = tensors(model_);
+  for (auto& replica : replicas_) replica_params_.push_back(tensors(*replica));
+  shares_ = share_by_size(params_, threads);
 }
 
 template <class Model>
@@ -106,7 +126,7 @@ StepResult DataParallel<Model>::step(std::int64_t rows, const MicroBatchLoss& lo
   for (auto& replica : replicas_) replica->train(model_.is_training());
   std::vector<double> loss(threads(), 0.0);
   std::vector<std::int64_t> items(threads(), 0), correct(threads(), 0);
-  run_on_threads(threads(), [&](int t) {
+  auto compute = [&](int t) {
     Model& model = t == 0 ? model_ : *replicas_[t - 1];
     for (const RowRange& range : plan[t]) {
       StepResult r = loss_of(model, range);
@@ -120,8 +140,15 @@ StepResult DataParallel<Model>::step(std::int64_t rows, const MicroBatchLoss& lo
       items[t] += r.items;
       if (correct[t] >= 0) correct[t] = r.correct < 0 ? -1 : correct[t] + r.correct;
     }
-  });
-  for (auto& replica : replicas_) add_gradients(model_, *replica);
+  };
+  // ∇L = Σ_t (replica t's gradients), summed into the model's: each thread adds up its own share
+  // of the parameters, right after the last replica has finished (no serial pass, no second
+  // parallel region).
+  auto reduce = [&](int t) {
+    for (std::size_t i = shares_[t]; i < shares_[t + 1]; ++i)
+      for (auto& replica : replica_params_) add_gradient(params_[i], replica[i]);
+  };
+  run_on_threads(threads(), compute, reduce);
 
   StepResult total;
   total.correct = 0;

@@ -82,6 +82,46 @@ TEST_CASE("deal_rows covers every row once, in balanced contiguous micro-batches
   REQUIRE_THROWS_WITH(deal_rows(0, 2, 0), Catch::Contains("at least one row"));
 }
 
+TEST_CASE("run_on_threads runs the second phase after every first phase, unless one threw",
+          "[data_parallel]") {
+  for (int threads : {1, 2, 3}) {
+    std::vector<int> done(threads, 0), seen(threads, -1);
+    run_on_threads(
+        threads, [&](int t) { done[t] = 1; },
+        [&](int t) {
+          int sum = 0;  // every work(t) has finished before any then(t) starts
+          for (int d : done) sum += d;
+          seen[t] = sum;
+        });
+    for (int s : seen) CHECK(s == threads);
+    std::vector<int> ran(threads, 0);
+    REQUIRE_THROWS_WITH(run_on_threads(
+                            threads,
+                            [&](int t) {
+                              if (t == threads - 1) fail("work ", t, " failed");
+                            },
+                            [&](int t) { ran[t] = 1; }),
+                        Catch::Contains("failed"));
+    for (int r : ran) CHECK(r == 0);
+  }
+}
+
+TEST_CASE("share_by_size deals out the parameters in contiguous runs of similar size",
+          "[data_parallel]") {
+  std::vector<Tensor> params;
+  for (std::int64_t n : {100, 10, 10, 50, 50, 1, 80}) params.push_back(Tensor::zeros({n}));
+  for (int threads : {1, 2, 3, 5, 9}) {
+    const std::vector<std::size_t> s = share_by_size(params, threads);
+    REQUIRE(s.size() == static_cast<std::size_t>(threads) + 1);
+    CHECK(s.front() == 0);
+    CHECK(s.back() == params.size());
+    for (int t = 0; t < threads; ++t) CHECK(s[t] <= s[t + 1]);
+  }
+  // Two threads, 301 elements: the most even cut is after the fourth (170 against 131).
+  CHECK(share_by_size(params, 2)[1] == 4);
+  REQUIRE_THROWS_WITH(share_by_size(params, 0), Catch::Contains("threads"));
+}
+
 TEST_CASE("DataParallel computes the whole batch's gradient and loss", "[data_parallel]") {
   const std::int64_t batch = 7;
   const Data data = make_data(batch);
