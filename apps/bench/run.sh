@@ -115,18 +115,17 @@ both() {
   fi
 }
 
-# processes T ROUND: T one-thread uwaga trainings at once, each on 128/T images per step: the same
-# work as one T-thread step, split between processes that share nothing but the machine. Their
-# combined images/s is what T cores give this workload with no coordination at all — the most
-# any threading could reach here (a bit less, in fact: each process also pays a whole optimizer
-# step per 128/T images).
+# processes T ROUND: T copies of the one-thread training at once, each the whole one-thread
+# workload (batch 128), sharing nothing but the machine. Their combined images/s over one copy's
+# alone is what T cores give this workload with no coordination at all: the most any threading
+# of it could reach here.
 processes() {
   local t=$1 round=$2 i
   local load
   load=$(cut -d' ' -f1 /proc/loadavg)
   for ((i = 0; i < t; ++i)); do
-    OMP_NUM_THREADS=1 "${uwaga_env[@]}" "$bin" --threads 1 --mode train --batch $((128 / t)) \
-      --warmup 5 --repeats 5 --steps $((10 * t)) >"$tmp/process$i" 2>"$tmp/process$i.err" &
+    OMP_NUM_THREADS=1 "${uwaga_env[@]}" "$bin" --threads 1 "${train_args[@]}" \
+      >"$tmp/process$i" 2>"$tmp/process$i.err" &
   done
   wait || die "failed: $t concurrent uwaga-bench --threads 1 --mode train processes"
   cat "$tmp"/process?  | $python -c '
