@@ -16,7 +16,16 @@ namespace uwaga {
 namespace {
 
 thread_local bool g_grad_enabled = true;
-std::atomic<std::size_t> g_next_node_id{0};
+// Node ids: creation order within a thread, unique across threads (the thread's serial number
+// in the high bits). A per-thread counter, because one counter shared by threads that build
+// graphs at once (optim::DataParallel's replicas) would bounce its cache line between the cores
+// on every op.
+std::atomic<std::size_t> g_next_thread_serial{0};
+std::size_t next_node_id() {
+  thread_local std::size_t serial = g_next_thread_serial++;
+  thread_local std::size_t count = 0;
+  return (serial << 40) | count++;
+}
 
 bool g_time_backward = false;
 std::map<std::string, double> g_backward_seconds;  // summed over every thread that runs backward
@@ -67,7 +76,7 @@ Tensor record(Tensor out, const char* op, std::vector<Tensor> inputs, BackwardFn
   node->op = op;
   node->inputs = std::move(inputs);
   node->backward = std::move(backward);
-  node->id = g_next_node_id++;
+  node->id = next_node_id();
   out.impl().requires_grad = true;
   out.impl().grad_fn = std::move(node);
   return out;

@@ -27,7 +27,7 @@ struct Node {
   std::vector<Tensor> inputs;  // parents; kept alive until the graph is freed
   BackwardFn backward;         // dL/dout -> {dL/dinput_i}
   bool freed = false;          // set once backward() has used and released this node
-  std::size_t id = 0;          // creation order, for stable graph drawings
+  std::size_t id = 0;          // creation order on its thread, unique: for stable graph drawings
 };
 
 // ---- gradient mode ----------------------------------------------------------------------------

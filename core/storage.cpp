@@ -18,7 +18,9 @@ constexpr std::size_t kAlignment = 64;  // a cache line; also what AVX-512 loads
 // allocate their gradients on their own threads; the main thread frees them every step). The
 // mutex is taken by the owning thread, by a thread freeing one of its buffers, and by
 // allocator_stats() / release_cached_memory().
-struct Cache {
+// Aligned to a cache line of its own: two threads' caches side by side on the heap would make
+// every allocation on one core invalidate the other core's copy of its lock.
+struct alignas(64) Cache {
   std::mutex mutex;
   std::unordered_map<std::size_t, std::vector<void*>> free_lists;  // rounded size -> buffers
   AllocatorStats stats;

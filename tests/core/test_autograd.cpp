@@ -1,4 +1,6 @@
 #include <catch2/catch.hpp>
+#include <thread>
+#include <vector>
 
 #include "core/uwaga.h"
 #include "tests/support/gradcheck.h"
@@ -127,4 +129,25 @@ TEST_CASE("backward timing adds up the time of each op's backward rule, only whi
   REQUIRE_THAT(ops, Catch::Matchers::VectorContains(std::string("engine")));
   reset_backward_times();
   REQUIRE(backward_times().empty());
+}
+
+TEST_CASE("node ids follow creation order on a thread and are unique across threads",
+          "[core][autograd]") {
+  auto ids_of_a_chain = [] {
+    Tensor x = Tensor::from_vector({1, 2}, {2}, DType::Float64).requires_grad_();
+    std::vector<std::size_t> ids;
+    Tensor y = x;
+    for (int i = 0; i < 3; ++i) {
+      y = y * x;
+      ids.push_back(y.grad_fn()->id);
+    }
+    return ids;
+  };
+  std::vector<std::size_t> here = ids_of_a_chain(), there;
+  std::thread other([&] { there = ids_of_a_chain(); });
+  other.join();
+  for (const auto* ids : {&here, &there})
+    for (std::size_t i = 1; i < ids->size(); ++i) CHECK((*ids)[i - 1] < (*ids)[i]);
+  for (std::size_t a : here)
+    for (std::size_t b : there) CHECK(a != b);
 }
