@@ -40,23 +40,25 @@ TEST_CASE("the BLAS gemm matches the reference loops for every transpose", "[cor
 
 TEST_CASE("float gemm cut into OpenBLAS small-kernel blocks matches the reference loops",
           "[core][matmul]") {
-  // Thin products of a backward pass are cut into blocks (core/matmul.cpp): NN by rows of C, TN
-  // by the inner dimension with β applied once. Shapes that cut into 3 blocks, padded leading
-  // dimensions, α ≠ 1 and β ≠ 0 so that a block taking the wrong rows, or β applied per block,
-  // shows.
+  // Thin float products are cut into blocks (core/matmul.cpp): NN by rows of C, TN by the inner
+  // dimension with β applied once, NT through a copy of Bᵀ. Shapes that cut into several
+  // blocks, padded leading dimensions, α ≠ 1 and β ≠ 0, so that a block taking the wrong rows,
+  // β applied per block or a wrong transpose shows.
   Generator g(11);
-  struct Case { bool ta; std::int64_t M, N, K; };
-  for (const Case c : {Case{false, 544, 64, 64}, Case{true, 64, 64, 544}, Case{true, 192, 64, 544},
-                       Case{false, 7, 5, 6}}) {
-    const std::int64_t lda = (c.ta ? c.M : c.K) + 3, ldb = c.N + 2, ldc = c.N + 1;
-    const std::int64_t a_rows = c.ta ? c.K : c.M;
-    Tensor A = Tensor::randn({a_rows * lda}, g), B = Tensor::randn({c.K * ldb}, g);
+  struct Case { bool ta, tb; std::int64_t M, N, K; };
+  for (const Case c : {Case{false, false, 544, 64, 64}, Case{true, false, 64, 64, 544},
+                       Case{true, false, 192, 64, 544}, Case{false, true, 544, 192, 64},
+                       Case{false, true, 544, 64, 128}, Case{false, false, 7, 5, 6},
+                       Case{false, true, 17, 17, 16}}) {
+    const std::int64_t lda = (c.ta ? c.M : c.K) + 3, ldb = (c.tb ? c.K : c.N) + 2;
+    const std::int64_t ldc = c.N + 1, a_rows = c.ta ? c.K : c.M, b_rows = c.tb ? c.N : c.K;
+    Tensor A = Tensor::randn({a_rows * lda}, g), B = Tensor::randn({b_rows * ldb}, g);
     Tensor C1 = Tensor::randn({c.M * ldc}, g), C2 = C1.clone();
-    gemm<float>(c.ta, false, c.M, c.N, c.K, 0.5f, A.data<float>(), lda, B.data<float>(), ldb,
+    gemm<float>(c.ta, c.tb, c.M, c.N, c.K, 0.5f, A.data<float>(), lda, B.data<float>(), ldb,
                 0.25f, C1.data<float>(), ldc);
-    gemm_reference<float>(c.ta, false, c.M, c.N, c.K, 0.5f, A.data<float>(), lda,
+    gemm_reference<float>(c.ta, c.tb, c.M, c.N, c.K, 0.5f, A.data<float>(), lda,
                           B.data<float>(), ldb, 0.25f, C2.data<float>(), ldc);
-    INFO("ta " << c.ta << " M " << c.M << " N " << c.N << " K " << c.K);
+    INFO("ta " << c.ta << " tb " << c.tb << " M " << c.M << " N " << c.N << " K " << c.K);
     CHECK(max_abs_diff(C1, C2) < 1e-3);
   }
 }
