@@ -34,8 +34,9 @@ void sgemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, flo
 //   NN (dx = dy·W):   blocks of rows,   C[i0:i1] = A[i0:i1]·B;
 //   TN (dW = dyᵀ·x):  blocks of the inner dimension, each adding its part,
 //                     C = β·C + Σ A[p0:p1]ᵀ·B[p0:p1]   (β on the first block, 1 after);
-//   NT (y = x·Wᵀ):    OpenBLAS's small kernels do not take this layout at these sizes, so Bᵀ is
-//                     copied once (W is small) and the product runs as NN blocks.
+//   NT (y = x·Wᵀ, and attention's Q·Kᵀ per head): OpenBLAS's small kernels take this layout
+//                     only when C has at most 1200 elements and K ≥ 32, so otherwise Bᵀ is
+//                     copied once (B is small) and the product runs as NN blocks.
 // Only where each block stays big enough to run at full speed. Measured on the reference ViT
 // (uwaga-bench --mode train, side by side): about 10 % more images/s on one thread, 15 % on two.
 constexpr std::int64_t kSmallKernelWork = 100 * 100 * 100;
@@ -62,14 +63,18 @@ void blas_gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K,
                const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float beta,
                float* C, std::int64_t ldc) {
   const bool small = M * N * K <= kSmallKernelWork;
-  if (!small && N * K > 0 && !ta) {
+  if (!ta && !tb && !small && N * K > 0) {
     const std::int64_t rows = kSmallKernelWork / (N * K);
-    if (!tb && rows >= kMinRows) {
+    if (rows >= kMinRows) {
       sgemm_nn_blocks(rows, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
       return;
     }
-    if (tb && rows >= kMinRows && N * K <= kMaxTransposedB) {
-      thread_local std::vector<float> bt;  // Bᵀ, K×N; grows to the largest W seen, then reused
+  }
+  const bool nt_small_kernel = small && M * N <= 1200 && K >= 32;  // OpenBLAS's rule
+  if (!ta && tb && !nt_small_kernel && N * K > 0 && N * K <= kMaxTransposedB) {
+    const std::int64_t rows = small ? M : kSmallKernelWork / (N * K);
+    if (rows >= std::min(M, kMinRows)) {
+      thread_local std::vector<float> bt;  // Bᵀ, K×N; grows to the largest B seen, then reused
       bt.resize(static_cast<std::size_t>(K * N));
       for (std::int64_t k = 0; k < K; ++k)
         for (std::int64_t n = 0; n < N; ++n) bt[k * N + n] = B[n * ldb + k];
