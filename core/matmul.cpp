@@ -40,7 +40,7 @@ void sgemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, flo
 // Only where each block stays big enough to run at full speed. Measured on the reference ViT
 // (uwaga-bench --mode train, side by side): about 10 % more images/s on one thread, 15 % on two.
 constexpr std::int64_t kSmallKernelWork = 100 * 100 * 100;
-constexpr std::int64_t kMinRows = 64, kMinInner = 32;
+constexpr std::int64_t kMinBlock = 32;  // fewer rows (or inner steps) than this per block lose
 constexpr std::int64_t kMaxTransposedB = 256 * 256;  // elements of Bᵀ copied for an NT product
 
 // [begin, end) of piece p when n items are cut into `pieces` nearly equal pieces.
@@ -65,7 +65,7 @@ void blas_gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K,
   const bool small = M * N * K <= kSmallKernelWork;
   if (!ta && !tb && !small && N * K > 0) {
     const std::int64_t rows = kSmallKernelWork / (N * K);
-    if (rows >= kMinRows) {
+    if (rows >= kMinBlock) {
       sgemm_nn_blocks(rows, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
       return;
     }
@@ -73,7 +73,7 @@ void blas_gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K,
   const bool nt_small_kernel = small && M * N <= 1200 && K >= 32;  // OpenBLAS's rule
   if (!ta && tb && !nt_small_kernel && N * K > 0 && N * K <= kMaxTransposedB) {
     const std::int64_t rows = small ? M : kSmallKernelWork / (N * K);
-    if (rows >= std::min(M, kMinRows)) {
+    if (rows >= std::min(M, kMinBlock)) {
       thread_local std::vector<float> bt;  // Bᵀ, K×N; grows to the largest B seen, then reused
       bt.resize(static_cast<std::size_t>(K * N));
       for (std::int64_t k = 0; k < K; ++k)
@@ -84,7 +84,7 @@ void blas_gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K,
   }
   if (!small && M * N > 0 && ta && !tb) {
     const std::int64_t inner = kSmallKernelWork / (M * N);
-    if (inner >= kMinInner) {
+    if (inner >= kMinBlock) {
       const std::int64_t pieces = (K + inner - 1) / inner;
       for (std::int64_t p = 0; p < pieces; ++p) {
         const std::int64_t p0 = cut(K, pieces, p), p1 = cut(K, pieces, p + 1);
