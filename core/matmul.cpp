@@ -73,7 +73,7 @@ void blas_gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K,
   const bool nt_small_kernel = small && M * N <= 1200 && K >= 32;  // OpenBLAS's rule
   if (!ta && tb && !nt_small_kernel && N * K > 0 && N * K <= kMaxTransposedB) {
     const std::int64_t rows = small ? M : kSmallKernelWork / (N * K);
-    if (rows >= std::min(M, kMinBlock)) {
+    if (small || rows >= kMinBlock) {
       thread_local std::vector<float> bt;  // Bᵀ, K×N; grows to the largest B seen, then reused
       bt.resize(static_cast<std::size_t>(K * N));
       for (std::int64_t k = 0; k < K; ++k)
