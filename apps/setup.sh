@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what uwaga needs from Debian (when missing), then configures and builds it.
 #   bash apps/setup.sh            # Release build in build/
-# Environment: BUILD_DIR (default build), CMAKE_ARGS (extra -D options), UWAGA_EXTRA_PACKAGES
-# (more Debian packages to install, e.g. for notebooks).
+# Environment: BUILD_DIR (default build), CMAKE_ARGS (extra -D options), BUILD_TARGETS (build only
+# these targets, e.g. "uwaga_tests uwaga-vit"; default all), UWAGA_EXTRA_PACKAGES (more Debian
+# packages to install, e.g. for notebooks).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,4 +28,5 @@ fi
 build_dir=${BUILD_DIR:-build}
 # shellcheck disable=SC2086
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} >/dev/null
-cmake --build "$build_dir" -j"$(nproc)"
+# shellcheck disable=SC2086
+cmake --build "$build_dir" -j"$(nproc)" ${BUILD_TARGETS:+--target $BUILD_TARGETS}
