@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/autograd.h"
 #include "core/elementwise.h"
@@ -94,10 +95,12 @@ Tensor cross_entropy_backward(const CrossEntropySaved& saved, const Tensor& g) {
     const T* p = saved.probs.data<T>();  // (N, C)
     T* pdz = dz.data<T>();               // (N, C)
     const double scale = static_cast<double>(g.data<T>()[0]) / n;
-#pragma omp parallel for if (N * C > kParallelThreshold)
-    for (std::int64_t r = 0; r < N; ++r)
-      if (t[r] != saved.ignore_index)
-        cross_entropy_row_backward(pdz + r * C, p + r * C, C, t[r], saved.label_smoothing, scale);
+    parallel_for(N, N * C > kParallelThreshold, [&](std::int64_t r0, std::int64_t r1) {
+      for (std::int64_t r = r0; r < r1; ++r)
+        if (t[r] != saved.ignore_index)
+          cross_entropy_row_backward(pdz + r * C, p + r * C, C, t[r], saved.label_smoothing,
+                                     scale);
+    });
   });
   return dz;
 }
@@ -124,13 +127,16 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets,
     using T = decltype(tag);
     const T* z = logits.data<T>();                                   // (N, C)
     T* p = saved.probs.defined() ? saved.probs.data<T>() : nullptr;  // (N, C) or none
+    // Row losses in parallel, then summed in row order: the same loss on any thread count.
+    std::vector<double> row_loss(static_cast<std::size_t>(N), 0.0);
+    parallel_for(N, N * C > kParallelThreshold, [&](std::int64_t r0, std::int64_t r1) {
+      for (std::int64_t r = r0; r < r1; ++r)
+        if (t[r] != options.ignore_index)
+          row_loss[r] = cross_entropy_row(z + r * C, p ? p + r * C : nullptr, C, t[r],
+                                          options.label_smoothing);
+    });
     double total = 0;
-#pragma omp parallel for reduction(+ : total) if (N * C > kParallelThreshold)
-    for (std::int64_t r = 0; r < N; ++r) {
-      if (t[r] == options.ignore_index) continue;
-      total += cross_entropy_row(z + r * C, p ? p + r * C : nullptr, C, t[r],
-                                 options.label_smoothing);
-    }
+    for (double l : row_loss) total += l;
     // No counted row: the loss is 0 (not 0/0), and so is its gradient.
     const double mean = n_counted > 0 ? total / static_cast<double>(n_counted) : 0.0;
     loss.data<T>()[0] = static_cast<T>(mean);

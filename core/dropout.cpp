@@ -25,8 +25,9 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator& gen) {
     for (std::int64_t i = 0; i < n; ++i) m[i] = gen.uniform() < p ? T(0) : keep_scale;
     const T* in = x.data<T>();
     T* y = out.data<T>();
-#pragma omp parallel for if (n > kParallelThreshold)
-    for (std::int64_t i = 0; i < n; ++i) y[i] = in[i] * m[i];
+    parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
+      for (std::int64_t i = i0; i < i1; ++i) y[i] = in[i] * m[i];
+    });
   });
   return record(out, "dropout", {x}, [mask](const Tensor& g) -> std::vector<Tensor> {
     Tensor dx = Tensor::empty_like(g);
@@ -35,8 +36,9 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator& gen) {
       const T *dy = g.data<T>(), *m = mask.data<T>();
       T* out = dx.data<T>();
       const std::int64_t n = g.numel();
-#pragma omp parallel for if (n > kParallelThreshold)
-      for (std::int64_t i = 0; i < n; ++i) out[i] = dy[i] * m[i];
+      parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
+        for (std::int64_t i = i0; i < i1; ++i) out[i] = dy[i] * m[i];
+      });
     });
     return {dx};
   });

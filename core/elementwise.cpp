@@ -31,14 +31,16 @@ Tensor binary_kernel(const Tensor& a, const Tensor& b, const char* op, F f) {
   const std::int64_t n = out.numel();
   if (n == 0) return out;
   if (a.shape() == b.shape()) {
-#pragma omp parallel for if (n > kParallelThreshold)
-    for (std::int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
+    parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
+      for (std::int64_t i = i0; i < i1; ++i) po[i] = f(pa[i], pb[i]);
+    });
     return out;
   }
   if (b.numel() == 1 && a.shape() == shape) {
     const T s = pb[0];
-#pragma omp parallel for if (n > kParallelThreshold)
-    for (std::int64_t i = 0; i < n; ++i) po[i] = f(pa[i], s);
+    parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
+      for (std::int64_t i = i0; i < i1; ++i) po[i] = f(pa[i], s);
+    });
     return out;
   }
   const std::size_t rank = shape.size();
@@ -47,18 +49,19 @@ Tensor binary_kernel(const Tensor& a, const Tensor& b, const char* op, F f) {
   const std::int64_t inner = shape[rank - 1];
   const std::int64_t rows = n / inner;
   const std::int64_t ia = sa[rank - 1], ib = sb[rank - 1];
-#pragma omp parallel for if (n > kParallelThreshold)
-  for (std::int64_t row = 0; row < rows; ++row) {
-    std::int64_t oa = 0, ob = 0, rest = row;
-    for (std::int64_t d = static_cast<std::int64_t>(rank) - 2; d >= 0; --d) {
-      std::int64_t i = rest % shape[d];
-      rest /= shape[d];
-      oa += i * sa[d];
-      ob += i * sb[d];
+  parallel_for(rows, n > kParallelThreshold, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t row = r0; row < r1; ++row) {
+      std::int64_t oa = 0, ob = 0, rest = row;
+      for (std::int64_t d = static_cast<std::int64_t>(rank) - 2; d >= 0; --d) {
+        std::int64_t i = rest % shape[d];
+        rest /= shape[d];
+        oa += i * sa[d];
+        ob += i * sb[d];
+      }
+      T* o = po + row * inner;
+      for (std::int64_t j = 0; j < inner; ++j) o[j] = f(pa[oa + j * ia], pb[ob + j * ib]);
     }
-    T* o = po + row * inner;
-    for (std::int64_t j = 0; j < inner; ++j) o[j] = f(pa[oa + j * ia], pb[ob + j * ib]);
-  }
+  });
   return out;
 }
 
@@ -83,8 +86,9 @@ Tensor unary(const Tensor& x, const char* op, F f) {
     const T* px = x.data<T>();
     T* po = out.data<T>();
     const std::int64_t n = x.numel();
-#pragma omp parallel for if (n > kParallelThreshold)
-    for (std::int64_t i = 0; i < n; ++i) po[i] = f(px[i]);
+    parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
+      for (std::int64_t i = i0; i < i1; ++i) po[i] = f(px[i]);
+    });
   });
   return out;
 }
@@ -331,8 +335,9 @@ void add_inplace(Tensor& dst, const Tensor& src) {
     T* d = dst.data<T>();
     const T* s = src.data<T>();
     const std::int64_t n = dst.numel();
-#pragma omp parallel for if (n > kParallelThreshold)
-    for (std::int64_t i = 0; i < n; ++i) d[i] += s[i];
+    parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
+      for (std::int64_t i = i0; i < i1; ++i) d[i] += s[i];
+    });
   });
 }
 

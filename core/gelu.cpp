@@ -24,8 +24,10 @@ Tensor map_elements(const Tensor& x, const char* op, Fn&& f) {
     const T* in = x.data<T>();
     T* y = out.data<T>();
     const std::int64_t n = x.numel();
-#pragma omp parallel for simd if (n > kParallelThreshold)
-    for (std::int64_t i = 0; i < n; ++i) y[i] = f(in[i]);
+    parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
+#pragma omp simd
+      for (std::int64_t i = i0; i < i1; ++i) y[i] = f(in[i]);
+    });
   });
   return out;
 }
@@ -39,8 +41,10 @@ Tensor scale_by_derivative(const Tensor& dy, const Tensor& x, const char* op, Fn
     const T *in = x.data<T>(), *g = dy.data<T>();
     T* out = dx.data<T>();
     const std::int64_t n = x.numel();
-#pragma omp parallel for simd if (n > kParallelThreshold)
-    for (std::int64_t i = 0; i < n; ++i) out[i] = g[i] * fprime(in[i]);
+    parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
+#pragma omp simd
+      for (std::int64_t i = i0; i < i1; ++i) out[i] = g[i] * fprime(in[i]);
+    });
   });
   return dx;
 }
@@ -68,21 +72,23 @@ namespace {
 
 template <class T>
 void gelu_kernel(const T* x, T* y, T* dydx, std::int64_t n) {
-#pragma omp parallel for simd if (n > kParallelThreshold)
-  for (std::int64_t i = 0; i < n; ++i) {
-    const T v = x[i];
-    T cdf, pdf;
-    if constexpr (std::is_same_v<T, float>) {
-      const float e = exp_f32(-0.5f * v * v);  // exp(−x²/2) = exp(−(x/√2)²)
-      cdf = 0.5f * (1.0f + erf_f32_given(v * float(kInvSqrt2), e));
-      pdf = float(kInvSqrt2Pi) * e;
-    } else {
-      cdf = T(0.5) * (T(1) + std::erf(v * T(kInvSqrt2)));
-      pdf = T(kInvSqrt2Pi) * std::exp(T(-0.5) * v * v);
+  parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
+#pragma omp simd
+    for (std::int64_t i = i0; i < i1; ++i) {
+      const T v = x[i];
+      T cdf, pdf;
+      if constexpr (std::is_same_v<T, float>) {
+        const float e = exp_f32(-0.5f * v * v);  // exp(−x²/2) = exp(−(x/√2)²)
+        cdf = 0.5f * (1.0f + erf_f32_given(v * float(kInvSqrt2), e));
+        pdf = float(kInvSqrt2Pi) * e;
+      } else {
+        cdf = T(0.5) * (T(1) + std::erf(v * T(kInvSqrt2)));
+        pdf = T(kInvSqrt2Pi) * std::exp(T(-0.5) * v * v);
+      }
+      y[i] = v * cdf;
+      if (dydx) dydx[i] = cdf + v * pdf;
     }
-    y[i] = v * cdf;
-    if (dydx) dydx[i] = cdf + v * pdf;
-  }
+  });
 }
 
 }  // namespace

@@ -78,11 +78,13 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
     using T = decltype(tag);
     const T* src = x.data<T>();  // (outer, n, inner)
     T* dst = out.data<T>();      // (outer, m, inner)
-#pragma omp parallel for if (outer * m * inner > kParallelThreshold)
-    for (std::int64_t o = 0; o < outer; ++o)
-      for (std::int64_t i = 0; i < m; ++i)
-        std::memcpy(dst + (o * m + i) * inner, src + (o * n + idx[i]) * inner,
-                    sizeof(T) * inner);
+    parallel_for(outer, outer * m * inner > kParallelThreshold,
+                 [&](std::int64_t o0, std::int64_t o1) {
+      for (std::int64_t o = o0; o < o1; ++o)
+        for (std::int64_t i = 0; i < m; ++i)
+          std::memcpy(dst + (o * m + i) * inner, src + (o * n + idx[i]) * inner,
+                      sizeof(T) * inner);
+    });
   });
 
   // Backward: slab i of the output came from slab index[i] of x, so its gradient is added there.
@@ -97,11 +99,13 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
                     using T = decltype(tag);
                     const T* dy = g.data<T>();  // (outer, m, inner)
                     T* dsrc = dx.data<T>();
-#pragma omp parallel for if (outer * m * inner > kParallelThreshold)
-                    for (std::int64_t o = 0; o < outer; ++o)
-                      for (std::int64_t i = 0; i < m; ++i)
-                        for (std::int64_t k = 0; k < inner; ++k)
-                          dsrc[(o * n + idx[i]) * inner + k] += dy[(o * m + i) * inner + k];
+                    parallel_for(outer, outer * m * inner > kParallelThreshold,
+                                 [&](std::int64_t o0, std::int64_t o1) {
+                      for (std::int64_t o = o0; o < o1; ++o)
+                        for (std::int64_t i = 0; i < m; ++i)
+                          for (std::int64_t k = 0; k < inner; ++k)
+                            dsrc[(o * n + idx[i]) * inner + k] += dy[(o * m + i) * inner + k];
+                    });
                   });
                   return {dx, Tensor()};
                 });
@@ -163,8 +167,9 @@ Tensor embedding(const Tensor& weight, const Tensor& ids) {
     using T = decltype(tag);
     const T* W = weight.data<T>();  // (V, D)
     T* y = out.data<T>();            // (n, D)
-#pragma omp parallel for if (n * D > kParallelThreshold)
-    for (std::int64_t i = 0; i < n; ++i) std::memcpy(y + i * D, W + id[i] * D, sizeof(T) * D);
+    parallel_for(n, n * D > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
+      for (std::int64_t i = i0; i < i1; ++i) std::memcpy(y + i * D, W + id[i] * D, sizeof(T) * D);
+    });
   });
 
   // Backward: row i of the output is row id[i] of W, so dW[id[i]] += dy[i]. One loop, in order:

@@ -216,10 +216,11 @@ void batched_gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t
                   std::int64_t ldb, const std::vector<std::int64_t>& b_offset, T* C) {
   const std::int64_t count = static_cast<std::int64_t>(a_offset.size());
   const bool small = M * N * K < 128 * 128 * 128;
-#pragma omp parallel for if (small && count > 1)
-  for (std::int64_t n = 0; n < count; ++n)
-    gemm<T>(ta, tb, M, N, K, T(1), A + a_offset[n], lda, B + b_offset[n], ldb, T(0),
-            C + n * M * N, N);
+  parallel_for(count, small, [&](std::int64_t n0, std::int64_t n1) {
+    for (std::int64_t n = n0; n < n1; ++n)
+      gemm<T>(ta, tb, M, N, K, T(1), A + a_offset[n], lda, B + b_offset[n], ldb, T(0),
+              C + n * M * N, N);
+  });
 }
 
 }  // namespace
@@ -314,15 +315,16 @@ template <class T>
 void sum_rows(const T* x, std::int64_t rows, std::int64_t cols, T* out) {
   constexpr std::int64_t kBlock = 16;
   const std::int64_t blocks = (cols + kBlock - 1) / kBlock;
-#pragma omp parallel for if (rows * cols > kParallelThreshold && blocks > 1)
-  for (std::int64_t b = 0; b < blocks; ++b) {
-    const std::int64_t j0 = b * kBlock, j1 = std::min(cols, j0 + kBlock);
-    T acc[kBlock] = {};
-    for (std::int64_t r = 0; r < rows; ++r)
+  parallel_for(blocks, rows * cols > kParallelThreshold, [&](std::int64_t b0, std::int64_t b1) {
+    for (std::int64_t b = b0; b < b1; ++b) {
+      const std::int64_t j0 = b * kBlock, j1 = std::min(cols, j0 + kBlock);
+      T acc[kBlock] = {};
+      for (std::int64_t r = 0; r < rows; ++r)
 #pragma omp simd
-      for (std::int64_t j = j0; j < j1; ++j) acc[j - j0] += x[r * cols + j];
-    std::copy(acc, acc + (j1 - j0), out + j0);
-  }
+        for (std::int64_t j = j0; j < j1; ++j) acc[j - j0] += x[r * cols + j];
+      std::copy(acc, acc + (j1 - j0), out + j0);
+    }
+  });
 }
 
 }  // namespace
@@ -355,8 +357,10 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     T beta = 0;
     if (bias.defined()) {  // start every row at b, then add x Wᵀ
       const T* pb = bias.data<T>();
-#pragma omp parallel for if (rows * out_features > kParallelThreshold)
-      for (std::int64_t r = 0; r < rows; ++r) std::copy_n(pb, out_features, py + r * out_features);
+      parallel_for(rows, rows * out_features > kParallelThreshold,
+                   [&](std::int64_t r0, std::int64_t r1) {
+        for (std::int64_t r = r0; r < r1; ++r) std::copy_n(pb, out_features, py + r * out_features);
+      });
       beta = 1;
     }
     gemm<T>(false, true, rows, out_features, in, T(1), x.data<T>(), in, weight.data<T>(), in,

@@ -60,24 +60,28 @@ Block block_of(const Shape& shape, std::int64_t first, std::int64_t last) {
 template <class T>
 void sum_block(const T* x, T* out, const Block& b) {
   if (b.inner == 1) {
-#pragma omp parallel for if (b.outer * b.n > kParallelThreshold && b.outer > 1)
-    for (std::int64_t o = 0; o < b.outer; ++o) {
-      double acc = 0;  // a double accumulator keeps long float32 sums accurate
-      const T* row = x + o * b.n;
-      for (std::int64_t r = 0; r < b.n; ++r) acc += row[r];
-      out[o] = static_cast<T>(acc);
-    }
+    parallel_for(b.outer, b.outer * b.n > kParallelThreshold,
+                 [&](std::int64_t o0, std::int64_t o1) {
+      for (std::int64_t o = o0; o < o1; ++o) {
+        double acc = 0;  // a double accumulator keeps long float32 sums accurate
+        const T* row = x + o * b.n;
+        for (std::int64_t r = 0; r < b.n; ++r) acc += row[r];
+        out[o] = static_cast<T>(acc);
+      }
+    });
     return;
   }
-#pragma omp parallel for if (b.outer * b.n * b.inner > kParallelThreshold && b.outer > 1)
-  for (std::int64_t o = 0; o < b.outer; ++o) {
-    T* dst = out + o * b.inner;
-    std::fill_n(dst, b.inner, T(0));
-    for (std::int64_t r = 0; r < b.n; ++r) {
-      const T* src = x + (o * b.n + r) * b.inner;
-      for (std::int64_t i = 0; i < b.inner; ++i) dst[i] += src[i];
+  parallel_for(b.outer, b.outer * b.n * b.inner > kParallelThreshold,
+               [&](std::int64_t o0, std::int64_t o1) {
+    for (std::int64_t o = o0; o < o1; ++o) {
+      T* dst = out + o * b.inner;
+      std::fill_n(dst, b.inner, T(0));
+      for (std::int64_t r = 0; r < b.n; ++r) {
+        const T* src = x + (o * b.n + r) * b.inner;
+        for (std::int64_t i = 0; i < b.inner; ++i) dst[i] += src[i];
+      }
     }
-  }
+  });
 }
 
 // Sums a contiguous run of dims [first, last] (kept as size 1). No autograd.
@@ -161,18 +165,19 @@ Tensor max(const Tensor& x, const Dims& dims_in, bool keepdim) {
     const T* px = x.data<T>();
     T* po = out.data<T>();
     std::int64_t* pi = where_max.data<std::int64_t>();
-#pragma omp parallel for if (x.numel() > kParallelThreshold)
-    for (std::int64_t o = 0; o < b.outer; ++o)
-      for (std::int64_t i = 0; i < b.inner; ++i) {
-        std::int64_t best = 0;
-        T v = px[o * b.n * b.inner + i];
-        for (std::int64_t r = 1; r < b.n; ++r) {
-          T c = px[(o * b.n + r) * b.inner + i];
-          if (c > v || (std::isnan(c) && !std::isnan(v))) v = c, best = r;
+    parallel_for(b.outer, x.numel() > kParallelThreshold, [&](std::int64_t o0, std::int64_t o1) {
+      for (std::int64_t o = o0; o < o1; ++o)
+        for (std::int64_t i = 0; i < b.inner; ++i) {
+          std::int64_t best = 0;
+          T v = px[o * b.n * b.inner + i];
+          for (std::int64_t r = 1; r < b.n; ++r) {
+            T c = px[(o * b.n + r) * b.inner + i];
+            if (c > v || (std::isnan(c) && !std::isnan(v))) v = c, best = r;
+          }
+          po[o * b.inner + i] = v;
+          pi[o * b.inner + i] = best;
         }
-        po[o * b.inner + i] = v;
-        pi[o * b.inner + i] = best;
-      }
+    });
   });
   if (!keepdim) out.impl().shape = dropped_shape(x.shape(), dims);
   Shape in_shape = x.shape();

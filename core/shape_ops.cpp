@@ -49,18 +49,19 @@ void copy_strided(T* dst, Shape dst_strides, const T* src, Shape src_strides, Sh
   if (n == 0) return;
   const std::int64_t rows = numel(shape) / n;
   const std::int64_t ds = dst_strides[rank - 1], ss = src_strides[rank - 1];
-#pragma omp parallel for if (rows * n > kParallelThreshold)
-  for (std::int64_t r = 0; r < rows; ++r) {
-    // Decode row r into the indices of the outer dims, from the last one up.
-    std::int64_t rest = r, d_off = 0, s_off = 0;
-    for (std::int64_t d = rank - 2; d >= 0; --d) {
-      const std::int64_t i = rest % shape[d];
-      rest /= shape[d];
-      d_off += i * dst_strides[d];
-      s_off += i * src_strides[d];
+  parallel_for(rows, rows * n > kParallelThreshold, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      // Decode row r into the indices of the outer dims, from the last one up.
+      std::int64_t rest = r, d_off = 0, s_off = 0;
+      for (std::int64_t d = rank - 2; d >= 0; --d) {
+        const std::int64_t i = rest % shape[d];
+        rest /= shape[d];
+        d_off += i * dst_strides[d];
+        s_off += i * src_strides[d];
+      }
+      for (std::int64_t j = 0; j < n; ++j) dst[d_off + j * ds] = src[s_off + j * ss];
     }
-    for (std::int64_t j = 0; j < n; ++j) dst[d_off + j * ds] = src[s_off + j * ss];
-  }
+  });
 }
 
 // A tensor with x's storage and a new shape: reshape, squeeze, unsqueeze and flatten all come
@@ -315,9 +316,10 @@ Tensor cat(const std::vector<Tensor>& xs, std::int64_t dim) {
     const std::int64_t chunk = x.shape()[d] * inner, at = pos * inner;
     auto* dst = static_cast<char*>(out.raw_data());
     const auto* src = static_cast<const char*>(x.raw_data());
-#pragma omp parallel for if (outer * chunk > kParallelThreshold)
-    for (std::int64_t o = 0; o < outer; ++o)
-      std::memcpy(dst + (o * row + at) * elem, src + o * chunk * elem, chunk * elem);
+    parallel_for(outer, outer * chunk > kParallelThreshold, [&](std::int64_t o0, std::int64_t o1) {
+      for (std::int64_t o = o0; o < o1; ++o)
+        std::memcpy(dst + (o * row + at) * elem, src + o * chunk * elem, chunk * elem);
+    });
     starts.push_back(pos);
     sizes.push_back(x.shape()[d]);
     pos += x.shape()[d];

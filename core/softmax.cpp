@@ -87,8 +87,10 @@ RowLayout row_layout(const Tensor& x, std::int64_t dim, const char* op) {
 template <class RowFn>
 void for_each_row(const RowLayout& L, RowFn&& row_fn) {
   if (L.n == 0) return;
-#pragma omp parallel for if (L.rows() * L.n > kParallelThreshold)
-  for (std::int64_t r = 0; r < L.rows(); ++r) row_fn(L.start(r), L.inner);
+  parallel_for(L.rows(), L.rows() * L.n > kParallelThreshold,
+               [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) row_fn(L.start(r), L.inner);
+  });
 }
 
 }  // namespace
@@ -98,17 +100,19 @@ void for_each_row(const RowLayout& L, RowFn&& row_fn) {
 template <class T>
 void softmax_rows_forward(T* y, const T* x, std::int64_t rows, std::int64_t n) {
   if (n == 0) return;
-#pragma omp parallel for if (rows * n > kParallelThreshold)
-  for (std::int64_t r = 0; r < rows; ++r) softmax_row(y + r * n, x + r * n, n, 1);
+  parallel_for(rows, rows * n > kParallelThreshold, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) softmax_row(y + r * n, x + r * n, n, 1);
+  });
 }
 
 template <class T>
 void softmax_rows_backward(T* dx, const T* dy, const T* y, std::int64_t rows, std::int64_t n,
                            bool accumulate) {
   if (n == 0) return;
-#pragma omp parallel for if (rows * n > kParallelThreshold)
-  for (std::int64_t r = 0; r < rows; ++r)
-    softmax_row_backward(dx + r * n, dy + r * n, y + r * n, n, 1, accumulate);
+  parallel_for(rows, rows * n > kParallelThreshold, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r)
+      softmax_row_backward(dx + r * n, dy + r * n, y + r * n, n, 1, accumulate);
+  });
 }
 
 template void softmax_rows_forward<float>(float*, const float*, std::int64_t, std::int64_t);

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "core/threads.h"
 
 namespace uwaga {
 namespace {
@@ -89,18 +90,19 @@ Batch DataLoader::make_batch(const std::vector<std::int64_t>& indices, std::int6
   const bool augment = options_.augment.enabled();
   // Each image has its own generator, so the result does not depend on the thread count.
   // Building a batch costs about 2 ns a pixel; below ~1 ms of work forking threads does not pay.
-#pragma omp parallel for if (B * CHW > kParallelPixels)
-  for (std::int64_t k = 0; k < B; ++k) {
-    const std::int64_t i = indices[static_cast<std::size_t>(k)];
-    ImageTransform t;
-    if (augment) {
-      Generator gen(derive_seed(options_.seed, static_cast<std::uint64_t>(epoch),
-                                static_cast<std::uint64_t>(i)));
-      t = draw_transform(options_.augment, gen);
+  parallel_for(B, B * CHW > kParallelPixels, [&](std::int64_t k0, std::int64_t k1) {
+    for (std::int64_t k = k0; k < k1; ++k) {
+      const std::int64_t i = indices[static_cast<std::size_t>(k)];
+      ImageTransform t;
+      if (augment) {
+        Generator gen(derive_seed(options_.seed, static_cast<std::uint64_t>(epoch),
+                                  static_cast<std::uint64_t>(i)));
+        t = draw_transform(options_.augment, gen);
+      }
+      transform_image(d.image(i), C, H, W, t, lut_.data(), images + k * CHW);
+      labels[k] = d.labels[static_cast<std::size_t>(i)];
     }
-    transform_image(d.image(i), C, H, W, t, lut_.data(), images + k * CHW);
-    labels[k] = d.labels[static_cast<std::size_t>(i)];
-  }
+  });
   return batch;
 }
 

@@ -17,24 +17,25 @@ template <class T>
 void layer_norm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, const T* bias,
                         std::int64_t rows, std::int64_t d, double eps) {
   const T inv_d = T(1) / static_cast<T>(d);
-#pragma omp parallel for if (rows * d > kParallelThreshold)
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * d;  // (d)
-    T m = 0;
+  parallel_for(rows, rows * d > kParallelThreshold, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const T* xr = x + r * d;  // (d)
+      T m = 0;
 #pragma omp simd reduction(+ : m)
-    for (std::int64_t j = 0; j < d; ++j) m += xr[j];
-    m *= inv_d;
-    T v = 0;
+      for (std::int64_t j = 0; j < d; ++j) m += xr[j];
+      m *= inv_d;
+      T v = 0;
 #pragma omp simd reduction(+ : v)
-    for (std::int64_t j = 0; j < d; ++j) v += (xr[j] - m) * (xr[j] - m);
-    v *= inv_d;
-    const T s = T(1) / std::sqrt(v + static_cast<T>(eps));
-    T* o = out + r * d;
+      for (std::int64_t j = 0; j < d; ++j) v += (xr[j] - m) * (xr[j] - m);
+      v *= inv_d;
+      const T s = T(1) / std::sqrt(v + static_cast<T>(eps));
+      T* o = out + r * d;
 #pragma omp simd
-    for (std::int64_t j = 0; j < d; ++j) o[j] = (xr[j] - m) * s * weight[j] + bias[j];
-    mean[r] = m;
-    rstd[r] = s;
-  }
+      for (std::int64_t j = 0; j < d; ++j) o[j] = (xr[j] - m) * s * weight[j] + bias[j];
+      mean[r] = m;
+      rstd[r] = s;
+    }
+  });
 }
 
 // In the forward pass  x̂ = (x − μ)·rstd  and  y = γ ⊙ x̂ + β. So:
@@ -47,52 +48,54 @@ void layer_norm_backward(T* dx, T* dweight, T* dbias, const T* dout, const T* x,
                          const T* mean, const T* rstd, std::int64_t rows, std::int64_t d) {
   if (dx) {
     const T inv_d = T(1) / static_cast<T>(d);
-#pragma omp parallel for if (rows * d > kParallelThreshold)
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const T* xr = x + r * d;
-      const T* dy = dout + r * d;
-      const T m = mean[r], s = rstd[r];
-      T mean_dxhat = 0, mean_dxhat_xhat = 0;
+    parallel_for(rows, rows * d > kParallelThreshold, [&](std::int64_t r0, std::int64_t r1) {
+      for (std::int64_t r = r0; r < r1; ++r) {
+        const T* xr = x + r * d;
+        const T* dy = dout + r * d;
+        const T m = mean[r], s = rstd[r];
+        T mean_dxhat = 0, mean_dxhat_xhat = 0;
 #pragma omp simd reduction(+ : mean_dxhat, mean_dxhat_xhat)
-      for (std::int64_t j = 0; j < d; ++j) {
-        const T xhat = (xr[j] - m) * s;
-        const T dxhat = dy[j] * weight[j];
-        mean_dxhat += dxhat;
-        mean_dxhat_xhat += dxhat * xhat;
-      }
-      mean_dxhat *= inv_d;
-      mean_dxhat_xhat *= inv_d;
-      T* dxr = dx + r * d;
+        for (std::int64_t j = 0; j < d; ++j) {
+          const T xhat = (xr[j] - m) * s;
+          const T dxhat = dy[j] * weight[j];
+          mean_dxhat += dxhat;
+          mean_dxhat_xhat += dxhat * xhat;
+        }
+        mean_dxhat *= inv_d;
+        mean_dxhat_xhat *= inv_d;
+        T* dxr = dx + r * d;
 #pragma omp simd
-      for (std::int64_t j = 0; j < d; ++j) {
-        const T xhat = (xr[j] - m) * s;
-        const T dxhat = dy[j] * weight[j];
-        dxr[j] = s * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
+        for (std::int64_t j = 0; j < d; ++j) {
+          const T xhat = (xr[j] - m) * s;
+          const T dxhat = dy[j] * weight[j];
+          dxr[j] = s * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
+        }
       }
-    }
+    });
   }
   // γ and β gather over all rows. Threads take blocks of 16 features and sum each over the rows
   // in row order, so the sums are the same on any thread count.
   if (!dweight && !dbias) return;
   constexpr std::int64_t kBlock = 16;
   const std::int64_t blocks = (d + kBlock - 1) / kBlock;
-#pragma omp parallel for if (rows * d > kParallelThreshold && blocks > 1)
-  for (std::int64_t b = 0; b < blocks; ++b) {
-    const std::int64_t j0 = b * kBlock, n = std::min(d - j0, kBlock);
-    T dw[kBlock] = {}, db[kBlock] = {};
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const T* xr = x + r * d + j0;
-      const T* dy = dout + r * d + j0;
-      const T m = mean[r], s = rstd[r];
+  parallel_for(blocks, rows * d > kParallelThreshold, [&](std::int64_t b0, std::int64_t b1) {
+    for (std::int64_t b = b0; b < b1; ++b) {
+      const std::int64_t j0 = b * kBlock, n = std::min(d - j0, kBlock);
+      T dw[kBlock] = {}, db[kBlock] = {};
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const T* xr = x + r * d + j0;
+        const T* dy = dout + r * d + j0;
+        const T m = mean[r], s = rstd[r];
 #pragma omp simd
-      for (std::int64_t j = 0; j < n; ++j) {
-        dw[j] += dy[j] * (xr[j] - m) * s;  // dγ += dy ⊙ x̂
-        db[j] += dy[j];                    // dβ += dy
+        for (std::int64_t j = 0; j < n; ++j) {
+          dw[j] += dy[j] * (xr[j] - m) * s;  // dγ += dy ⊙ x̂
+          db[j] += dy[j];                    // dβ += dy
+        }
       }
+      if (dweight) std::copy(dw, dw + n, dweight + j0);
+      if (dbias) std::copy(db, db + n, dbias + j0);
     }
-    if (dweight) std::copy(dw, dw + n, dweight + j0);
-    if (dbias) std::copy(db, db + n, dbias + j0);
-  }
+  });
 }
 
 template void layer_norm_forward<float>(float*, float*, float*, const float*, const float*,

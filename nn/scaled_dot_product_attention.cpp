@@ -146,15 +146,16 @@ void attention_forward(const Dims& d, const Layouts& l, const unsigned char* pad
   const Operand<T> y{Y.data<T>(), l.y};
   T* a = A.data<T>();
   const std::int64_t heads_per_row = d.N / d.B;  // batch element of n is n / heads_per_row
-#pragma omp parallel for if (d.N > 1 && d.N * d.T * d.S > 4096)
-  for (std::int64_t n = 0; n < d.N; ++n) {
-    T* An = a + n * d.T * d.S;  // (T, S)
-    // E = Q Kᵀ / √d_k, written into A's buffer and turned into A in place.
-    gemm<T>(false, true, d.T, d.S, d.dk, T(scale), q[n], q.ld(), k[n], k.ld(), T(0), An, d.S);
-    masked_softmax_rows<T>(An, d.T, d.S, causal, pad ? pad + (n / heads_per_row) * d.S : nullptr);
-    // Y = A V
-    gemm<T>(false, false, d.T, d.dv, d.S, T(1), An, d.S, v[n], v.ld(), T(0), y[n], y.ld());
-  }
+  parallel_for(d.N, d.N * d.T * d.S > 4096, [&](std::int64_t n0, std::int64_t n1) {
+    for (std::int64_t n = n0; n < n1; ++n) {
+      T* An = a + n * d.T * d.S;  // (T, S)
+      // E = Q Kᵀ / √d_k, written into A's buffer and turned into A in place.
+      gemm<T>(false, true, d.T, d.S, d.dk, T(scale), q[n], q.ld(), k[n], k.ld(), T(0), An, d.S);
+      masked_softmax_rows<T>(An, d.T, d.S, causal, pad ? pad + (n / heads_per_row) * d.S : nullptr);
+      // Y = A V
+      gemm<T>(false, false, d.T, d.dv, d.S, T(1), An, d.S, v[n], v.ld(), T(0), y[n], y.ld());
+    }
+  });
 }
 
 // Backward, for each batch·head. In the forward pass Y = A V, so
@@ -170,28 +171,29 @@ void attention_backward(const Dims& d, const Layouts& l, double scale, const Ten
   const Operand<const T> dy{dY.data<T>(), l.y};
   const Operand<T> dq{dQ.data<T>(), l.q}, dk{dK.data<T>(), l.k}, dv{dV.data<T>(), l.v};
   const T* a = A.data<T>();
-  // dE of one (T, S) matrix at a time, one buffer per thread.
-  Tensor scratch = Tensor::empty({num_threads(), d.T, d.S}, Q.dtype());
-#pragma omp parallel for if (d.N > 1 && d.N * d.T * d.S > 4096)
-  for (std::int64_t n = 0; n < d.N; ++n) {
-    const T* An = a + n * d.T * d.S;                         // (T, S)
-    T* dE = scratch.data<T>() + thread_index() * d.T * d.S;  // (T, S)
-    // dV = Aᵀ dY
-    gemm<T>(true, false, d.S, d.dv, d.T, T(1), An, d.S, dy[n], dy.ld(), T(0), dv[n], dv.ld());
-    // dA = dY Vᵀ
-    gemm<T>(false, true, d.T, d.S, d.dv, T(1), dy[n], dy.ld(), v[n], v.ld(), T(0), dE, d.S);
-    // dE = A ⊙ (dA − rowsum(dA ⊙ A))
-    for (std::int64_t i = 0; i < d.T; ++i) {
-      T* row = dE + i * d.S;
-      const T* arow = An + i * d.S;
-      T dot = 0;
-      for (std::int64_t j = 0; j < d.S; ++j) dot += row[j] * arow[j];
-      for (std::int64_t j = 0; j < d.S; ++j) row[j] = arow[j] * (row[j] - dot);
+  parallel_for(d.N, d.N * d.T * d.S > 4096, [&](std::int64_t n0, std::int64_t n1) {
+    // dE of one (T, S) matrix at a time, in a buffer of this piece's own.
+    Tensor scratch = Tensor::empty({d.T, d.S}, Q.dtype());
+    T* dE = scratch.data<T>();
+    for (std::int64_t n = n0; n < n1; ++n) {
+      const T* An = a + n * d.T * d.S;  // (T, S)
+      // dV = Aᵀ dY
+      gemm<T>(true, false, d.S, d.dv, d.T, T(1), An, d.S, dy[n], dy.ld(), T(0), dv[n], dv.ld());
+      // dA = dY Vᵀ
+      gemm<T>(false, true, d.T, d.S, d.dv, T(1), dy[n], dy.ld(), v[n], v.ld(), T(0), dE, d.S);
+      // dE = A ⊙ (dA − rowsum(dA ⊙ A))
+      for (std::int64_t i = 0; i < d.T; ++i) {
+        T* row = dE + i * d.S;
+        const T* arow = An + i * d.S;
+        T dot = 0;
+        for (std::int64_t j = 0; j < d.S; ++j) dot += row[j] * arow[j];
+        for (std::int64_t j = 0; j < d.S; ++j) row[j] = arow[j] * (row[j] - dot);
+      }
+      // dQ = dE K / √d_k,  dK = dEᵀ Q / √d_k
+      gemm<T>(false, false, d.T, d.dk, d.S, T(scale), dE, d.S, k[n], k.ld(), T(0), dq[n], dq.ld());
+      gemm<T>(true, false, d.S, d.dk, d.T, T(scale), dE, d.S, q[n], q.ld(), T(0), dk[n], dk.ld());
     }
-    // dQ = dE K / √d_k,  dK = dEᵀ Q / √d_k
-    gemm<T>(false, false, d.T, d.dk, d.S, T(scale), dE, d.S, k[n], k.ld(), T(0), dq[n], dq.ld());
-    gemm<T>(true, false, d.S, d.dk, d.T, T(scale), dE, d.S, q[n], q.ld(), T(0), dk[n], dk.ld());
-  }
+  });
 }
 
 // Runs the fused forward and records the node. `source` says which input holds Q, K and V (for

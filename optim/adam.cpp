@@ -23,15 +23,16 @@ void adam_update(T* p, T* m, T* v, const T* grad, std::int64_t n, std::int64_t t
   const T e = static_cast<T>(eps), wd = static_cast<T>(weight_decay);
   const T shrink = static_cast<T>(1 - lr * weight_decay);  // AdamW's decay factor
   const bool l2 = !decoupled && weight_decay != 0;
-#pragma omp parallel for if (n > kParallelThreshold)
-  for (std::int64_t i = 0; i < n; ++i) {
-    if (decoupled) p[i] = p[i] * shrink;
-    const T g = l2 ? grad[i] + wd * p[i] : grad[i];
-    m[i] = m[i] * b1 + one_minus_b1 * g;
-    v[i] = v[i] * b2 + one_minus_b2 * g * g;
-    const T denom = std::sqrt(v[i]) / bias_correction2_sqrt + e;
-    p[i] = p[i] + neg_step_size * (m[i] / denom);
-  }
+  parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
+    for (std::int64_t i = i0; i < i1; ++i) {
+      if (decoupled) p[i] = p[i] * shrink;
+      const T g = l2 ? grad[i] + wd * p[i] : grad[i];
+      m[i] = m[i] * b1 + one_minus_b1 * g;
+      v[i] = v[i] * b2 + one_minus_b2 * g * g;
+      const T denom = std::sqrt(v[i]) / bias_correction2_sqrt + e;
+      p[i] = p[i] + neg_step_size * (m[i] / denom);
+    }
+  });
 }
 
 static const AdamOptions& checked(const AdamOptions& o, const char* who) {

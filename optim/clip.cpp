@@ -19,8 +19,9 @@ double sum_of_squares(const T* g, std::int64_t n) {
 template <class T>
 void scale(T* g, std::int64_t n, double factor) {
   const T f = static_cast<T>(factor);
-#pragma omp parallel for if (n > kParallelThreshold)
-  for (std::int64_t i = 0; i < n; ++i) g[i] *= f;
+  parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
+    for (std::int64_t i = i0; i < i1; ++i) g[i] *= f;
+  });
 }
 
 double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {

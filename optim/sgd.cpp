@@ -13,16 +13,17 @@ void sgd_update(T* p, T* buf, const T* grad, std::int64_t n, double lr, double w
                 double momentum, bool nesterov, bool first) {
   const T neg_lr = static_cast<T>(-lr), wd = static_cast<T>(weight_decay);
   const T mu = static_cast<T>(momentum);
-#pragma omp parallel for if (n > kParallelThreshold)
-  for (std::int64_t i = 0; i < n; ++i) {
-    T d = grad[i];
-    if (weight_decay != 0) d = d + wd * p[i];
-    if (buf) {
-      buf[i] = first ? d : buf[i] * mu + d;
-      d = nesterov ? d + mu * buf[i] : buf[i];
+  parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
+    for (std::int64_t i = i0; i < i1; ++i) {
+      T d = grad[i];
+      if (weight_decay != 0) d = d + wd * p[i];
+      if (buf) {
+        buf[i] = first ? d : buf[i] * mu + d;
+        d = nesterov ? d + mu * buf[i] : buf[i];
+      }
+      p[i] = p[i] + neg_lr * d;
     }
-    p[i] = p[i] + neg_lr * d;
-  }
+  });
 }
 
 static const SgdOptions& checked(const SgdOptions& o) {
