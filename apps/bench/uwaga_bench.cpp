@@ -72,7 +72,7 @@ struct BenchOptions {
   int steps = 0;              // calls per repeat; 0: as many as fill min_seconds
   double min_seconds = 0.25;  // length of one repeat when steps is 0
   bool op_times = false;      // train: also the backward time of every op
-  std::int64_t micro_batch = 32;  // train: images per forward/backward pass (0: a thread's share)
+  std::int64_t micro_batch = 16;  // train: images per forward/backward pass (0: a thread's share)
   std::uint64_t seed = 0;
 };
 
@@ -382,7 +382,7 @@ int run(int argc, char** argv) {
       ("op-times", "train: then 20 steps timing each op's backward rule (ms per step by op, "
        "summed over threads)")
       ("micro-batch", "train: images per forward/backward pass, per thread (0: a thread's whole "
-       "share of the batch)", cxxopts::value<std::int64_t>()->default_value("32"))
+       "share of the batch)", cxxopts::value<std::int64_t>()->default_value("16"))
       ("op", "micro: any of mha, layernorm, gelu, xent", cxxopts::value<std::vector<std::string>>()->default_value(
           "mha,layernorm,gelu,xent"))
       ("shapes", "sgemm: MxKxN for (M×K)·(K×N)", cxxopts::value<std::vector<std::string>>()->default_value(
