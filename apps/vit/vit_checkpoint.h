@@ -1,17 +1,14 @@
 #pragma once
 // Rebuilding a trained ViT from a uwaga-vit checkpoint: the run configuration travels in the
 // checkpoint's metadata, so the model can be built before its weights are loaded.
-#include <memory>
 #include <string>
 
+#include "apps/common/loaded_model.h"
 #include "apps/vit/vit_run_config.h"
 
 namespace uwaga::apps {
 
-struct LoadedVit {
-  VitRunConfig run;
-  std::unique_ptr<nn::VisionTransformer> model;  // in eval mode
-};
+using LoadedVit = LoadedModel<VitRunConfig, nn::VisionTransformer>;
 
 // Errors name the file: missing, not a checkpoint, not written by uwaga-vit, or not matching.
 VitRunConfig read_vit_run_config(const std::string& checkpoint);
