@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apps/common/training_settings_json.h"
 #include "core/error.h"
 
 namespace uwaga::apps {
@@ -66,18 +67,11 @@ std::string TranslateRunConfig::to_json() const {
         {"valid_fraction", corpus.valid_fraction},
         {"test_fraction", corpus.test_fraction}}},
       {"model", nlohmann::json::parse(model.to_json())},
-      {"epochs", epochs},
-      {"batch_size", batch_size},
-      {"lr", lr},
-      {"min_lr", min_lr},
-      {"weight_decay", weight_decay},
-      {"warmup", warmup},
-      {"label_smoothing", label_smoothing},
-      {"clip_norm", clip_norm},
       {"eval_size", eval_size},
       {"seed", seed},
       {"src_vocab", nlohmann::json::parse(src_vocab.to_json())},
       {"tgt_vocab", nlohmann::json::parse(tgt_vocab.to_json())}};
+  training_settings_to_json(*this, j);
   return j.dump();
 }
 
@@ -96,14 +90,7 @@ TranslateRunConfig TranslateRunConfig::from_json(const std::string& text) {
     r.corpus.valid_fraction = c.at("valid_fraction");
     r.corpus.test_fraction = c.at("test_fraction");
     r.model = nn::Seq2SeqConfig::from_json(j.at("model").dump());
-    r.epochs = j.at("epochs");
-    r.batch_size = j.at("batch_size");
-    r.lr = j.at("lr");
-    r.min_lr = j.at("min_lr");
-    r.weight_decay = j.at("weight_decay");
-    r.warmup = j.at("warmup");
-    r.label_smoothing = j.at("label_smoothing");
-    r.clip_norm = j.at("clip_norm");
+    training_settings_from_json(j, r);
     r.eval_size = j.at("eval_size");
     r.seed = j.at("seed");
     r.src_vocab = Vocabulary::from_json(j.at("src_vocab").dump());

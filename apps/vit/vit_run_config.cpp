@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apps/common/training_settings_json.h"
 #include "core/error.h"
 
 namespace uwaga::apps {
@@ -74,19 +75,12 @@ std::string VitRunConfig::to_json() const {
   nlohmann::json j = {{"preset", preset},
                       {"dataset", dataset},
                       {"model", nlohmann::json::parse(model.to_json())},
-                      {"epochs", epochs},
-                      {"batch_size", batch_size},
-                      {"lr", lr},
-                      {"min_lr", min_lr},
-                      {"weight_decay", weight_decay},
-                      {"warmup", warmup},
-                      {"label_smoothing", label_smoothing},
-                      {"clip_norm", clip_norm},
                       {"augment", augment},
                       {"seed", seed},
                       {"mean", mean},
                       {"std", std},
                       {"class_names", class_names}};
+  training_settings_to_json(*this, j);
   return j.dump();
 }
 
@@ -97,14 +91,7 @@ VitRunConfig VitRunConfig::from_json(const std::string& text) {
     r.preset = j.at("preset");
     r.dataset = j.at("dataset");
     r.model = nn::VitConfig::from_json(j.at("model").dump());
-    r.epochs = j.at("epochs");
-    r.batch_size = j.at("batch_size");
-    r.lr = j.at("lr");
-    r.min_lr = j.at("min_lr");
-    r.weight_decay = j.at("weight_decay");
-    r.warmup = j.at("warmup");
-    r.label_smoothing = j.at("label_smoothing");
-    r.clip_norm = j.at("clip_norm");
+    training_settings_from_json(j, r);
     r.augment = j.at("augment");
     r.seed = j.at("seed");
     r.mean = j.at("mean").get<std::vector<float>>();
