@@ -36,4 +36,14 @@ int run_modes(const char* program, const char* usage, const std::vector<Mode>& m
   }
 }
 
+bool wants_help(const cxxopts::Options& o, const cxxopts::ParseResult& r) {
+  if (!r.count("help")) return false;
+  std::cout << o.help() << "\n";
+  return true;
+}
+
+void reject_unexpected_arguments(const cxxopts::ParseResult& r, const char* mode) {
+  if (!r.unmatched().empty()) fail(mode, ": unexpected argument '", r.unmatched()[0], "'");
+}
+
 }  // namespace uwaga::apps

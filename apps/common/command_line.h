@@ -18,6 +18,12 @@ struct Mode {
 int run_modes(const char* program, const char* usage, const std::vector<Mode>& modes, int argc,
               char** argv);
 
+// Prints the mode's options and returns true when the user asked for --help.
+bool wants_help(const cxxopts::Options& o, const cxxopts::ParseResult& r);
+
+// Fails naming the first argument no flag took: "<mode>: unexpected argument 'x'".
+void reject_unexpected_arguments(const cxxopts::ParseResult& r, const char* mode);
+
 // field = the flag's value, when the user gave the flag.
 template <class T>
 void override_from(const cxxopts::ParseResult& r, const char* flag, T& field) {

@@ -4,12 +4,12 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "apps/common/command_line.h"
+#include "apps/common/training_flags.h"
 #include "apps/translate/attention_heatmap.h"
 #include "apps/translate/translate_checkpoint.h"
 #include "apps/translate/translation_task.h"
@@ -35,16 +35,9 @@ void apply_overrides(TranslateRunConfig& run, const cxxopts::ParseResult& r) {
   set("positions", run.model.positions);
   set("dropout", run.model.dropout);
   set("max-length", run.model.max_length);
-  set("epochs", run.epochs);
-  set("batch-size", run.batch_size);
-  set("lr", run.lr);
+  override_training_flags(r, run);
   set("min-lr", run.min_lr);
-  set("weight-decay", run.weight_decay);
-  set("warmup", run.warmup);
-  set("label-smoothing", run.label_smoothing);
-  set("clip", run.clip_norm);
   set("eval-size", run.eval_size);
-  set("seed", run.seed);
   set("corpus-seed", run.corpus.seed);
   set("train-size", run.corpus.train_size);
   set("valid-size", run.corpus.valid_size);
@@ -69,12 +62,6 @@ void apply_thread_flag(const cxxopts::ParseResult& r) {
   } else {
     set_num_threads(1);
   }
-}
-
-bool wants_help(const cxxopts::Options& o, const cxxopts::ParseResult& r) {
-  if (!r.count("help")) return false;
-  std::cout << o.help() << "\n";
-  return true;
 }
 
 void print_summary(const nn::Seq2SeqTransformer& model, const TranslateRunConfig& run,
@@ -150,24 +137,16 @@ int translate_train(int argc, char** argv) {
   add_thread_flag(o);
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
-  if (!r.unmatched().empty()) fail("train: unexpected argument '", r.unmatched()[0], "'");
-  if (!r.count("out")) fail("train: --out DIR is required (checkpoints and the log go there)");
+  reject_unexpected_arguments(r, "train");
+  const TrainingOutput output = training_output(r);
   apply_thread_flag(r);
-  const std::string out = r["out"].as<std::string>();
-  const std::string checkpoint = out + "/checkpoint.safetensors";
-  const bool resume = r.count("resume") > 0;
 
   TranslateRunConfig run;
-  if (resume) {
-    if (!std::filesystem::exists(checkpoint))
-      fail("train: --resume: no checkpoint at ", checkpoint);
-    run = read_translate_run_config(checkpoint);
-    for (const char* flag : {"preset", "dim", "heads", "encoder-layers", "decoder-layers",
-                             "mlp-dim", "positions", "dropout", "max-length", "batch-size",
-                             "seed", "corpus-seed", "train-size", "valid-size", "test-size"})
-      if (r.count(flag) && !r[flag].has_default())
-        fail("train: --", flag, " cannot change when resuming (the checkpoint fixes it)");
-    if (r.count("epochs")) run.epochs = r["epochs"].as<std::int64_t>();
+  if (output.resume) {
+    run = resumed_run_config(r, output.checkpoint, read_translate_run_config,
+                             {"preset", "dim", "heads", "encoder-layers", "decoder-layers",
+                              "mlp-dim", "positions", "dropout", "max-length", "batch-size",
+                              "seed", "corpus-seed", "train-size", "valid-size", "test-size"});
   } else {
     run = translate_preset(r["preset"].as<std::string>());
     apply_overrides(run, r);
@@ -178,7 +157,7 @@ int translate_train(int argc, char** argv) {
   run.validate();
 
   const TranslationCorpus corpus = generate_translation_corpus(run.corpus);
-  if (!resume) {
+  if (!output.resume) {
     std::vector<std::string> english, spanish;
     for (const auto& p : corpus.train) english.push_back(p.english), spanish.push_back(p.spanish);
     run.src_vocab = Vocabulary::build(english);
@@ -197,15 +176,9 @@ int translate_train(int argc, char** argv) {
   const std::int64_t total = run.epochs * task.batches_per_epoch();
   optim::WarmupCosineLr schedule(run.lr, std::min(run.warmup, total - 1), total, run.min_lr);
 
-  optim::TrainerOptions to;
-  to.epochs = run.epochs;
-  to.max_steps = r["max-steps"].as<std::int64_t>();
+  const optim::TrainerOptions to =
+      trainer_options(r, output, run.epochs, run.clip_norm, "uwaga-translate");
   if (to.max_steps < 0) fail("train: --max-steps must be >= 0 (0: no limit)");
-  to.clip_norm = run.clip_norm;
-  to.out_dir = out;
-  to.resume = resume;
-  to.log_every = r["log-every"].as<std::int64_t>();
-  to.resume_command = "uwaga-translate train --out " + out + " --resume";
   optim::Trainer trainer(task, optimizer, schedule, to);
   optim::TrainSummary summary = trainer.fit();
   if (summary.last_eval.count("exact_match"))
@@ -228,7 +201,7 @@ int translate_eval(int argc, char** argv) {
   add_thread_flag(o);
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
-  if (!r.unmatched().empty()) fail("eval: unexpected argument '", r.unmatched()[0], "'");
+  reject_unexpected_arguments(r, "eval");
   if (!r.count("checkpoint")) fail("eval: --checkpoint FILE is required");
   apply_thread_flag(r);
   const std::string split = r["split"].as<std::string>();

@@ -3,11 +3,10 @@
 #include <cxxopts.hpp>
 
 #include <cstdio>
-#include <filesystem>
-#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "apps/common/command_line.h"
+#include "apps/common/training_flags.h"
 #include "apps/vit/image_classification_task.h"
 #include "apps/vit/vit_checkpoint.h"
 #include "core/threads.h"
@@ -33,14 +32,7 @@ void apply_overrides(VitRunConfig& run, const cxxopts::ParseResult& r) {
   set("depth", run.model.depth);
   set("heads", run.model.heads);
   set("mlp-dim", run.model.mlp_dim);
-  set("epochs", run.epochs);
-  set("batch-size", run.batch_size);
-  set("lr", run.lr);
-  set("weight-decay", run.weight_decay);
-  set("warmup", run.warmup);
-  set("label-smoothing", run.label_smoothing);
-  set("clip", run.clip_norm);
-  set("seed", run.seed);
+  override_training_flags(r, run);
   if (r.count("augment") && r.count("no-augment"))
     fail("train: --augment and --no-augment contradict each other");
   if (r.count("augment")) run.augment = true;
@@ -133,27 +125,16 @@ int vit_train(int argc, char** argv) {
       ("h,help", "show this help");
   add_thread_flag(o);
   auto r = o.parse(argc, argv);
-  if (r.count("help")) {
-    std::cout << o.help() << "\n";
-    return 0;
-  }
-  if (!r.unmatched().empty()) fail("train: unexpected argument '", r.unmatched()[0], "'");
-  if (!r.count("out")) fail("train: --out DIR is required (checkpoints and the log go there)");
+  if (wants_help(o, r)) return 0;
+  reject_unexpected_arguments(r, "train");
+  const TrainingOutput output = training_output(r);
   apply_thread_flag(r);
-  const std::string out = r["out"].as<std::string>();
-  const std::string checkpoint = out + "/checkpoint.safetensors";
-  const bool resume = r.count("resume") > 0;
 
   VitRunConfig run;
-  if (resume) {
-    if (!std::filesystem::exists(checkpoint))
-      fail("train: --resume: no checkpoint at ", checkpoint);
-    run = read_vit_run_config(checkpoint);
-    for (const char* flag : {"preset", "dataset", "patch", "dim", "depth", "heads", "mlp-dim",
-                             "batch-size", "seed", "train-size"})
-      if (r.count(flag) && !r[flag].has_default())
-        fail("train: --", flag, " cannot change when resuming (the checkpoint fixes it)");
-    if (r.count("epochs")) run.epochs = r["epochs"].as<std::int64_t>();
+  if (output.resume) {
+    run = resumed_run_config(r, output.checkpoint, read_vit_run_config,
+                             {"preset", "dataset", "patch", "dim", "depth", "heads", "mlp-dim",
+                              "batch-size", "seed", "train-size"});
   } else {
     run = vit_preset(r["preset"].as<std::string>());
     if (r.count("dataset")) set_dataset_geometry(run, r["dataset"].as<std::string>());
@@ -171,7 +152,7 @@ int vit_train(int argc, char** argv) {
     train = take_first(train, n);
   }
   check_geometry(train, run, run.dataset);
-  if (!resume) {
+  if (!output.resume) {
     ChannelStats stats = channel_stats(train);
     run.mean = stats.mean;
     run.std = stats.std;
@@ -193,14 +174,8 @@ int vit_train(int argc, char** argv) {
   const std::int64_t total = run.epochs * task.batches_per_epoch();
   optim::WarmupCosineLr schedule(run.lr, std::min(run.warmup, total - 1), total, run.min_lr);
 
-  optim::TrainerOptions to;
-  to.epochs = run.epochs;
-  to.max_steps = r["max-steps"].as<std::int64_t>();
-  to.clip_norm = run.clip_norm;
-  to.out_dir = out;
-  to.resume = resume;
-  to.log_every = r["log-every"].as<std::int64_t>();
-  to.resume_command = "uwaga-vit train --out " + out + " --resume";
+  const optim::TrainerOptions to =
+      trainer_options(r, output, run.epochs, run.clip_norm, "uwaga-vit");
   optim::Trainer trainer(task, optimizer, schedule, to);
   optim::TrainSummary summary = trainer.fit();  // prints its own reason for stopping early
   if (summary.stopped_non_finite) return 1;
@@ -225,11 +200,8 @@ int vit_eval(int argc, char** argv) {
       ("h,help", "show this help");
   add_thread_flag(o);
   auto r = o.parse(argc, argv);
-  if (r.count("help")) {
-    std::cout << o.help() << "\n";
-    return 0;
-  }
-  if (!r.unmatched().empty()) fail("eval: unexpected argument '", r.unmatched()[0], "'");
+  if (wants_help(o, r)) return 0;
+  reject_unexpected_arguments(r, "eval");
   if (!r.count("checkpoint")) fail("eval: --checkpoint FILE is required");
   apply_thread_flag(r);
   LoadedVit vit = load_vit(r["checkpoint"].as<std::string>());

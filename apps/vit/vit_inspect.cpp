@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <iostream>
 #include <numeric>
 
+#include "apps/common/command_line.h"
 #include "apps/common/svg_canvas.h"
 #include "apps/vit/vit_checkpoint.h"
 #include "apps/vit/vit_commands.h"
@@ -94,10 +94,7 @@ int vit_predict(int argc, char** argv) {
   o.allow_unrecognised_options();
   common_flags(o);
   auto r = o.parse(argc, argv);
-  if (r.count("help")) {
-    std::cout << o.help() << "\n";
-    return 0;
-  }
+  if (wants_help(o, r)) return 0;
   for (auto& a : r.unmatched())
     if (a.rfind("--", 0) == 0) fail("predict: unknown option '", a, "'");
   if (!r.count("checkpoint")) fail("predict: --checkpoint FILE is required");
@@ -128,10 +125,7 @@ int vit_attention(int argc, char** argv) {
   common_flags(o);
   o.add_options()("out", "the SVG file to write", value<std::string>());
   auto r = o.parse(argc, argv);
-  if (r.count("help")) {
-    std::cout << o.help() << "\n";
-    return 0;
-  }
+  if (wants_help(o, r)) return 0;
   for (auto& a : r.unmatched())
     if (a.rfind("--", 0) == 0) fail("attention: unknown option '", a, "'");
   if (!r.count("checkpoint")) fail("attention: --checkpoint FILE is required");
