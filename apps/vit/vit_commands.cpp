@@ -18,8 +18,9 @@ namespace uwaga::apps {
 namespace {
 
 // Images per forward/backward pass in training. The fastest of 8, 12, 16, 24, 32 and 64 on
-// mnist-tiny (uwaga-bench --mode train --micro-batch N, side by side): 16 trains about 10 %
-// faster than 32 on one thread and on two, 8 and 12 run the matrix products on too few rows.
+// mnist-tiny (uwaga-bench --mode train --micro-batch N, side by side): 16 computes gradients
+// about 10 % faster than 32 on one thread and on two (uwaga-vit's training, which also loads
+// and shifts the images, 5 %); with 8 or 12 the matrix products get too few rows.
 constexpr std::int64_t kDefaultMicroBatch = 16;
 
 using cxxopts::value;
