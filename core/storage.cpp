@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
-#include <unordered_map>
+#include <map>
 #include <vector>
 
 namespace uwaga {
@@ -12,7 +12,7 @@ namespace {
 constexpr std::size_t kAlignment = 64;  // a cache line; also what AVX-512 loads like
 
 // One cache per thread. A buffer goes back to the free lists of the thread that allocated it,
-// whichever thread frees it, and that thread's next request of that size takes it: a thread
+// whichever thread frees it, and that thread's next request that fits it takes it: a thread
 // reuses memory its own core has just touched, threads rarely wait for each other's lock, and
 // no cache grows without bound when buffers cross threads (optim::DataParallel's replicas
 // allocate their gradients on their own threads; the main thread frees them every step). The
@@ -22,7 +22,9 @@ constexpr std::size_t kAlignment = 64;  // a cache line; also what AVX-512 loads
 // every allocation on one core invalidate the other core's copy of its lock.
 struct alignas(64) Cache {
   std::mutex mutex;
-  std::unordered_map<std::size_t, std::vector<void*>> free_lists;  // rounded size -> buffers
+  // capacity -> free buffers of that capacity. Lists that empty stay in the map (with their
+  // reserved vectors), so the steady state inserts no nodes: no malloc per tensor.
+  std::map<std::size_t, std::vector<void*>> free_lists;
   AllocatorStats stats;
 };
 
@@ -57,31 +59,36 @@ std::size_t round_up(std::size_t bytes) {
 }  // namespace
 
 Storage::Storage(std::size_t bytes) : bytes_(bytes) {
-  std::size_t size = round_up(bytes);
+  const std::size_t size = round_up(bytes);
   Cache& c = cache();
   home_ = &c;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
-    auto it = c.free_lists.find(size);
-    if (it != c.free_lists.end() && !it->second.empty()) {
+    // The smallest free buffer of at least `size` bytes, if it is no more than twice that: the
+    // same size when there is one (fixed shapes), else a neighbour (shapes that vary), never a
+    // much larger buffer that a larger request will want.
+    for (auto it = c.free_lists.lower_bound(size);
+         it != c.free_lists.end() && it->first <= 2 * size; ++it) {
+      if (it->second.empty()) continue;
       data_ = it->second.back();
       it->second.pop_back();
+      capacity_ = it->first;
       c.stats.cache_hits++;
-      c.stats.cached_bytes -= size;
+      c.stats.cached_bytes -= capacity_;
       return;
     }
     c.stats.system_allocations++;
   }
+  capacity_ = size;
   data_ = std::aligned_alloc(kAlignment, size);
   if (!data_) throw std::bad_alloc();
 }
 
 Storage::~Storage() {
   Cache& c = *static_cast<Cache*>(home_);  // the allocating thread's cache
-  std::size_t size = round_up(bytes_);
   std::lock_guard<std::mutex> lock(c.mutex);
-  c.free_lists[size].push_back(data_);
-  c.stats.cached_bytes += size;
+  c.free_lists[capacity_].push_back(data_);
+  c.stats.cached_bytes += capacity_;
 }
 
 AllocatorStats allocator_stats() {

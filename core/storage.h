@@ -2,9 +2,12 @@
 // Storage: one aligned buffer of bytes, shared by a tensor and its views (reshape, squeeze, ...).
 //
 // Buffers come from a small caching allocator: a freed buffer goes back to a free list keyed by
-// its size (one set of lists per thread: those of the thread that allocated it), and the next
-// request of that size on that thread takes it. A training step allocates the same sizes every
-// time, so after the first step the steady state makes no calls to malloc for tensor data.
+// its size (one set of lists per thread: those of the thread that allocated it), and a later
+// request on that thread takes the smallest free buffer that holds it, if that buffer is at most
+// twice the size asked for. A training step of fixed shapes allocates the same sizes every time,
+// so after the first step it makes no calls to malloc for tensor data; steps whose shapes vary
+// (sentences of different lengths) share buffers across nearby sizes instead of keeping a set
+// per shape.
 #include <cstddef>
 #include <memory>
 
@@ -24,6 +27,7 @@ class Storage {
  private:
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
+  std::size_t capacity_ = 0;  // of the buffer: at least bytes_, at most twice (rounded up)
   void* home_ = nullptr;  // the free lists this buffer returns to (storage.cpp)
 };
 

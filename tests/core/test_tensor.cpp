@@ -1,3 +1,4 @@
+#include <thread>
 #include <omp.h>
 
 #include <catch2/catch.hpp>
@@ -111,6 +112,49 @@ TEST_CASE("the caching allocator reuses freed buffers", "[core][storage]") {
   auto after = allocator_stats();
   REQUIRE(after.system_allocations == before.system_allocations);
   REQUIRE(after.cache_hits >= before.cache_hits + 10);
+}
+
+TEST_CASE("the caching allocator serves a request from a free buffer of at most twice its size",
+          "[core][storage]") {
+  // Sizes chosen apart from every other test's, on a thread of its own: a fresh cache.
+  std::thread([] {
+    { Tensor big = Tensor::empty({40000}); }  // 160,000 bytes, now free
+    auto before = allocator_stats();
+    { Tensor smaller = Tensor::empty({30000}); }  // 120,000: fits in 160,000 <= 2 × 120,000
+    auto after = allocator_stats();
+    CHECK(after.system_allocations == before.system_allocations);
+    CHECK(after.cache_hits == before.cache_hits + 1);
+    before = after;
+    { Tensor tiny = Tensor::empty({10000}); }  // 40,000: the 160,000 buffer is too big for it
+    after = allocator_stats();
+    CHECK(after.system_allocations == before.system_allocations + 1);
+  }).join();
+}
+
+TEST_CASE("steps whose shapes vary share buffers instead of keeping a set per shape",
+          "[core][storage]") {
+  // Batches of sentences of 5 … 14 words, the tensors of a step all alive at once. A cache of
+  // one set of buffers per length would hold the bytes of all ten steps, 95 words' worth; with
+  // buffers shared across sizes within a factor 2 it holds a few of the largest step's (14 words'
+  // worth each): 47 words' worth here.
+  const std::size_t per_word = 64 * (128 + 256 + 335) * sizeof(float);
+  const std::size_t cached_before = allocator_stats().cached_bytes;
+  std::size_t new_buffers_after_warm_up = 0;
+  std::thread([&] {
+    auto step = [](std::int64_t words) {
+      Tensor a = Tensor::empty({64, words, 128}), b = Tensor::empty({64, words, 256});
+      Tensor c = Tensor::empty({64 * words, 335});
+    };
+    for (std::int64_t words = 5; words <= 14; ++words) step(words);
+    const auto before = allocator_stats();
+    for (int pass = 0; pass < 3; ++pass)
+      for (std::int64_t words = 5; words <= 14; ++words) step(words);
+    new_buffers_after_warm_up = allocator_stats().system_allocations - before.system_allocations;
+  }).join();
+  CHECK(new_buffers_after_warm_up == 0);
+  const std::size_t cached = allocator_stats().cached_bytes - cached_before;
+  CHECK(cached >= 14 * per_word);
+  CHECK(cached <= 4 * 14 * per_word);
 }
 
 TEST_CASE("buffers freed on another thread return to the allocating thread's cache",
