@@ -157,14 +157,7 @@ int translate_train(int argc, char** argv) {
   run.validate();
 
   const TranslationCorpus corpus = generate_translation_corpus(run.corpus);
-  if (!output.resume) {
-    std::vector<std::string> english, spanish;
-    for (const auto& p : corpus.train) english.push_back(p.english), spanish.push_back(p.spanish);
-    run.src_vocab = Vocabulary::build(english);
-    run.tgt_vocab = Vocabulary::build(spanish);
-    run.model.src_vocab = run.src_vocab.size();
-    run.model.tgt_vocab = run.tgt_vocab.size();
-  }
+  if (!output.resume) build_vocabularies(run, corpus);
 
   Generator gen(run.seed);
   nn::Seq2SeqTransformer model(run.model, gen);

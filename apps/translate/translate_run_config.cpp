@@ -9,6 +9,15 @@ namespace uwaga::apps {
 
 std::vector<std::string> translate_preset_names() { return {"default", "tiny"}; }
 
+void build_vocabularies(TranslateRunConfig& run, const TranslationCorpus& corpus) {
+  std::vector<std::string> english, spanish;
+  for (const auto& p : corpus.train) english.push_back(p.english), spanish.push_back(p.spanish);
+  run.src_vocab = Vocabulary::build(english);
+  run.tgt_vocab = Vocabulary::build(spanish);
+  run.model.src_vocab = run.src_vocab.size();
+  run.model.tgt_vocab = run.tgt_vocab.size();
+}
+
 TranslateRunConfig translate_preset(const std::string& name) {
   TranslateRunConfig r;
   r.preset = name;

@@ -34,6 +34,10 @@ struct TranslateRunConfig {
   void validate() const;
 };
 
+// The vocabularies of the corpus's training sentences (English, Spanish), and the model's vocabulary
+// sizes from them.
+void build_vocabularies(TranslateRunConfig& run, const TranslationCorpus& corpus);
+
 // The named presets; throws an Error listing the valid names for an unknown one.
 TranslateRunConfig translate_preset(const std::string& name);
 std::vector<std::string> translate_preset_names();

@@ -16,15 +16,7 @@ namespace {
 constexpr std::int64_t kBatchesPerWindow = 50;  // length-sorting window, in batches
 constexpr std::size_t kMistakesKept = 10;
 
-// Teacher forcing: "BOS y_1 … y_T EOS" gives the decoder input "BOS y_1 … y_T" and the
-// targets "y_1 … y_T EOS", each padded to the batch's longest.
-struct Batch {
-  Tensor src;     // (B, S)
-  Tensor tgt_in;  // (B, T)
-  Tensor tgt_out; // (B·T,) the word each position should predict; PAD where there is none
-};
-
-Batch make_batch(const std::vector<EncodedPair>& pairs, const std::vector<std::int64_t>& index,
+TranslationBatch make_batch(const std::vector<EncodedPair>& pairs, const std::vector<std::int64_t>& index,
                  std::int64_t pad) {
   std::vector<std::vector<std::int64_t>> src, in, out;
   for (std::int64_t i : index) {
@@ -33,7 +25,8 @@ Batch make_batch(const std::vector<EncodedPair>& pairs, const std::vector<std::i
     in.emplace_back(p.target.begin(), p.target.end() - 1);
     out.emplace_back(p.target.begin() + 1, p.target.end());
   }
-  Batch b{nn::pad_sequences(src, pad), nn::pad_sequences(in, pad), nn::pad_sequences(out, pad)};
+  TranslationBatch b{nn::pad_sequences(src, pad), nn::pad_sequences(in, pad),
+                     nn::pad_sequences(out, pad)};
   b.tgt_out = reshape(b.tgt_out, {b.tgt_out.numel()});
   return b;
 }
@@ -126,7 +119,7 @@ TranslationEval evaluate_translation(nn::Seq2SeqTransformer& model,
         order.begin() + static_cast<std::ptrdiff_t>(start),
         order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), start + kEvalBatch)));
     // Teacher-forced loss and next-word accuracy.
-    Batch b = make_batch(encoded, index, pad);
+    TranslationBatch b = make_batch(encoded, index, pad);
     Tensor logits = model.forward(b.src, b.tgt_in);
     logits = reshape(logits, {b.tgt_out.numel(), logits.size(2)});
     const auto [n, ok] = count_correct(logits, b.tgt_out, pad);
@@ -199,9 +192,15 @@ void TranslationTask::begin_epoch(std::int64_t epoch) {
     std::swap(batches_[i], batches_[gen.below(i + 1)]);
 }
 
+TranslationBatch TranslationTask::batch(std::int64_t index) const {
+  if (index < 0 || index >= static_cast<std::int64_t>(batches_.size()))
+    fail("TranslationTask: batch ", index, " of ", batches_.size(), " (begin_epoch first)");
+  return make_batch(train_, batches_[static_cast<std::size_t>(index)], run_.model.pad_id);
+}
+
 optim::StepResult TranslationTask::train_batch(std::int64_t index) {
   const std::int64_t pad = run_.model.pad_id;
-  Batch b = make_batch(train_, batches_.at(static_cast<std::size_t>(index)), pad);
+  TranslationBatch b = batch(index);
   Tensor logits = model_.forward(b.src, b.tgt_in);                // (B, T, V)
   logits = reshape(logits, {b.tgt_out.numel(), logits.size(2)});  // (B·T, V)
   optim::StepResult r;

@@ -19,6 +19,14 @@ struct EncodedPair {
   std::vector<std::int64_t> target;
 };
 
+// Teacher forcing: "BOS y_1 … y_T EOS" gives the decoder input "BOS y_1 … y_T" and the
+// targets "y_1 … y_T EOS", each padded to the batch's longest.
+struct TranslationBatch {
+  Tensor src;      // (B, S)
+  Tensor tgt_in;   // (B, T)
+  Tensor tgt_out;  // (B·T,) the word each position should predict; PAD where there is none
+};
+
 std::vector<EncodedPair> encode_pairs(const std::vector<TranslationPair>& pairs,
                                       const TranslateRunConfig& run);
 // The source ids of an English sentence ("w_1 … w_S EOS"); words outside the vocabulary become
@@ -55,6 +63,8 @@ class TranslationTask : public optim::TrainTask {
   // order is shuffled again.
   void begin_epoch(std::int64_t epoch) override;
   optim::StepResult train_batch(std::int64_t index) override;
+  // Batch `index` of the current epoch, as train_batch feeds it to the model.
+  TranslationBatch batch(std::int64_t index) const;
   // Metrics on the validation split (unseen triples): teacher-forced loss and token accuracy,
   // and exact match and BLEU of greedy translations of its first eval_size sentences.
   std::map<std::string, double> evaluate() override;

@@ -142,12 +142,7 @@ TrainedTranslator train_translator(TranslateRunConfig run, std::int64_t max_step
   run.model.tgt_vocab = std::max<std::int64_t>(run.model.tgt_vocab, 4);
   run.validate();
   const TranslationCorpus corpus = generate_translation_corpus(run.corpus);
-  std::vector<std::string> english, spanish;
-  for (const auto& p : corpus.train) english.push_back(p.english), spanish.push_back(p.spanish);
-  run.src_vocab = Vocabulary::build(english);
-  run.tgt_vocab = Vocabulary::build(spanish);
-  run.model.src_vocab = run.src_vocab.size();
-  run.model.tgt_vocab = run.tgt_vocab.size();
+  build_vocabularies(run, corpus);
 
   Generator gen(run.seed);
   auto model = std::make_shared<nn::Seq2SeqTransformer>(run.model, gen);
