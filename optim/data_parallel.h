@@ -16,6 +16,10 @@
 // Replicas alias the model's parameter storage (nn::Module::alias_parameters): the optimizer
 // updates the model and every replica sees the new values; only the gradients are per replica.
 //
+// A loss that is a mean over something other than rows — a translation's loss is a mean over
+// target words, and sentences have different lengths — splits the same way with B_c/B replaced by
+// the micro-batch's share of those items: step() takes that share as weight_of(range).
+//
 // Micro-batches help on one thread too: `micro_batch` rows at a time keep a block's activations
 // in the core's cache (gradient accumulation — the same ∇L, summed in another order).
 //
@@ -76,10 +80,15 @@ class DataParallel {
   int threads() const { return static_cast<int>(replicas_.size()) + 1; }
   std::int64_t micro_batch() const { return options_.micro_batch; }
 
+  // The share of the batch's loss that the mean loss of rows [begin, end) carries.
+  using MicroBatchWeight = std::function<double(RowRange rows)>;
+
   // Forward and backward of a batch of `rows` rows. Afterwards the model's gradients are those of
   // the batch's mean loss (added to what they held before, as backward() does). Returns that loss
   // as a value (a float64 scalar, not attached to the graph), with items and correct summed.
-  StepResult step(std::int64_t rows, const MicroBatchLoss& loss_of);
+  // weight_of: each micro-batch's share of the loss; by default its share of the rows, B_c/B.
+  StepResult step(std::int64_t rows, const MicroBatchLoss& loss_of,
+                  const MicroBatchWeight& weight_of = {});
 
  private:
   Model& model_;
@@ -120,7 +129,8 @@ DataParallel<Model>::DataParallel(Model& model,
 }
 
 template <class Model>
-StepResult DataParallel<Model>::step(std::int64_t rows, const MicroBatchLoss& loss_of) {
+StepResult DataParallel<Model>::step(std::int64_t rows, const MicroBatchLoss& loss_of,
+                                     const MicroBatchWeight& weight_of) {
   const std::vector<std::vector<RowRange>> plan =
       deal_rows(rows, threads(), options_.micro_batch);
   for (auto& replica : replicas_) replica->train(model_.is_training());
@@ -133,9 +143,10 @@ StepResult DataParallel<Model>::step(std::int64_t rows, const MicroBatchLoss& lo
       if (!r.loss.defined() || r.loss.numel() != 1)
         fail("DataParallel: the micro-batch loss must have one element, got ",
              r.loss.defined() ? shape_str(r.loss.shape()) : std::string("an undefined tensor"));
-      const double weight = static_cast<double>(range.size()) / static_cast<double>(rows);
+      const double weight = weight_of ? weight_of(range)
+                                      : static_cast<double>(range.size()) / static_cast<double>(rows);
       loss[t] += weight * r.loss.item();
-      // ∂L/∂L_c = B_c/B: the seed of this micro-batch's backward pass.
+      // ∂L/∂L_c = B_c/B (or the share weight_of gives): the seed of this micro-batch's backward.
       r.loss.backward(Tensor::full(r.loss.shape(), weight, r.loss.dtype()));
       items[t] += r.items;
       if (correct[t] >= 0) correct[t] = r.correct < 0 ? -1 : correct[t] + r.correct;

@@ -161,6 +161,57 @@ TEST_CASE("DataParallel computes the whole batch's gradient and loss", "[data_pa
     }
 }
 
+TEST_CASE("DataParallel weighs micro-batches by weight_of for a mean over other items",
+          "[data_parallel]") {
+  // The loss is a mean over the labelled rows only (rows 1 and 4 are ignored, as padding is in
+  // a translation's targets), so a micro-batch's share is its labelled rows over all of them,
+  // not its rows over all rows.
+  const std::int64_t batch = 7, ignored = -100;
+  Data data = make_data(batch);
+  std::vector<std::int64_t> y = data.labels.to_indices();
+  y[1] = y[4] = ignored;
+  data.labels = Tensor::from_indices(y, {batch});
+  auto labelled = [&](RowRange rows) {
+    std::int64_t n = 0;
+    for (std::int64_t i = rows.begin; i < rows.end; ++i) n += y[i] != ignored;
+    return n;
+  };
+
+  auto reference = make_model(1);
+  Tensor loss = cross_entropy(reference->forward(data.images), data.labels, {ignored, 0.0});
+  loss.backward();
+
+  for (int threads : {1, 2, 3})
+    for (std::int64_t micro : {0, 2}) {
+      INFO(threads << " threads, micro-batches of " << micro);
+      auto model = make_model(1);
+      std::uint64_t replica_seed = 100;
+      DataParallel<nn::VisionTransformer> parallel(
+          *model, [&] { return make_model(replica_seed++); }, {threads, micro});
+      StepResult r = parallel.step(
+          batch,
+          [&](nn::VisionTransformer& m, RowRange rows) {
+            StepResult s;
+            s.loss = cross_entropy(m.forward(slice(data.images, 0, rows.begin, rows.end)),
+                                   slice(data.labels, 0, rows.begin, rows.end), {ignored, 0.0});
+            s.items = labelled(rows);
+            return s;
+          },
+          [&](RowRange rows) { return static_cast<double>(labelled(rows)) / 5.0; });
+      CHECK(r.items == 5);
+      CHECK(r.loss.item() == Approx(loss.item()).epsilon(1e-12));
+      const auto expected = reference->named_parameters(), got = model->named_parameters();
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        INFO(got[i].first);
+        std::vector<double> a = got[i].second.grad().to_vector(),
+                            b = expected[i].second.grad().to_vector();
+        double err = 0;
+        for (std::size_t k = 0; k < a.size(); ++k) err = std::max(err, std::abs(a[k] - b[k]));
+        CHECK(err <= 1e-12 * std::max(1.0, max_abs(expected[i].second.grad())));
+      }
+    }
+}
+
 TEST_CASE("DataParallel replicas share the model's values, not its gradients",
           "[data_parallel]") {
   auto model = make_model(1);
