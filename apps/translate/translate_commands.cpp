@@ -44,20 +44,23 @@ void apply_overrides(TranslateRunConfig& run, const cxxopts::ParseResult& r) {
   set("test-size", run.corpus.test_size);
 }
 
-void add_thread_flag(cxxopts::Options& o) {
-  o.add_options()("threads", "threads for uwaga and OpenBLAS (default: UWAGA_NUM_THREADS, else 1)",
+void add_thread_flag(cxxopts::Options& o, const char* fallback) {
+  o.add_options()("threads", std::string("threads for uwaga and OpenBLAS (default: UWAGA_NUM_THREADS, "
+                                         "else ") + fallback + ")",
                   value<int>());
 }
 
-// One thread unless asked otherwise: this model's matrices are small (a batch is a few hundred
-// words of width 128), so forking threads costs more than it saves, and on a busy machine
-// threads that wait for each other slow training down by an order of magnitude.
-void apply_thread_flag(const cxxopts::ParseResult& r) {
+// Training runs one replica of the model per thread (optim::DataParallel), so it uses every core
+// by default, as uwaga-vit does. Decoding (eval, translate) uses one thread unless asked: its
+// matrices are small (a few sentences of width 128, one word at a time), so splitting each op
+// across cores costs more than it saves, and on a busy machine threads that wait for each other
+// slow it down by an order of magnitude.
+void apply_thread_flag(const cxxopts::ParseResult& r, bool all_cores_by_default) {
   if (r.count("threads")) {
     const int n = r["threads"].as<int>();
     if (n < 1) fail("--threads must be at least 1, got ", n);
     set_num_threads(n);
-  } else if (std::getenv("UWAGA_NUM_THREADS")) {
+  } else if (std::getenv("UWAGA_NUM_THREADS") || all_cores_by_default) {
     init_threads();
   } else {
     set_num_threads(1);
@@ -80,10 +83,10 @@ void print_summary(const nn::Seq2SeqTransformer& model, const TranslateRunConfig
               corpus.train.size(), corpus.valid.size(), corpus.test.size(),
               (unsigned long long)run.corpus.seed);
   std::printf("  optimiser AdamW lr %g (warm-up %lld steps, cosine to %g), weight decay %g, "
-              "batch %lld, %lld epochs, label smoothing %g, clip %g, seed %llu, threads %d\n",
+              "batch %lld, %lld epochs, label smoothing %g, clip %g, seed %llu\n",
               run.lr, (long long)run.warmup, run.min_lr, run.weight_decay,
               (long long)run.batch_size, (long long)run.epochs, run.label_smoothing,
-              run.clip_norm, (unsigned long long)run.seed, num_threads());
+              run.clip_norm, (unsigned long long)run.seed);
   std::fflush(stdout);
 }
 
@@ -133,13 +136,18 @@ int translate_train(int argc, char** argv) {
       ("valid-size", "validation sentence pairs", value<std::int64_t>())
       ("test-size", "test sentence pairs", value<std::int64_t>())
       ("log-every", "steps between log lines", value<std::int64_t>()->default_value("50"))
+      ("micro-batch", "most sentence pairs per forward/backward pass: each thread trains its own "
+       "replica of the model on its share of a batch, this many pairs at a time (0: the whole share)",
+       value<std::int64_t>()->default_value(std::to_string(kTranslateMicroBatch)))
       ("h,help", "show this help");
-  add_thread_flag(o);
+  add_thread_flag(o, "all cores");
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
   reject_unexpected_arguments(r, "train");
   const TrainingOutput output = training_output(r);
-  apply_thread_flag(r);
+  apply_thread_flag(r, true);
+  const std::int64_t micro_batch = r["micro-batch"].as<std::int64_t>();
+  if (micro_batch < 0) fail("train: --micro-batch must be >= 0 (0: no limit), got ", micro_batch);
 
   TranslateRunConfig run;
   if (output.resume) {
@@ -165,7 +173,12 @@ int translate_train(int argc, char** argv) {
   // β2 = 0.98 and ε = 1e-9 as in "Attention Is All You Need".
   optim::AdamW optimizer(optim::make_param_groups(model, run.weight_decay),
                          {run.lr, 0.9, 0.98, 1e-9});
-  TranslationTask task(model, corpus, run);
+  TranslationTask task(model, corpus, run, {num_threads(), micro_batch});
+  std::printf("  threads   %d, each training a replica of the model on its share of a batch, %s\n",
+              num_threads(),
+              micro_batch ? ("at most " + std::to_string(micro_batch) + " pairs at a time").c_str()
+                          : "all of it at once");
+  std::fflush(stdout);
   const std::int64_t total = run.epochs * task.batches_per_epoch();
   optim::WarmupCosineLr schedule(run.lr, std::min(run.warmup, total - 1), total, run.min_lr);
 
@@ -191,12 +204,12 @@ int translate_eval(int argc, char** argv) {
       ("limit", "evaluate only the first N sentences (0: all)", value<std::int64_t>()->default_value("0"))
       ("json", "end with one line of JSON: exact_match, bleu, n, loss, token_accuracy")
       ("h,help", "show this help");
-  add_thread_flag(o);
+  add_thread_flag(o, "1");
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
   reject_unexpected_arguments(r, "eval");
   if (!r.count("checkpoint")) fail("eval: --checkpoint FILE is required");
-  apply_thread_flag(r);
+  apply_thread_flag(r, false);
   const std::string split = r["split"].as<std::string>();
   if (split != "test" && split != "valid")
     fail("eval: --split must be test or valid, got '", split, "'");
@@ -245,12 +258,12 @@ int translate_translate(int argc, char** argv) {
       ("attention", "draw the cross-attention of the (first) translation to this SVG file", value<std::string>())
       ("sentences", "sentences to translate", value<std::vector<std::string>>())
       ("h,help", "show this help");
-  add_thread_flag(o);
+  add_thread_flag(o, "1");
   o.parse_positional({"sentences"});
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
   if (!r.count("checkpoint")) fail("translate: --checkpoint FILE is required");
-  apply_thread_flag(r);
+  apply_thread_flag(r, false);
   nn::DecodingOptions decoding;
   decoding.bos_id = Vocabulary::kBos;
   decoding.eos_id = Vocabulary::kEos;

@@ -159,8 +159,19 @@ TranslationEval evaluate_translation(nn::Seq2SeqTransformer& model,
 }
 
 TranslationTask::TranslationTask(nn::Seq2SeqTransformer& model, const TranslationCorpus& corpus,
-                                 const TranslateRunConfig& run)
-    : model_(model), corpus_(corpus), run_(run), train_(encode_pairs(corpus.train, run)) {
+                                 const TranslateRunConfig& run, optim::DataParallelOptions parallel)
+    : model_(model),
+      corpus_(corpus),
+      run_(run),
+      train_(encode_pairs(corpus.train, run)),
+      parallel_(
+          model,
+          [&run] {
+            Generator unused(0);  // a replica's initial values are replaced by the model's
+            return std::make_shared<nn::Seq2SeqTransformer>(run.model, unused);
+          },
+          parallel),
+      dropout_seeds_(run.seed ^ 0xD1B54A32D192ED03ull) {
   if (batches_per_epoch() == 0)
     fail("the training split has ", train_.size(), " pairs, fewer than one batch of ",
          run.batch_size, "; lower --batch-size or raise --train-size");
@@ -198,10 +209,10 @@ TranslationBatch TranslationTask::batch(std::int64_t index) const {
   return make_batch(train_, batches_[static_cast<std::size_t>(index)], run_.model.pad_id);
 }
 
-optim::StepResult TranslationTask::train_batch(std::int64_t index) {
+optim::StepResult TranslationTask::loss_on(nn::Seq2SeqTransformer& model,
+                                           const TranslationBatch& b) const {
   const std::int64_t pad = run_.model.pad_id;
-  TranslationBatch b = batch(index);
-  Tensor logits = model_.forward(b.src, b.tgt_in);                // (B, T, V)
+  Tensor logits = model.forward(b.src, b.tgt_in);                 // (B, T, V)
   logits = reshape(logits, {b.tgt_out.numel(), logits.size(2)});  // (B·T, V)
   optim::StepResult r;
   r.loss = cross_entropy(logits, b.tgt_out, {pad, run_.label_smoothing});
@@ -210,6 +221,37 @@ optim::StepResult TranslationTask::train_batch(std::int64_t index) {
   r.items = counted;  // target words, the unit of the loss
   r.correct = correct;
   return r;
+}
+
+optim::StepResult TranslationTask::train_batch(std::int64_t index) {
+  return loss_on(model_, batch(index));
+}
+
+optim::StepResult TranslationTask::train_step(std::int64_t index) {
+  const TranslationBatch b = batch(index);
+  const std::int64_t B = b.src.size(0), T = b.tgt_in.size(1);
+  // words_before[i]: target words (not padding) in rows 0 … i − 1, for the micro-batches' shares.
+  const std::vector<std::int64_t> targets = b.tgt_out.to_indices();
+  std::vector<std::int64_t> words_before(static_cast<std::size_t>(B) + 1, 0);
+  for (std::int64_t i = 0; i < B; ++i) {
+    std::int64_t words = 0;
+    for (std::int64_t t = 0; t < T; ++t) words += targets[i * T + t] != run_.model.pad_id;
+    words_before[i + 1] = words_before[i] + words;
+  }
+  auto words = [&](optim::RowRange rows) { return words_before[rows.end] - words_before[rows.begin]; };
+  const std::uint64_t seed = dropout_seeds_.next_u64();
+  return parallel_.step(
+      B,
+      [&](nn::Seq2SeqTransformer& model, optim::RowRange rows) {
+        model.embedding_dropout().generator().seed_with(
+            seed + 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(rows.begin + 1));
+        return loss_on(model, {slice(b.src, 0, rows.begin, rows.end),
+                               slice(b.tgt_in, 0, rows.begin, rows.end),
+                               slice(b.tgt_out, 0, rows.begin * T, rows.end * T)});
+      },
+      [&](optim::RowRange rows) {
+        return static_cast<double>(words(rows)) / static_cast<double>(words({0, B}));
+      });
 }
 
 std::map<std::string, double> TranslationTask::evaluate() {
@@ -221,12 +263,12 @@ std::map<std::string, double> TranslationTask::evaluate() {
 }
 
 std::string TranslationTask::save_state() const {
-  return optim::generator_state_to_string(model_.embedding_dropout().generator().state());
+  return optim::generator_state_to_string(dropout_seeds_.state());
 }
 
 void TranslationTask::load_state(const std::string& state) {
   if (state.empty()) return;
-  model_.embedding_dropout().generator().set_state(optim::generator_state_from_string(state));
+  dropout_seeds_.set_state(optim::generator_state_from_string(state));
 }
 
 }  // namespace uwaga::apps
