@@ -11,9 +11,11 @@ namespace uwaga::optim {
 // (same operations in the same order):
 //   bias_correction1 = 1 − β1^t,  step_size = lr / bias_correction1
 //   denom = √v / √(1 − β2^t) + ε,  p ← p + (−step_size) · (m / denom)
-template <class T>
+// kL2 (Adam with weight decay) and kDecoupled (AdamW) are template flags rather than branches in
+// the loop, so the loop has none and vectorises.
+template <class T, bool kL2, bool kDecoupled>
 void adam_update(T* p, T* m, T* v, const T* grad, std::int64_t n, std::int64_t t, double lr,
-                 double beta1, double beta2, double eps, double weight_decay, bool decoupled) {
+                 double beta1, double beta2, double eps, double weight_decay) {
   const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(t));
   const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(t));
   const T neg_step_size = static_cast<T>(-(lr / bias_correction1));
@@ -22,17 +24,29 @@ void adam_update(T* p, T* m, T* v, const T* grad, std::int64_t n, std::int64_t t
   const T b2 = static_cast<T>(beta2), one_minus_b2 = static_cast<T>(1 - beta2);
   const T e = static_cast<T>(eps), wd = static_cast<T>(weight_decay);
   const T shrink = static_cast<T>(1 - lr * weight_decay);  // AdamW's decay factor
-  const bool l2 = !decoupled && weight_decay != 0;
   parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
+#pragma omp simd
     for (std::int64_t i = i0; i < i1; ++i) {
-      if (decoupled) p[i] = p[i] * shrink;
-      const T g = l2 ? grad[i] + wd * p[i] : grad[i];
+      if constexpr (kDecoupled) p[i] = p[i] * shrink;
+      T g = grad[i];
+      if constexpr (kL2) g = g + wd * p[i];
       m[i] = m[i] * b1 + one_minus_b1 * g;
       v[i] = v[i] * b2 + one_minus_b2 * g * g;
       const T denom = std::sqrt(v[i]) / bias_correction2_sqrt + e;
       p[i] = p[i] + neg_step_size * (m[i] / denom);
     }
   });
+}
+
+template <class T>
+void adam_update(T* p, T* m, T* v, const T* grad, std::int64_t n, std::int64_t t, double lr,
+                 double beta1, double beta2, double eps, double weight_decay, bool decoupled) {
+  if (decoupled)
+    adam_update<T, false, true>(p, m, v, grad, n, t, lr, beta1, beta2, eps, weight_decay);
+  else if (weight_decay != 0)
+    adam_update<T, true, false>(p, m, v, grad, n, t, lr, beta1, beta2, eps, weight_decay);
+  else
+    adam_update<T, false, false>(p, m, v, grad, n, t, lr, beta1, beta2, eps, weight_decay);
 }
 
 static const AdamOptions& checked(const AdamOptions& o, const char* who) {
