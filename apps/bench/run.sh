@@ -85,7 +85,7 @@ measure() {
   if [[ $impl == uwaga ]]; then
     cmd=("${uwaga_env[@]}" "$bin")
   else
-    cmd=(env "${TORCH_ENV:-OMP_WAIT_POLICY=PASSIVE}" "$python" "$torch_script")
+    cmd=(env "${TORCH_ENV:-OMP_WAIT_POLICY=PASSIVE}" "$python" "${TORCH_SCRIPT:-$torch_script}")
   fi
   local load t0
   load=$(cut -d' ' -f1 /proc/loadavg)
@@ -140,10 +140,18 @@ print(json.dumps({"round": int(sys.argv[1]), "loadavg": float(sys.argv[2]), "imp
 # The same fixed workload in both for training, so the peak RSS compares like with like:
 # batch 128, 5 warm-up steps, then 5 repeats of 10 steps.
 train_args=(--mode train --batch 128 --warmup 5 --repeats 5 --steps 10)
+# The translator (uwaga-translate's default preset): both train on the same 20 batches of its
+# first epoch, which uwaga-bench writes once (apps/bench/translator_throughput.h).
+translate_batches=$tmp/translate_batches.json
+"$bin" --mode translate-batches --count 20 >"$translate_batches" ||
+  die "failed: $bin --mode translate-batches"
+translator() {
+  TORCH_SCRIPT=apps/bench/translate_torch.py both "$@" --batches "$translate_batches"
+}
 start=$(date +%s)
 for ((round = 1; round <= rounds; ++round)); do
   for t in $threads_list; do
-    say "round $round/$rounds, $t thread(s): sgemm, train, eval, micro (load $(cut -d' ' -f1 /proc/loadavg))"
+    say "round $round/$rounds, $t thread(s): sgemm, train, eval, micro, translator (load $(cut -d' ' -f1 /proc/loadavg))"
     both "$t" "$round" --mode sgemm --warmup 2 --repeats 5 --min-seconds 0.1
     both "$t" "$round" "${train_args[@]}"
     ((t > 1)) && processes "$t" "$round"
@@ -153,6 +161,12 @@ for ((round = 1; round <= rounds; ++round)); do
     TORCH_ENV=GOMP_SPINCOUNT=10000 measure torch "$t" "$round" --mode train --batch 128 --warmup 2 --repeats 5 --steps 2
     both "$t" "$round" --mode eval --batch 128 --warmup 3 --repeats 5 --min-seconds 0.2
     both "$t" "$round" --mode micro --warmup 3 --repeats 5 --min-seconds 0.1
+    translator "$t" "$round" --mode translate --warmup 3 --repeats 5 --steps 10
+    for policy in OMP_WAIT_POLICY=ACTIVE GOMP_SPINCOUNT=10000; do  # PyTorch's best, as above
+      TORCH_ENV=$policy TORCH_SCRIPT=apps/bench/translate_torch.py measure torch "$t" "$round" \
+        --mode translate --warmup 3 --repeats 5 --steps 5 --batches "$translate_batches"
+    done
+    translator "$t" "$round" --mode translate-eval --warmup 3 --repeats 5 --min-seconds 0.2
   done
 done
 

@@ -152,6 +152,7 @@ def summarize(out):
             m["per_step"] = PER_STEP[op]
             m["pct_of_step"] = 100 * PER_STEP[op] * m["uwaga"] / step_us if step_us else None
             r["micro"][op] = m
+        r["translator"] = translator(lines, t)
         res["threads"][t] = r
 
     # speed-up from 1 to the most threads, uwaga's training against OpenBLAS's sgemm 1024³
@@ -192,6 +193,31 @@ def summarize(out):
     open(os.path.join(out, "summary.md"), "w").write(md)
     print(md)
     return all(t["ok"] for t in targets if t["ok"] is not None)
+
+
+def translator(lines, t):
+    """uwaga-translate's default preset: training and teacher-forced eval on the same batches."""
+    out = {}
+    for mode in ("translate", "translate_eval"):
+        m = {}
+        # PyTorch under the wait policy that served it best (training is measured under three).
+        policies = {l["omp_wait_policy"] for l in select(lines, impl="torch", mode=mode, threads=t)}
+        by_policy = {p: pooled(select(lines, impl="torch", mode=mode, threads=t, omp_wait_policy=p),
+                               "sentences_per_s") for p in policies}
+        best = max(by_policy, key=lambda p: by_policy[p] or 0) if by_policy else None
+        m["torch_by_policy"], m["torch_policy_compared"] = by_policy, best
+        for impl in ("uwaga", "torch"):
+            ls = select(lines, impl=impl, mode=mode, threads=t)
+            if impl == "torch":
+                ls = [l for l in ls if l["omp_wait_policy"] == best]
+            m[impl] = {"sentences_per_s": pooled(ls, "sentences_per_s"),
+                       "words_per_s": pooled(ls, "target_words_per_s"),
+                       "rss_kb": max((l["time_max_rss_kb"] for l in ls), default=None),
+                       "phase_ms": ({k: statistics.median(l["phase_ms"][k] for l in ls) for k in ls[0]["phase_ms"]}
+                                    if ls and "phase_ms" in ls[0] else None)}
+        m["ratio"] = ratio(m["uwaga"]["sentences_per_s"], m["torch"]["sentences_per_s"])
+        out[mode] = m
+    return out
 
 
 def check_targets(res, threads):
@@ -284,6 +310,45 @@ def markdown(res, threads, targets):
     flops = R[threads[0]]["train"]["flops_per_image"]
     L += ["", f"Effective GFLOP/s = images/s × {fmt(flops / 1e6, 1)} MFLOP per image (3 × "
           "nn::VitConfig::forward_flops(): forward + backward ≈ 3 forwards, matrix products only).", ""]
+
+    if any(R[t]["translator"]["translate"]["uwaga"]["sentences_per_s"] for t in threads):
+        L += ["## The translator: uwaga-translate's default preset", "",
+              "Both train the same 20 batches of the preset's first epoch (64 sentence pairs each, padded to "
+              "the batch's longest; dim 128, 4 heads, 2 + 2 layers, vocabularies of the toy corpus): forward, "
+              "label-smoothed cross-entropy, backward, clipping, AdamW — uwaga as uwaga-translate trains, one "
+              "replica per thread in micro-batches of 16 pairs; PyTorch with its ops threaded. Eval is "
+              "teacher-forced forward passes of whole batches.", "",
+              "| | threads | uwaga | PyTorch | uwaga / PyTorch |", "|---|---|---|---|---|"]
+        for mode, what in (("translate", "training sentences/s"), ("translate_eval", "eval sentences/s")):
+            for t in threads:
+                m = R[t]["translator"][mode]
+                L.append(f"| {what} | {t} | {fmt(m['uwaga']['sentences_per_s'])} | "
+                         f"{fmt(m['torch']['sentences_per_s'])} ({m['torch_policy_compared']}) | "
+                         f"{fmt(m['ratio'], 2, '×')} |")
+        for t in threads:
+            pol = R[t]["translator"]["translate"]["torch_by_policy"]
+            if len(pol) > 1:
+                L.append(f"| PyTorch training by wait policy | {t} | | "
+                         + ", ".join(f"{p} {fmt(v)}" for p, v in sorted(pol.items())) + " | |")
+        for t in threads:
+            m = R[t]["translator"]["translate"]
+            L.append(f"| training target words/s | {t} | {fmt(m['uwaga']['words_per_s'])} | "
+                     f"{fmt(m['torch']['words_per_s'])} | |")
+        for t in threads:
+            m = R[t]["translator"]["translate"]
+            ph = {impl: m[impl]["phase_ms"] for impl in ("uwaga", "torch")}
+            if all(ph.values()):
+                # uwaga's replicas interleave forward and backward: one "gradient" phase for both.
+                grad = {i: ph[i].get("gradient", ph[i].get("forward", 0) + ph[i].get("backward", 0))
+                        for i in ph}
+                L.append(f"| training ms per step: gradient (forward, loss, backward) / clip + AdamW | {t} | "
+                         + " | ".join(f"{grad[i]:.1f} / {ph[i]['optimizer']:.1f}" for i in ("uwaga", "torch"))
+                         + " | |")
+        for t in threads:
+            m = R[t]["translator"]["translate"]
+            L.append(f"| peak RSS MB, training | {t} | {fmt(m['uwaga']['rss_kb'] and m['uwaga']['rss_kb'] / 1024)} | "
+                     f"{fmt(m['torch']['rss_kb'] and m['torch']['rss_kb'] / 1024)} | |")
+        L.append("")
 
     L += ["## Training step phases (median ms per step)", "",
           "| threads | impl | forward + loss | backward | optimizer |", "|---|---|---|---|---|"]

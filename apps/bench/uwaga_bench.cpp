@@ -8,11 +8,10 @@
 //   uwaga-bench --mode micro   --threads 2 --op mha,gelu ops forward+backward (mha, layernorm,
 //                                                         gelu, xent), µs per call
 //   uwaga-bench --mode mha-scaling --threads 2           one attention layer for n = 16 … 1024
+//   uwaga-bench --mode translate --threads 2             the translator's training steps
+//                                                         (apps/bench/translator_throughput.h)
 // Every timing is a median over --repeats repeats after --warmup calls. The data are random:
 // throughput does not depend on the values.
-#include <sys/resource.h>
-#include <time.h>
-
 #include <cblas.h>
 
 #include <algorithm>
@@ -25,7 +24,10 @@
 #include <nlohmann/json.hpp>
 #include <cxxopts.hpp>
 
+#include "apps/bench/bench_timing.h"
+#include "apps/bench/translator_throughput.h"
 #include "apps/common/thread_policy.h"
+#include "apps/translate/translation_task.h"
 #include "core/uwaga.h"
 #include "nn/layer_norm.h"
 #include "nn/multi_head_attention.h"
@@ -36,79 +38,7 @@
 namespace uwaga::apps {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using nlohmann::json;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// CPU time of the whole process (all threads): unlike the wall clock it does not count the time
-// other programs hold the cores, so it shows how much a shared machine slowed a measurement down.
-double process_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-long peak_rss_kb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss;  // kilobytes on Linux
-}
-
-struct BenchOptions {
-  int threads = 1;
-  std::int64_t batch = 128;
-  int warmup = 3;
-  int repeats = 5;
-  int steps = 0;              // calls per repeat; 0: as many as fill min_seconds
-  double min_seconds = 0.25;  // length of one repeat when steps is 0
-  bool op_times = false;      // train: also the backward time of every op
-  std::int64_t micro_batch = 16;  // train: images per forward/backward pass (0: a thread's share)
-  std::uint64_t seed = 0;
-};
-
-// What every line starts with: who measured what, on how many threads, under which wait policy.
-json header(const char* mode) {
-  const char* policy = std::getenv("OMP_WAIT_POLICY");
-  const char* spin = std::getenv("GOMP_SPINCOUNT");
-  std::string wait = policy ? policy : spin ? std::string("GOMP_SPINCOUNT=") + spin : "unset";
-  return {{"impl", "uwaga"}, {"mode", mode}, {"threads", num_threads()}, {"omp_wait_policy", wait}};
-}
-
-// Seconds per call of `fn`, one entry per repeat: `warmup` calls first, then `repeats` repeats
-// of `steps` calls (calibrated from one call when steps is 0). `cpu_per_call` gets the process's
-// CPU seconds per call of each repeat.
-std::vector<double> time_calls(const std::function<void()>& fn, const BenchOptions& o,
-                               int* calls_per_repeat = nullptr,
-                               std::vector<double>* cpu_per_call = nullptr) {
-  for (int i = 0; i < o.warmup; ++i) fn();
-  int calls = o.steps;
-  if (calls <= 0) {
-    const auto start = Clock::now();
-    fn();
-    const double one = std::max(seconds_since(start), 1e-7);
-    calls = std::max(1, static_cast<int>(std::ceil(o.min_seconds / one)));
-  }
-  std::vector<double> per_call;
-  for (int r = 0; r < o.repeats; ++r) {
-    const double cpu_start = process_cpu_seconds();
-    const auto start = Clock::now();
-    for (int i = 0; i < calls; ++i) fn();
-    per_call.push_back(seconds_since(start) / calls);
-    if (cpu_per_call) cpu_per_call->push_back((process_cpu_seconds() - cpu_start) / calls);
-  }
-  if (calls_per_repeat) *calls_per_repeat = calls;
-  return per_call;
-}
 
 // A few random batches of (B, 1, 28, 28) images with labels, cycled through.
 struct RandomBatches {
@@ -372,7 +302,8 @@ json bench_mha_scaling(std::int64_t n, std::int64_t tokens, const BenchOptions& 
 int run(int argc, char** argv) {
   cxxopts::Options cli("uwaga-bench", "uwaga's side of apps/bench/run.sh; prints JSON lines");
   cli.add_options()
-      ("mode", "train | eval | sgemm | micro | mha-scaling", cxxopts::value<std::string>())
+      ("mode", "train | eval | sgemm | micro | mha-scaling | translate-batches | translate | "
+       "translate-eval", cxxopts::value<std::string>())
       ("threads", "OpenMP and OpenBLAS threads", cxxopts::value<int>()->default_value("1"))
       ("batch", "images per step (train, eval)", cxxopts::value<std::int64_t>()->default_value("128"))
       ("warmup", "untimed calls first", cxxopts::value<int>()->default_value("3"))
@@ -390,6 +321,9 @@ int run(int argc, char** argv) {
       ("n", "mha-scaling: sequence lengths", cxxopts::value<std::vector<std::int64_t>>()->default_value(
           "16,32,64,128,256,512,1024"))
       ("tokens", "mha-scaling: batch · n", cxxopts::value<std::int64_t>()->default_value("4096"))
+      ("count", "translate*: how many batches of the first epoch (cycled)",
+       cxxopts::value<std::int64_t>()->default_value("20"))
+      ("batches", "translate*: ignored (the file is for PyTorch's side)", cxxopts::value<std::string>())
       ("seed", "random seed", cxxopts::value<std::uint64_t>()->default_value("0"))
       ("h,help", "this help");
   auto args = cli.parse(argc, argv);
@@ -432,8 +366,16 @@ int run(int argc, char** argv) {
   } else if (mode == "mha-scaling") {
     for (std::int64_t n : args["n"].as<std::vector<std::int64_t>>())
       std::cout << bench_mha_scaling(n, args["tokens"].as<std::int64_t>(), o).dump() << std::endl;
+  } else if (mode == "translate-batches") {
+    std::cout << translator_batches(args["count"].as<std::int64_t>()).dump() << std::endl;
+  } else if (mode == "translate" || mode == "translate-eval") {
+    std::cout << bench_translator(args["count"].as<std::int64_t>(),
+                                  args.count("micro-batch") ? o.micro_batch : kTranslateMicroBatch, o,
+                                  mode == "translate").dump()
+              << std::endl;
   } else {
-    fail("uwaga-bench: unknown --mode '", mode, "'; expected train, eval, sgemm, micro or mha-scaling");
+    fail("uwaga-bench: unknown --mode '", mode, "'; expected train, eval, sgemm, micro, "
+         "mha-scaling, translate-batches, translate or translate-eval");
   }
   return 0;
 }

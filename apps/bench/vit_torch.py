@@ -16,7 +16,6 @@ import argparse
 import json
 import math
 import os
-import resource
 import statistics
 import sys
 import time
@@ -24,6 +23,8 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from torch_timing import header, peak_rss_kb, time_calls
 
 
 class VitConfig:
@@ -120,46 +121,6 @@ def param_groups(model, weight_decay):
         skip = p.dim() < 2 or any(part in name for part in ("embed", "pos_", "cls_token"))
         (no_decay if skip else decay).append(p)
     return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-
-
-def peak_rss_kb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-
-
-def wait_policy():
-    if "OMP_WAIT_POLICY" in os.environ:
-        return os.environ["OMP_WAIT_POLICY"]
-    if "GOMP_SPINCOUNT" in os.environ:
-        return "GOMP_SPINCOUNT=" + os.environ["GOMP_SPINCOUNT"]
-    return "unset"
-
-
-def header(mode):
-    return {"impl": "torch", "mode": mode, "threads": torch.get_num_threads(),
-            "omp_wait_policy": wait_policy(),
-            "torch_version": torch.__version__}
-
-
-def time_calls(fn, args, cpu_per_call=None):
-    """Seconds per call, one entry per repeat, after args.warmup untimed calls (as uwaga-bench);
-    cpu_per_call gets the process's CPU seconds per call of each repeat."""
-    for _ in range(args.warmup):
-        fn()
-    calls = args.steps
-    if calls <= 0:
-        start = time.perf_counter()
-        fn()
-        calls = max(1, math.ceil(args.min_seconds / max(time.perf_counter() - start, 1e-7)))
-    per_call = []
-    for _ in range(args.repeats):
-        cpu_start = time.process_time()
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        per_call.append((time.perf_counter() - start) / calls)
-        if cpu_per_call is not None:
-            cpu_per_call.append((time.process_time() - cpu_start) / calls)
-    return per_call, calls
 
 
 def random_batches(c, batch, count=4):
