@@ -366,6 +366,9 @@ int run(int argc, char** argv) {
   } else if (mode == "mha-scaling") {
     for (std::int64_t n : args["n"].as<std::vector<std::int64_t>>())
       std::cout << bench_mha_scaling(n, args["tokens"].as<std::int64_t>(), o).dump() << std::endl;
+  } else if ((mode == "translate-batches" || mode == "translate" || mode == "translate-eval") &&
+             args["count"].as<std::int64_t>() < 1) {
+    fail("uwaga-bench: --count must be at least 1, got ", args["count"].as<std::int64_t>());
   } else if (mode == "translate-batches") {
     std::cout << translator_batches(args["count"].as<std::int64_t>()).dump() << std::endl;
   } else if (mode == "translate" || mode == "translate-eval") {
