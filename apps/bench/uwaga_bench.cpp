@@ -257,7 +257,7 @@ json bench_micro(const std::string& op, const BenchOptions& o) {
     bytes = 4.0 * B * classes * 2;
     shape = "logits (128, 10)";
   } else {
-    fail("uwaga-bench: unknown --op '", op, "'; expected mha, layernorm, gelu or xent");
+    fail("unknown --op '", op, "'; expected mha, layernorm, gelu or xent");
   }
   int calls = 0;
   std::vector<double> us;
@@ -340,10 +340,10 @@ int run(int argc, char** argv) {
   o.min_seconds = args["min-seconds"].as<double>();
   o.op_times = args.count("op-times") > 0;
   o.micro_batch = args["micro-batch"].as<std::int64_t>();
-  if (o.micro_batch < 0) fail("uwaga-bench: --micro-batch must be >= 0, got ", o.micro_batch);
+  if (o.micro_batch < 0) fail("--micro-batch must be >= 0, got ", o.micro_batch);
   o.seed = args["seed"].as<std::uint64_t>();
   if (o.batch < 1 || o.repeats < 1 || o.warmup < 0 || o.steps < 0)
-    fail("uwaga-bench: --batch and --repeats must be positive, --warmup and --steps not negative");
+    fail("--batch and --repeats must be positive, --warmup and --steps not negative");
   init_threads();  // reads UWAGA_NUM_THREADS once; the flag below wins over it
   set_num_threads(o.threads);
 
@@ -356,7 +356,7 @@ int run(int argc, char** argv) {
     for (const std::string& s : args["shapes"].as<std::vector<std::string>>()) {
       long long M = 0, K = 0, N = 0;
       if (std::sscanf(s.c_str(), "%lldx%lldx%lld", &M, &K, &N) != 3 || M < 1 || N < 1 || K < 1)
-        fail("uwaga-bench: --shapes entry '", s, "' should be MxKxN, e.g. 2176x64x192");
+        fail("--shapes entry '", s, "' should be MxKxN, e.g. 2176x64x192");
       std::cout << bench_sgemm_shape(M, K, N, o, false).dump() << std::endl;
       std::cout << bench_sgemm_shape(M, K, N, o, true).dump() << std::endl;
     }
@@ -368,7 +368,7 @@ int run(int argc, char** argv) {
       std::cout << bench_mha_scaling(n, args["tokens"].as<std::int64_t>(), o).dump() << std::endl;
   } else if ((mode == "translate-batches" || mode == "translate" || mode == "translate-eval") &&
              args["count"].as<std::int64_t>() < 1) {
-    fail("uwaga-bench: --count must be at least 1, got ", args["count"].as<std::int64_t>());
+    fail("--count must be at least 1, got ", args["count"].as<std::int64_t>());
   } else if (mode == "translate-batches") {
     std::cout << translator_batches(args["count"].as<std::int64_t>()).dump() << std::endl;
   } else if (mode == "translate" || mode == "translate-eval") {
@@ -377,7 +377,7 @@ int run(int argc, char** argv) {
                                   mode == "translate").dump()
               << std::endl;
   } else {
-    fail("uwaga-bench: unknown --mode '", mode, "'; expected train, eval, sgemm, micro, "
+    fail("unknown --mode '", mode, "'; expected train, eval, sgemm, micro, "
          "mha-scaling, translate-batches, translate or translate-eval");
   }
   return 0;
