@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of uwaga-translate on the toy English -> Spanish corpus (generated, nothing to
-# fetch): a few dozen steps of the "tiny" preset lower the loss; --resume continues; eval --json
+# fetch): a few dozen steps of the "tiny" preset lower the loss; --resume continues (and, with
+# dropout and replicas, lands where an uninterrupted run does); eval --json
 # ends with a JSON line; translate handles unknown words, stdin and --attention; --beam 1 equals
 # greedy; bad input exits 2 with a one-line message.
 #   bash tests/apps/translate_smoke.sh BUILD/apps/uwaga-translate
@@ -38,6 +39,22 @@ if "$bin" train --out "$tmp/run" --resume --max-steps 40 --log-every 5 >"$tmp/re
     pass "resume: continued from step 30 to 40" || failed "resume: no resume record or step 40 in the log"
 else
   failed "resume exited with $?"; cat "$tmp/resume.out"
+fi
+
+# 2b. With dropout and two replicas, 20 steps + --resume to 40 end where 40 straight steps do:
+# the dropout masks come from the task's saved seed generator, whichever replica draws them.
+loss_at_40() { grep '"type":"step"' "$1/log.jsonl" | grep '"step":40,' | grep -o '"loss":[-0-9.e]*' | cut -d: -f2; }
+common=(--preset tiny --dropout 0.1 --threads 2 --micro-batch 8 --log-every 10)
+if "$bin" train "${common[@]}" --max-steps 40 --out "$tmp/straight" >/dev/null 2>&1 &&
+   "$bin" train "${common[@]}" --max-steps 20 --out "$tmp/split" >/dev/null 2>&1 &&
+   "$bin" train --out "$tmp/split" --resume --threads 2 --micro-batch 8 --max-steps 40 --log-every 10 \
+     >/dev/null 2>&1; then
+  a=$(loss_at_40 "$tmp/straight")
+  b=$(loss_at_40 "$tmp/split")
+  [[ -n $a && $a == "$b" ]] && pass "resume: step 40's loss $a equals the uninterrupted run's" ||
+    failed "resume with dropout and replicas: step 40's loss '$b' differs from '$a'"
+else
+  failed "the dropout/replica runs for the resume check failed"
 fi
 
 # 3. eval --json: the last line of stdout is a JSON object with exact_match and bleu in [0, 1].
