@@ -6,6 +6,7 @@
 
 #include "core/autograd.h"
 #include "core/elementwise.h"
+#include "core/fast_math.h"
 #include "core/indexing.h"
 #include "core/reduction.h"
 #include "core/shape_ops.h"
@@ -54,21 +55,36 @@ struct CrossEntropySaved {
 
 // One row: writes softmax(z) into p (if p is not null) and returns
 //   ℓ = −Σ_c q_c log p_c = −(1 − ε) log p_t − (ε / C) Σ_c log p_c,
-// with log p_c = z_c − lse and lse = log Σ_c exp(z_c) computed stably.
+// with log p_c = z_c − lse and lse = m + log Σ_c exp(z_c − m), m = max_c z_c (so no exp
+// overflows). Then Σ_c log p_c = Σ_c z_c − C·lse and p_c = exp(z_c − m) / Σ_k exp(z_k − m): one
+// exp per class, from exp_t (the vectorised polynomial for float32, std::exp for float64); the
+// sums are in double.
 template <class T>
 double cross_entropy_row(const T* z, T* p, std::int64_t C, std::int64_t t, double eps) {
   T m = z[0];
-  for (std::int64_t c = 1; c < C; ++c) m = std::max(m, z[c]);
-  double s = 0;
-  for (std::int64_t c = 0; c < C; ++c) s += std::exp(static_cast<double>(z[c] - m));
-  const double lse = static_cast<double>(m) + std::log(s);
-  double sum_logp = 0;
+  double sum_z = 0;
+#pragma omp simd reduction(max : m) reduction(+ : sum_z)
   for (std::int64_t c = 0; c < C; ++c) {
-    const double logp = static_cast<double>(z[c]) - lse;
-    sum_logp += logp;
-    if (p) p[c] = static_cast<T>(std::exp(logp));
+    m = std::max(m, z[c]);
+    sum_z += static_cast<double>(z[c]);
   }
+  double s = 0;
+  if (p) {
+#pragma omp simd reduction(+ : s)
+    for (std::int64_t c = 0; c < C; ++c) {
+      p[c] = exp_t(z[c] - m);
+      s += static_cast<double>(p[c]);
+    }
+    const T inv = static_cast<T>(1.0 / s);
+#pragma omp simd
+    for (std::int64_t c = 0; c < C; ++c) p[c] *= inv;
+  } else {
+#pragma omp simd reduction(+ : s)
+    for (std::int64_t c = 0; c < C; ++c) s += static_cast<double>(exp_t(z[c] - m));
+  }
+  const double lse = static_cast<double>(m) + std::log(s);
   const double logp_t = static_cast<double>(z[t]) - lse;
+  const double sum_logp = sum_z - static_cast<double>(C) * lse;
   return -(1.0 - eps) * logp_t - eps / static_cast<double>(C) * sum_logp;
 }
 
