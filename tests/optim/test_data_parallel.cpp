@@ -54,6 +54,20 @@ double max_abs(const Tensor& t) {
   return m;
 }
 
+// Every parameter's gradient in `got` equals the one in `expected`, to float64 rounding.
+void check_same_gradients(const nn::Module& got, const nn::Module& expected) {
+  const auto a = got.named_parameters(), b = expected.named_parameters();
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    INFO(a[i].first);
+    REQUIRE(a[i].second.grad().defined());
+    const std::vector<double> x = a[i].second.grad().to_vector(), y = b[i].second.grad().to_vector();
+    double err = 0;
+    for (std::size_t k = 0; k < x.size(); ++k) err = std::max(err, std::abs(x[k] - y[k]));
+    CHECK(err <= 1e-12 * std::max(1.0, max_abs(b[i].second.grad())));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("deal_rows covers every row once, in balanced contiguous micro-batches",
@@ -148,16 +162,7 @@ TEST_CASE("DataParallel computes the whole batch's gradient and loss", "[data_pa
       });
       CHECK(r.items == batch);
       CHECK(r.loss.item() == Approx(loss.item()).epsilon(1e-12));
-      const auto expected = reference->named_parameters(), got = model->named_parameters();
-      for (std::size_t i = 0; i < got.size(); ++i) {
-        INFO(got[i].first);
-        REQUIRE(got[i].second.grad().defined());
-        const Tensor diff = got[i].second.grad().to(DType::Float64);
-        std::vector<double> a = diff.to_vector(), b = expected[i].second.grad().to_vector();
-        double err = 0;
-        for (std::size_t k = 0; k < a.size(); ++k) err = std::max(err, std::abs(a[k] - b[k]));
-        CHECK(err <= 1e-12 * std::max(1.0, max_abs(expected[i].second.grad())));
-      }
+      check_same_gradients(*model, *reference);
     }
 }
 
@@ -200,15 +205,7 @@ TEST_CASE("DataParallel weighs micro-batches by weight_of for a mean over other 
           [&](RowRange rows) { return static_cast<double>(labelled(rows)) / 5.0; });
       CHECK(r.items == 5);
       CHECK(r.loss.item() == Approx(loss.item()).epsilon(1e-12));
-      const auto expected = reference->named_parameters(), got = model->named_parameters();
-      for (std::size_t i = 0; i < got.size(); ++i) {
-        INFO(got[i].first);
-        std::vector<double> a = got[i].second.grad().to_vector(),
-                            b = expected[i].second.grad().to_vector();
-        double err = 0;
-        for (std::size_t k = 0; k < a.size(); ++k) err = std::max(err, std::abs(a[k] - b[k]));
-        CHECK(err <= 1e-12 * std::max(1.0, max_abs(expected[i].second.grad())));
-      }
+      check_same_gradients(*model, *reference);
     }
 }
 
