@@ -7,6 +7,7 @@
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "core/elementwise.h"
 #include "core/reduction.h"
@@ -131,11 +132,18 @@ namespace {
        "first time to go through the graph twice");
 }
 
-// Leaves own their gradient buffer: the first gradient is copied in, later ones are added in
-// place (so a tensor used twice gets the sum of both uses).
+// Leaves own their gradient buffer. The first gradient becomes it: taken over when nothing else
+// holds the tensor or its storage (the usual case, a backward rule's fresh result), copied
+// otherwise. Later ones are added in place (so a tensor used twice gets the sum of both uses).
 void accumulate_leaf(const Tensor& leaf, const Tensor& g) {
   TensorImpl& impl = leaf.impl();
   if (!impl.grad) {
+    const bool sole_owner = g.impl_ptr().use_count() == 1 && g.impl().storage.use_count() == 1 &&
+                            !g.impl().grad_fn && !g.impl().grad;
+    if (sole_owner) {
+      impl.grad = g.impl_ptr();
+      return;
+    }
     Tensor copy = Tensor::empty(g.shape(), g.dtype());
     copy.copy_from(g);
     impl.grad = copy.impl_ptr();
@@ -199,12 +207,13 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
     for (std::size_t i = 0; i < dinputs.size(); ++i) {
       const Tensor& input = node->inputs[i];
       if (!input.defined() || !input.requires_grad() || !dinputs[i].defined()) continue;
-      Tensor di = reduce_to(dinputs[i], input.shape());  // undo broadcasting, in one place
+      Tensor di = std::move(dinputs[i]);  // so a fresh gradient has one holder: di
+      if (di.shape() != input.shape()) di = reduce_to(di, input.shape());  // undo broadcasting
       if (input.grad_fn()) {
-        auto [slot, fresh] = grads.try_emplace(input.grad_fn().get(), di);
+        auto [slot, fresh] = grads.try_emplace(input.grad_fn().get(), std::move(di));
         if (!fresh) slot->second = add(slot->second, di);
       } else {
-        accumulate_leaf(input, di);
+        accumulate_leaf(input, std::exchange(di, Tensor()));
       }
     }
     if (g_time_backward) add_time("engine", accumulating);

@@ -31,6 +31,35 @@ TEST_CASE("a tensor used twice accumulates both gradients", "[core][autograd]") 
   REQUIRE_FALSE(x.grad().defined());
 }
 
+TEST_CASE("a leaf takes over a fresh gradient and copies a shared one", "[core][autograd]") {
+  // y = 3w: the backward rule makes one fresh tensor, 3·dy, which w's gradient becomes without a
+  // copy — one buffer requested during backward, not two.
+  Tensor w = Tensor::ones({1000}).requires_grad_();
+  Tensor y = w * 3.0;
+  Tensor dy = Tensor::ones({1000});
+  auto requests = [] {
+    AllocatorStats s = allocator_stats();
+    return s.system_allocations + s.cache_hits;
+  };
+  const std::size_t before = requests();
+  y.backward(dy);
+  CHECK(requests() - before == 1);
+  CHECK(w.grad().to_vector() == std::vector<double>(1000, 3.0));
+
+  // z = a + b hands the same upstream tensor to both inputs: each leaf gets a buffer of its own,
+  // and neither is the caller's dz.
+  Tensor a = Tensor::ones({4}).requires_grad_(), b = Tensor::ones({4}).requires_grad_();
+  Tensor dz = Tensor::full({4}, 2.0);
+  (a + b).backward(dz);
+  CHECK(a.grad().data<float>() != b.grad().data<float>());
+  CHECK(a.grad().data<float>() != dz.data<float>());
+  CHECK(b.grad().data<float>() != dz.data<float>());
+  Tensor ga = a.grad();
+  add_inplace(ga, Tensor::ones({4}));
+  CHECK(b.grad().to_vector() == std::vector<double>(4, 2.0));
+  CHECK(dz.to_vector() == std::vector<double>(4, 2.0));
+}
+
 TEST_CASE("requires_grad propagates; no_grad and detach cut the graph", "[core][autograd]") {
   Tensor w = Tensor::ones({2}).requires_grad_();
   Tensor c = Tensor::ones({2});
