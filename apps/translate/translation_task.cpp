@@ -234,9 +234,9 @@ optim::StepResult TranslationTask::train_step(std::int64_t index) {
   const std::vector<std::int64_t> targets = b.tgt_out.to_indices();
   std::vector<std::int64_t> words_before(static_cast<std::size_t>(B) + 1, 0);
   for (std::int64_t i = 0; i < B; ++i) {
-    std::int64_t words = 0;
-    for (std::int64_t t = 0; t < T; ++t) words += targets[i * T + t] != run_.model.pad_id;
-    words_before[i + 1] = words_before[i] + words;
+    std::int64_t in_row = 0;
+    for (std::int64_t t = 0; t < T; ++t) in_row += targets[i * T + t] != run_.model.pad_id;
+    words_before[i + 1] = words_before[i] + in_row;
   }
   auto words = [&](optim::RowRange rows) { return words_before[rows.end] - words_before[rows.begin]; };
   const std::uint64_t seed = dropout_seeds_.next_u64();
