@@ -1,7 +1,8 @@
 #pragma once
 // What the train modes of uwaga-vit and uwaga-translate share on the command line: the run
 // directory (--out, --resume), the optimisation flags that override a preset's fields, the flags
-// a resumed run may not change, and the trainer's options (--max-steps, --log-every).
+// a resumed run may not change, the trainer's options (--max-steps, --log-every) and the
+// replicas' micro-batches (--micro-batch).
 #include <cxxopts.hpp>
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include "apps/common/command_line.h"
 #include "core/error.h"
+#include "optim/data_parallel.h"
 #include "optim/trainer.h"
 
 namespace uwaga::apps {
@@ -60,5 +62,13 @@ RunConfig resumed_run_config(const cxxopts::ParseResult& r, const std::string& c
 optim::TrainerOptions trainer_options(const cxxopts::ParseResult& r, const TrainingOutput& output,
                                       std::int64_t epochs, double clip_norm,
                                       const std::string& program);
+
+// --micro-batch: the most `items` ("images", "sentence pairs") one replica takes per
+// forward/backward pass (optim::DataParallel), `default_value` unless given.
+void add_micro_batch_flag(cxxopts::Options& o, std::int64_t default_value, const char* items);
+
+// One replica per uwaga thread with --micro-batch (fails when it is negative); prints a line
+// saying so under the run's summary.
+optim::DataParallelOptions replica_options(const cxxopts::ParseResult& r, const char* items);
 
 }  // namespace uwaga::apps

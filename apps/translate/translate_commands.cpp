@@ -136,18 +136,14 @@ int translate_train(int argc, char** argv) {
       ("valid-size", "validation sentence pairs", value<std::int64_t>())
       ("test-size", "test sentence pairs", value<std::int64_t>())
       ("log-every", "steps between log lines", value<std::int64_t>()->default_value("50"))
-      ("micro-batch", "most sentence pairs per forward/backward pass: each thread trains its own "
-       "replica of the model on its share of a batch, this many pairs at a time (0: the whole share)",
-       value<std::int64_t>()->default_value(std::to_string(kTranslateMicroBatch)))
       ("h,help", "show this help");
+  add_micro_batch_flag(o, kTranslateMicroBatch, "sentence pairs");
   add_thread_flag(o, "all cores");
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
   reject_unexpected_arguments(r, "train");
   const TrainingOutput output = training_output(r);
   apply_thread_flag(r, true);
-  const std::int64_t micro_batch = r["micro-batch"].as<std::int64_t>();
-  if (micro_batch < 0) fail("train: --micro-batch must be >= 0 (0: no limit), got ", micro_batch);
 
   TranslateRunConfig run;
   if (output.resume) {
@@ -173,12 +169,7 @@ int translate_train(int argc, char** argv) {
   // β2 = 0.98 and ε = 1e-9 as in "Attention Is All You Need".
   optim::AdamW optimizer(optim::make_param_groups(model, run.weight_decay),
                          {run.lr, 0.9, 0.98, 1e-9});
-  TranslationTask task(model, corpus, run, {num_threads(), micro_batch});
-  std::printf("  threads   %d, each training a replica of the model on its share of a batch, %s\n",
-              num_threads(),
-              micro_batch ? ("at most " + std::to_string(micro_batch) + " pairs at a time").c_str()
-                          : "all of it at once");
-  std::fflush(stdout);
+  TranslationTask task(model, corpus, run, replica_options(r, "sentence pairs"));
   const std::int64_t total = run.epochs * task.batches_per_epoch();
   optim::WarmupCosineLr schedule(run.lr, std::min(run.warmup, total - 1), total, run.min_lr);
 

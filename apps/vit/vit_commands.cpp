@@ -120,10 +120,8 @@ int vit_train(int argc, char** argv) {
       ("no-augment", "no augmentation")
       ("seed", "seed for initialisation and shuffling", value<std::uint64_t>())
       ("log-every", "steps between log lines", value<std::int64_t>()->default_value("50"))
-      ("micro-batch", "most images per forward/backward pass: each thread trains its own replica "
-       "of the model on its share of a batch, this many images at a time (0: the whole share)",
-       value<std::int64_t>()->default_value(std::to_string(kDefaultMicroBatch)))
       ("h,help", "show this help");
+  add_micro_batch_flag(o, kDefaultMicroBatch, "images");
   add_thread_flag(o);
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
@@ -164,14 +162,7 @@ int vit_train(int argc, char** argv) {
   nn::VisionTransformer model(run.model, gen);
   print_summary(model, run, train, test);
   optim::AdamW optimizer(optim::make_param_groups(model, run.weight_decay), {run.lr});
-  const std::int64_t micro_batch = r["micro-batch"].as<std::int64_t>();
-  if (micro_batch < 0) fail("train: --micro-batch must be >= 0 (0: no limit), got ", micro_batch);
-  ImageClassificationTask task(model, train, test, run, {num_threads(), micro_batch});
-  std::printf("  threads   %d, each training a replica of the model on its share of a batch, %s\n",
-              num_threads(),
-              micro_batch ? ("at most " + std::to_string(micro_batch) + " images at a time").c_str()
-                          : "all of it at once");
-  std::fflush(stdout);
+  ImageClassificationTask task(model, train, test, run, replica_options(r, "images"));
   const std::int64_t total = run.epochs * task.batches_per_epoch();
   optim::WarmupCosineLr schedule(run.lr, std::min(run.warmup, total - 1), total, run.min_lr);
 
