@@ -135,7 +135,7 @@ namespace {
 // Leaves own their gradient buffer. The first gradient becomes it: taken over when nothing else
 // holds the tensor or its storage (the usual case, a backward rule's fresh result), copied
 // otherwise. Later ones are added in place (so a tensor used twice gets the sum of both uses).
-void accumulate_leaf(const Tensor& leaf, const Tensor& g) {
+void accumulate_leaf(const Tensor& leaf, Tensor g) {
   TensorImpl& impl = leaf.impl();
   if (!impl.grad) {
     const bool sole_owner = g.impl_ptr().use_count() == 1 && g.impl().storage.use_count() == 1 &&
@@ -213,7 +213,7 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
         auto [slot, fresh] = grads.try_emplace(input.grad_fn().get(), std::move(di));
         if (!fresh) slot->second = add(slot->second, di);
       } else {
-        accumulate_leaf(input, std::exchange(di, Tensor()));
+        accumulate_leaf(input, std::move(di));
       }
     }
     if (g_time_backward) add_time("engine", accumulating);
