@@ -25,18 +25,6 @@ void check_in_range(const Tensor& index, std::int64_t size, const char* op, cons
            " (valid range [0, ", size, "))");
 }
 
-// (outer, size, inner) around `dim`.
-std::int64_t outer_size(const Shape& shape, std::int64_t dim) {
-  std::int64_t n = 1;
-  for (std::int64_t d = 0; d < dim; ++d) n *= shape[d];
-  return n;
-}
-std::int64_t inner_size(const Shape& shape, std::int64_t dim) {
-  std::int64_t n = 1;
-  for (std::size_t d = dim + 1; d < shape.size(); ++d) n *= shape[d];
-  return n;
-}
-
 // For gather: the flat offset into x of each element of index, i.e. of
 //   x[i_0, ..., index[i_0, ..., i_k], ..., i_k]   (index replaces the coordinate along dim).
 std::vector<std::int64_t> gather_offsets(const Shape& x_shape, const Tensor& index,

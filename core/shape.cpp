@@ -36,6 +36,18 @@ std::int64_t normalize_dim(std::int64_t dim, std::int64_t rank, const char* op) 
   return d;
 }
 
+std::int64_t outer_size(const Shape& shape, std::int64_t dim) {
+  std::int64_t n = 1;
+  for (std::int64_t d = 0; d < dim; ++d) n *= shape[d];
+  return n;
+}
+
+std::int64_t inner_size(const Shape& shape, std::int64_t dim) {
+  std::int64_t n = 1;
+  for (std::size_t d = dim + 1; d < shape.size(); ++d) n *= shape[d];
+  return n;
+}
+
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   std::size_t rank = std::max(a.size(), b.size());
   Shape out(rank);

@@ -122,18 +122,6 @@ Tensor permute_impl(const Tensor& x, const std::vector<std::int64_t>& order, con
   });
 }
 
-// (outer, size, inner) around `dim`: the shapes slice and cat work on.
-std::int64_t outer_size(const Shape& shape, std::int64_t dim) {
-  std::int64_t n = 1;
-  for (std::int64_t d = 0; d < dim; ++d) n *= shape[d];
-  return n;
-}
-std::int64_t inner_size(const Shape& shape, std::int64_t dim) {
-  std::int64_t n = 1;
-  for (std::size_t d = dim + 1; d < shape.size(); ++d) n *= shape[d];
-  return n;
-}
-
 }  // namespace
 
 // ---- views: share storage -----------------------------------------------------------------------
