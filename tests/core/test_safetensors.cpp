@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -20,6 +19,7 @@
 
 #include "core/safetensors.h"
 #include "core/tensor.h"
+#include "tests/support/temp_dir.h"
 
 using namespace uwaga;
 using Catch::Contains;
@@ -28,26 +28,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A fresh directory under /tmp, removed with everything in it at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "uwaga_safetensors_XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-  std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(path)) names.push_back(e.path().filename());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-};
+using uwaga::testing::TempDir;
 
 std::string read_file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -280,7 +261,7 @@ TEST_CASE("safetensors: damaged files give errors naming the file and the proble
                           Contains("No such file"));
   }
   SECTION("not a regular file") {
-    CHECK_THROWS_WITH(load_safetensors(dir.path.string()), Contains("not a regular file"));
+    CHECK_THROWS_WITH(load_safetensors(dir.str()), Contains("not a regular file"));
   }
   SECTION("shorter than the length prefix") {
     CHECK_THAT(load_error(dir, "abc"), Contains(bad) && Contains("only 3 bytes") &&

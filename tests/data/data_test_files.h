@@ -1,10 +1,9 @@
 #pragma once
-// Helpers for the data tests: a temporary directory that cleans up after itself, and writers of
-// small IDX / CIFAR-10 files (raw or gzipped) so the readers can be tested on files that are
-// right and on files that are broken in one known way.
+// Helpers for the data tests: writers of small IDX / CIFAR-10 files (raw or gzipped), so the
+// readers can be tested on files that are right and on files that are broken in one known way,
+// and the shared TempDir to put them in.
 #include <zlib.h>
 
-#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -12,34 +11,13 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
+#include "tests/support/temp_dir.h"
 
 namespace uwaga_test {
 
 using Bytes = std::vector<std::uint8_t>;
 
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("uwaga-data-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::string str() const { return path_.string(); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using uwaga::testing::TempDir;
 
 inline void write_bytes(const std::string& path, const Bytes& bytes) {
   std::ofstream out(path, std::ios::binary);

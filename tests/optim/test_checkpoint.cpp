@@ -5,7 +5,6 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +20,7 @@
 #include "nn/mlp.h"
 #include "optim/adam.h"
 #include "optim/checkpoint.h"
+#include "tests/support/temp_dir.h"
 
 using namespace uwaga;
 using namespace uwaga::optim;
@@ -28,20 +28,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name)
-      : path(fs::temp_directory_path() /
-             ("uwaga-test-" + name + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
+using uwaga::testing::TempDir;
 
 std::vector<std::vector<double>> values(const nn::Module& model) {
   std::vector<std::vector<double>> out;
@@ -59,13 +46,6 @@ void train_a_little(nn::MLP& model, Adam& adam, int steps, std::uint64_t seed) {
     loss.backward();
     adam.step();
   }
-}
-
-std::vector<std::string> files_in(const fs::path& dir) {
-  std::vector<std::string> out;
-  for (const auto& entry : fs::directory_iterator(dir)) out.push_back(entry.path().filename());
-  std::sort(out.begin(), out.end());
-  return out;
 }
 
 std::string error_of(const std::function<void()>& fn) {
@@ -274,7 +254,7 @@ TEST_CASE("overwriting a checkpoint is atomic", "[optim][checkpoint]") {
     nn::MLP second(4, 8, gen);
     info.step = 2;
     save_checkpoint(path, second, nullptr, info);
-    CHECK(files_in(dir.path) == std::vector<std::string>{"checkpoint.safetensors"});
+    CHECK(dir.entries() == std::vector<std::string>{"checkpoint.safetensors"});
     nn::MLP loaded(4, 8, gen);
     CHECK(load_checkpoint(path, loaded, nullptr).step == 2);
     CHECK(values(loaded) == values(second));
@@ -293,7 +273,7 @@ TEST_CASE("overwriting a checkpoint is atomic", "[optim][checkpoint]") {
     ::signal(SIGXFSZ, old_handler);
 
     CHECK_THAT(error, Catch::Contains("save_safetensors") && Catch::Contains(path));
-    CHECK(files_in(dir.path) == std::vector<std::string>{"checkpoint.safetensors"});
+    CHECK(dir.entries() == std::vector<std::string>{"checkpoint.safetensors"});
     nn::MLP loaded(4, 8, gen);
     CHECK(load_checkpoint(path, loaded, nullptr).step == 1);
     CHECK(values(loaded) == values(first));

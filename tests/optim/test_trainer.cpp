@@ -7,7 +7,6 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -24,27 +23,14 @@
 #include "optim/checkpoint.h"
 #include "optim/lr_schedule.h"
 #include "optim/trainer.h"
+#include "tests/support/temp_dir.h"
 
 using namespace uwaga;
 using namespace uwaga::optim;
-namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name)
-      : path(fs::temp_directory_path() /
-             ("uwaga-test-" + name + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string str() const { return path.string(); }
-};
+using uwaga::testing::TempDir;
 
 // n points uniform in [-1, 1]², label 1 when the two coordinates have the same sign.
 void make_xor(std::int64_t n, Generator& gen, Tensor& x, Tensor& y) {
