@@ -97,10 +97,7 @@ void Adam::step() {
       updates.push_back({p, grad, &s, group.weight_decay});
     }
   }
-  const auto count = static_cast<std::int64_t>(updates.size());
-#pragma omp parallel for schedule(dynamic) if (count > 1 && num_threads() > 1)
-  for (std::int64_t u = 0; u < count; ++u) {
-    Update& up = updates[u];
+  auto update = [&](Update& up) {
     ParamState& s = *up.state;
     dispatch_float(up.p.dtype(), name(), [&](auto tag) {
       using T = decltype(tag);
@@ -108,6 +105,16 @@ void Adam::step() {
                      up.grad.data<T>(), up.p.numel(), s.step, lr_, options_.beta1,
                      options_.beta2, options_.eps, up.weight_decay, decoupled_);
     });
+  };
+  // Parameters differ in size (a 64-element bias, a 192 × 64 matrix), so threads take them one
+  // at a time as they finish (dynamic schedule) rather than in parallel_for's equal pieces. On one
+  // thread no OpenMP region is entered at all (see parallel_for in core/threads.h).
+  const auto count = static_cast<std::int64_t>(updates.size());
+  if (count > 1 && num_threads() > 1 && !omp_in_parallel()) {
+#pragma omp parallel for schedule(dynamic)
+    for (std::int64_t u = 0; u < count; ++u) update(updates[u]);
+  } else {
+    for (Update& up : updates) update(up);
   }
   ++steps_;
 }
