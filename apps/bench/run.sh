@@ -115,28 +115,37 @@ both() {
   fi
 }
 
-# processes T ROUND: T copies of the one-thread training at once, each the whole one-thread
-# workload (batch 128), sharing nothing but the machine. Their combined images/s over one copy's
-# alone is what T cores give this workload with no coordination at all: the most any threading
-# of it could reach here.
+# processes T ROUND WHAT: T copies of a one-thread workload at once, sharing nothing but the
+# machine; their combined speed over one copy's alone is what T cores give it with no coordination
+# at all. WHAT is "train" (the whole one-thread training workload, batch 128: the most any
+# threading of it could reach here) or "sgemm" (OpenBLAS at 1024³: how that compares with one
+# T-thread sgemm call, whose threads share work).
 processes() {
-  local t=$1 round=$2 i
+  local t=$1 round=$2 what=$3 i
   local load
   load=$(cut -d' ' -f1 /proc/loadavg)
+  local args=("${train_args[@]}")
+  [[ $what == sgemm ]] && args=(--mode sgemm --shapes "$ceiling_shape" --warmup 2 --repeats 5 --min-seconds 0.1)
   for ((i = 0; i < t; ++i)); do
-    OMP_NUM_THREADS=1 "${uwaga_env[@]}" "$bin" --threads 1 "${train_args[@]}" \
+    OMP_NUM_THREADS=1 "${uwaga_env[@]}" "$bin" --threads 1 "${args[@]}" \
       >"$tmp/process$i" 2>"$tmp/process$i.err" &
   done
-  wait || die "failed: $t concurrent uwaga-bench --threads 1 --mode train processes"
-  cat "$tmp"/process?  | $python -c '
-import json, statistics, sys
-runs = [json.loads(line) for line in sys.stdin]
-print(json.dumps({"round": int(sys.argv[1]), "loadavg": float(sys.argv[2]), "impl": "uwaga",
-                  "mode": "train_processes", "threads": len(runs), "processes": len(runs),
-                  "batch_each": runs[0]["batch"],
-                  "median_images_per_s": sum(r["median_images_per_s"] for r in runs)}))' "$round" "$load" >>"$raw"
+  wait || die "failed: $t concurrent uwaga-bench --threads 1 ${args[*]} processes"
+  $python -c '
+import json, sys
+what, round_, load, files = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4:]
+runs = [[json.loads(line) for line in open(f) if line.strip()] for f in files]
+out = {"round": round_, "loadavg": load, "impl": "uwaga", "threads": len(runs), "processes": len(runs)}
+if what == "train":
+    out.update(mode="train_processes", batch_each=runs[0][0]["batch"],
+               median_images_per_s=sum(r[0]["median_images_per_s"] for r in runs))
+else:  # each process prints uwaga'"'"'s gemm and one cblas_sgemm call: its better one, as the ceiling
+    out.update(mode="sgemm_processes", shape=runs[0][0]["shape"],
+               median_gflops=sum(max(l["median_gflops"] for l in r) for r in runs))
+print(json.dumps(out))' "$what" "$round" "$load" "$tmp"/process? >>"$raw"
 }
 
+ceiling_shape=1024x1024x1024  # the sgemm ceiling's shape (summarize.py: CEILING_SHAPE)
 # The same fixed workload in both for training, so the peak RSS compares like with like:
 # batch 128, 5 warm-up steps, then 5 repeats of 10 steps.
 train_args=(--mode train --batch 128 --warmup 5 --repeats 5 --steps 10)
@@ -154,7 +163,10 @@ for ((round = 1; round <= rounds; ++round)); do
     say "round $round/$rounds, $t thread(s): sgemm, train, eval, micro, translator (load $(cut -d' ' -f1 /proc/loadavg))"
     both "$t" "$round" --mode sgemm --warmup 2 --repeats 5 --min-seconds 0.1
     both "$t" "$round" "${train_args[@]}"
-    ((t > 1)) && processes "$t" "$round"
+    if ((t > 1)); then
+      processes "$t" "$round" train
+      processes "$t" "$round" sgemm
+    fi
     # PyTorch under the spinning wait policies too (fewer steps: on a loaded machine spinning
     # collapses to a tenth of the speed at 2 threads).
     TORCH_ENV=OMP_WAIT_POLICY=ACTIVE measure torch "$t" "$round" --mode train --batch 128 --warmup 2 --repeats 5 --steps 2
