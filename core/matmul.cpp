@@ -354,17 +354,19 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   dispatch_float(x.dtype(), "linear", [&](auto tag) {
     using T = decltype(tag);
     T* py = y.data<T>();
-    T beta = 0;
-    if (bias.defined()) {  // start every row at b, then add x Wᵀ
+    gemm<T>(false, true, rows, out_features, in, T(1), x.data<T>(), in, weight.data<T>(), in,
+            T(0), py, out_features);
+    if (bias.defined()) {  // then add b to every row
       const T* pb = bias.data<T>();
       parallel_for(rows, rows * out_features > kParallelThreshold,
                    [&](std::int64_t r0, std::int64_t r1) {
-        for (std::int64_t r = r0; r < r1; ++r) std::copy_n(pb, out_features, py + r * out_features);
+        for (std::int64_t r = r0; r < r1; ++r) {
+          T* row = py + r * out_features;
+#pragma omp simd
+          for (std::int64_t j = 0; j < out_features; ++j) row[j] += pb[j];
+        }
       });
-      beta = 1;
     }
-    gemm<T>(false, true, rows, out_features, in, T(1), x.data<T>(), in, weight.data<T>(), in,
-            beta, py, out_features);
   });
   return record(y, "linear", {x, weight, bias},
                 [x, weight, bias, rows, in, out_features](const Tensor& g) -> std::vector<Tensor> {
