@@ -309,20 +309,17 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 
 namespace {
 
-// out_j = Σ_r x_rj over the rows of a (rows × cols) matrix. Threads take blocks of 16 columns and
-// each column is summed in row order, so the result is the same on any thread count.
+// out_j = Σ_r x_rj over the rows of a (rows × cols) matrix, reading x row by row. Threads take
+// contiguous runs of columns; each column is summed in row order either way, so the result is the
+// same on any thread count.
 template <class T>
 void sum_rows(const T* x, std::int64_t rows, std::int64_t cols, T* out) {
-  constexpr std::int64_t kBlock = 16;
-  const std::int64_t blocks = (cols + kBlock - 1) / kBlock;
-  parallel_for(blocks, rows * cols > kParallelThreshold, [&](std::int64_t b0, std::int64_t b1) {
-    for (std::int64_t b = b0; b < b1; ++b) {
-      const std::int64_t j0 = b * kBlock, j1 = std::min(cols, j0 + kBlock);
-      T acc[kBlock] = {};
-      for (std::int64_t r = 0; r < rows; ++r)
+  parallel_for(cols, rows * cols > kParallelThreshold, [&](std::int64_t j0, std::int64_t j1) {
+    std::fill(out + j0, out + j1, T(0));
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const T* row = x + r * cols;
 #pragma omp simd
-        for (std::int64_t j = j0; j < j1; ++j) acc[j - j0] += x[r * cols + j];
-      std::copy(acc, acc + (j1 - j0), out + j0);
+      for (std::int64_t j = j0; j < j1; ++j) out[j] += row[j];
     }
   });
 }
