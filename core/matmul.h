@@ -6,7 +6,8 @@ namespace uwaga {
 
 // matmul(a, b): (..., M, K) @ (..., K, N) -> (..., M, N). Batch dims broadcast. Both inputs need
 // at least 2 dims.
-//   dA = dC Bᵀ,  dB = Aᵀ dC   (computed with BLAS transpose flags, no transposed copies)
+//   dA = dC Bᵀ,  dB = Aᵀ dC   (with gemm's transpose flags: no transposed tensor is made; gemm
+//   itself may copy a small Bᵀ to reach OpenBLAS's fast kernels, see core/matmul.cpp)
 Tensor matmul(const Tensor& a, const Tensor& b);
 
 // linear(x, W, b) = x Wᵀ + b, with x (..., in), W (out, in), b (out) or undefined: the
