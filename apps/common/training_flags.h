@@ -1,13 +1,13 @@
 #pragma once
 // What the train modes of uwaga-vit and uwaga-translate share on the command line: the run
-// directory (--out, --resume), the optimisation flags that override a preset's fields, the flags
-// a resumed run may not change, the trainer's options (--max-steps, --log-every) and the
+// directory (--out, --resume), the optimisation flags that override a preset's fields, the check
+// that a resumed run keeps its settings, the trainer's options (--max-steps, --log-every) and the
 // replicas' micro-batches (--micro-batch).
 #include <cxxopts.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <filesystem>
-#include <initializer_list>
 #include <string>
 
 #include "apps/common/command_line.h"
@@ -41,19 +41,34 @@ void override_training_flags(const cxxopts::ParseResult& r, RunConfig& run) {
   override_from(r, "seed", run.seed);
 }
 
-// The run configuration saved in the checkpoint --resume continues, read by `read`. The flags in
-// `fixed` (the model, the data, the seed) cannot change then: the user giving one is an error.
-// --epochs can, so that a finished run can be trained for longer.
-template <class RunConfig>
+// The run configuration saved in the checkpoint --resume continues, read by `read`. A resumed run
+// keeps its settings, so that it ends where the uninterrupted run would have: the flags that
+// configure it (`apply` sets them on a run configuration, as for a new run) may repeat the saved
+// values, and any that differs is an error naming the setting and both values. --epochs is the
+// exception: a finished run can be trained for longer.
+template <class RunConfig, class Apply>
 RunConfig resumed_run_config(const cxxopts::ParseResult& r, const std::string& checkpoint,
-                             RunConfig (*read)(const std::string&),
-                             std::initializer_list<const char*> fixed) {
+                             RunConfig (*read)(const std::string&), Apply apply) {
   if (!std::filesystem::exists(checkpoint)) fail("train: --resume: no checkpoint at ", checkpoint);
   RunConfig run = read(checkpoint);
-  for (const char* flag : fixed)
-    if (r.count(flag) && !r[flag].has_default())
-      fail("train: --", flag, " cannot change when resuming (the checkpoint fixes it)");
-  override_from(r, "epochs", run.epochs);
+  RunConfig asked = run;
+  if (r.count("preset") && !r["preset"].has_default()) asked.preset = r["preset"].as<std::string>();
+  apply(asked, r);
+  run.epochs = asked.epochs;
+  const nlohmann::json saved = nlohmann::json::parse(run.to_json());
+  const nlohmann::json wanted = nlohmann::json::parse(asked.to_json());
+  const nlohmann::json patch = nlohmann::json::diff(saved, wanted);
+  if (!patch.empty()) {
+    const std::string path = patch[0].at("path");  // "/model/dim": the first setting that differs
+    const nlohmann::json::json_pointer at(path);
+    auto value = [&](const nlohmann::json& j) { return j.contains(at) ? j.at(at).dump() : std::string("none"); };
+    std::string setting = path.substr(1);
+    for (char& c : setting) c = c == '/' ? '.' : c;
+    fail("train: --resume: the run in ", checkpoint, " has ", setting, " = ", value(saved),
+         " and the flags ask for ", value(wanted),
+         "; a resumed run keeps its settings (only --epochs may change): leave the flag out, "
+         "or train a new run in another --out");
+  }
   return run;
 }
 

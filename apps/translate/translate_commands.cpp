@@ -147,10 +147,7 @@ int translate_train(int argc, char** argv) {
 
   TranslateRunConfig run;
   if (output.resume) {
-    run = resumed_run_config(r, output.checkpoint, read_translate_run_config,
-                             {"preset", "dim", "heads", "encoder-layers", "decoder-layers",
-                              "mlp-dim", "positions", "dropout", "max-length", "batch-size",
-                              "seed", "corpus-seed", "train-size", "valid-size", "test-size"});
+    run = resumed_run_config(r, output.checkpoint, read_translate_run_config, apply_overrides);
   } else {
     run = translate_preset(r["preset"].as<std::string>());
     apply_overrides(run, r);

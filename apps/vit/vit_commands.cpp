@@ -25,8 +25,9 @@ constexpr std::int64_t kDefaultMicroBatch = 16;
 
 using cxxopts::value;
 
-// Applies the model and optimisation flags the user gave on top of a preset.
+// Applies the dataset, model, data and optimisation flags the user gave on top of a preset.
 void apply_overrides(VitRunConfig& run, const cxxopts::ParseResult& r) {
+  if (r.count("dataset")) set_dataset_geometry(run, r["dataset"].as<std::string>());
   auto set = [&](const char* flag, auto& field) { override_from(r, flag, field); };
   set("patch", run.model.patch);
   set("dim", run.model.dim);
@@ -34,6 +35,9 @@ void apply_overrides(VitRunConfig& run, const cxxopts::ParseResult& r) {
   set("heads", run.model.heads);
   set("mlp-dim", run.model.mlp_dim);
   override_training_flags(r, run);
+  set("train-size", run.train_size);
+  if (r.count("train-size") && run.train_size < 1)
+    fail("train: --train-size must be at least 1, got ", run.train_size);
   if (r.count("augment") && r.count("no-augment"))
     fail("train: --augment and --no-augment contradict each other");
   if (r.count("augment")) run.augment = true;
@@ -103,7 +107,7 @@ int vit_train(int argc, char** argv) {
       ("out", "directory for checkpoint.safetensors and log.jsonl (required)", value<std::string>())
       ("resume", "continue from the checkpoint in --out")
       ("max-steps", "stop after this many optimizer steps in total (counting resumed ones)", value<std::int64_t>()->default_value("0"))
-      ("train-size", "use only the first N training images", value<std::int64_t>())
+      ("train-size", "use only the first N training images (default: all)", value<std::int64_t>())
       ("patch", "patch size P", value<std::int64_t>())
       ("dim", "embedding width D", value<std::int64_t>())
       ("depth", "number of encoder blocks L", value<std::int64_t>())
@@ -131,12 +135,9 @@ int vit_train(int argc, char** argv) {
 
   VitRunConfig run;
   if (output.resume) {
-    run = resumed_run_config(r, output.checkpoint, read_vit_run_config,
-                             {"preset", "dataset", "patch", "dim", "depth", "heads", "mlp-dim",
-                              "batch-size", "seed", "train-size"});
+    run = resumed_run_config(r, output.checkpoint, read_vit_run_config, apply_overrides);
   } else {
     run = vit_preset(r["preset"].as<std::string>());
-    if (r.count("dataset")) set_dataset_geometry(run, r["dataset"].as<std::string>());
     apply_overrides(run, r);
   }
   validate_run(run);
@@ -145,11 +146,7 @@ int vit_train(int argc, char** argv) {
                                               : default_data_dir(run.dataset);
   ImageDataset train = load_dataset(run.dataset, dir, true);
   ImageDataset test = load_dataset(run.dataset, dir, false);
-  if (r.count("train-size")) {
-    std::int64_t n = r["train-size"].as<std::int64_t>();
-    if (n < 1) fail("train: --train-size must be at least 1, got ", n);
-    train = take_first(train, n);
-  }
+  if (run.train_size > 0) train = take_first(train, run.train_size);
   check_geometry(train, run, run.dataset);
   if (!output.resume) {
     ChannelStats stats = channel_stats(train);

@@ -77,6 +77,7 @@ std::string VitRunConfig::to_json() const {
                       {"model", nlohmann::json::parse(model.to_json())},
                       {"augment", augment},
                       {"seed", seed},
+                      {"train_size", train_size},
                       {"mean", mean},
                       {"std", std},
                       {"class_names", class_names}};
@@ -94,6 +95,7 @@ VitRunConfig VitRunConfig::from_json(const std::string& text) {
     training_settings_from_json(j, r);
     r.augment = j.at("augment");
     r.seed = j.at("seed");
+    r.train_size = j.value("train_size", std::int64_t{0});  // absent from older checkpoints: all
     r.mean = j.at("mean").get<std::vector<float>>();
     r.std = j.at("std").get<std::vector<float>>();
     r.class_names = j.at("class_names").get<std::vector<std::string>>();

@@ -23,6 +23,7 @@ struct VitRunConfig {
   double clip_norm = 1.0;
   bool augment = false;
   std::uint64_t seed = 0;
+  std::int64_t train_size = 0;  // train on the first N training images only; 0: all of them
   std::vector<float> mean, std;  // per-channel normalisation, measured on the training set
   std::vector<std::string> class_names;  // from the training set, for predictions
 

@@ -45,11 +45,15 @@ struct TrainedVit {
 };
 
 // As `uwaga-vit train`: the model from the run's seed, AdamW on two parameter groups, warm-up +
-// cosine, the ImageClassificationTask under the Trainer.
-TrainedVit train_vit(VitRunConfig run, const ImageDataset& train, const ImageDataset& test,
+// cosine, the ImageClassificationTask under the Trainer, on the first run.train_size images of
+// `all_train` (all when 0).
+TrainedVit train_vit(VitRunConfig run, const ImageDataset& all_train, const ImageDataset& test,
                      std::int64_t max_steps, const std::string& out_dir, std::int64_t log_every,
                      bool quiet) {
   run.model.validate();
+  ImageDataset first_images;
+  if (run.train_size > 0) first_images = take_first(all_train, run.train_size);
+  const ImageDataset& train = run.train_size > 0 ? first_images : all_train;
   if (run.mean.empty()) {
     ChannelStats stats = channel_stats(train);
     run.mean = stats.mean;
@@ -86,6 +90,7 @@ void bind_vit_app(py::module_& m) {
       .def_readwrite("clip_norm", &VitRunConfig::clip_norm)
       .def_readwrite("augment", &VitRunConfig::augment)
       .def_readwrite("seed", &VitRunConfig::seed)
+      .def_readwrite("train_size", &VitRunConfig::train_size)
       .def_readwrite("mean", &VitRunConfig::mean)
       .def_readwrite("std", &VitRunConfig::std)
       .def_readwrite("class_names", &VitRunConfig::class_names)

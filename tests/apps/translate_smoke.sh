@@ -42,13 +42,13 @@ else
 fi
 
 # 2b. With dropout and two replicas, 20 steps + --resume to 40 end where 40 straight steps do:
-# the dropout masks come from the task's saved seed generator, whichever replica draws them.
+# the dropout masks come from the task's saved seed generator, whichever replica draws them. The
+# resumed run is given its flags again, as a user repeating the command would.
 loss_at_40() { grep '"type":"step"' "$1/log.jsonl" | grep '"step":40,' | grep -o '"loss":[-0-9.e]*' | cut -d: -f2; }
 common=(--preset tiny --dropout 0.1 --threads 2 --micro-batch 8 --log-every 10)
 if "$bin" train "${common[@]}" --max-steps 40 --out "$tmp/straight" >/dev/null 2>&1 &&
    "$bin" train "${common[@]}" --max-steps 20 --out "$tmp/split" >/dev/null 2>&1 &&
-   "$bin" train --out "$tmp/split" --resume --threads 2 --micro-batch 8 --max-steps 40 --log-every 10 \
-     >/dev/null 2>&1; then
+   "$bin" train "${common[@]}" --out "$tmp/split" --resume --max-steps 40 >/dev/null 2>&1; then
   a=$(loss_at_40 "$tmp/straight")
   b=$(loss_at_40 "$tmp/split")
   [[ -n $a && $a == "$b" ]] && pass "resume: step 40's loss $a equals the uninterrupted run's" ||
@@ -139,7 +139,8 @@ expect_error "not divisible by heads" train --preset tiny --out "$tmp/bad" --hea
 expect_error "unknown preset" train --preset huge --out "$tmp/bad"
 expect_error "is required" train
 expect_error "'sinusoidal' or 'learned'" train --preset tiny --out "$tmp/bad" --positions rotary
-expect_error "cannot change when resuming" train --out "$tmp/run" --resume --dim 64
+expect_error "a resumed run keeps its settings" train --out "$tmp/run" --resume --dim 64
+expect_error "has lr = 0.003 and the flags ask for 0.5" train --out "$tmp/run" --resume --lr 0.5
 expect_error "no checkpoint at" train --out "$tmp/nowhere" --resume
 expect_error "does not exist" eval --checkpoint "$tmp/missing.safetensors"
 expect_error "--split must be test or valid" eval --checkpoint "$ckpt" --split train

@@ -16,10 +16,10 @@ pass() { echo "ok: $1"; }
 failed() { echo "FAIL: $1"; failures=$((failures + 1)); }
 
 small=(--data-dir "$data" --train-size 2048 --batch-size 64 --dim 32 --depth 2 --heads 2
-       --mlp-dim 64 --epochs 1 --warmup 5 --lr 3e-3 --no-augment --log-every 5 --threads 2)
+       --mlp-dim 64 --warmup 5 --lr 3e-3 --no-augment --log-every 5 --threads 2)
 
 # 1. A few dozen steps lower the loss.
-if "$bin" train "${small[@]}" --max-steps 30 --out "$tmp/run" >"$tmp/train.out" 2>&1; then
+if "$bin" train "${small[@]}" --epochs 1 --max-steps 30 --out "$tmp/run" >"$tmp/train.out" 2>&1; then
   first=$(grep '"type":"step"' "$tmp/run/log.jsonl" | head -1 | grep -o '"loss":[-0-9.e]*' | cut -d: -f2)
   last=$(grep '"type":"step"' "$tmp/run/log.jsonl" | tail -1 | grep -o '"loss":[-0-9.e]*' | cut -d: -f2)
   if awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a - 0.2) }'; then
@@ -58,10 +58,13 @@ fi
   grep -q "<svg" "$tmp/att.svg" && grep -q "rollout" "$tmp/att.svg" && pass "attention: SVG drawn" ||
   failed "attention: $(cat "$tmp/att.out")"
 
-# 5. --resume continues to the new step budget.
-if "$bin" train --out "$tmp/run" --resume --max-steps 40 --data-dir "$data" --log-every 5 >"$tmp/resume.out" 2>&1; then
+# 5. --resume continues to the new step budget on the run's own data (the first 2048 images, 32
+# steps an epoch), taking the run's flags again and a second epoch.
+if "$bin" train "${small[@]}" --epochs 2 --out "$tmp/run" --resume --max-steps 40 >"$tmp/resume.out" 2>&1; then
   grep -q '"step":40' "$tmp/run/log.jsonl" && pass "resume: continued to step 40" ||
     failed "resume: no step 40 in the log"
+  grep -q "2048 training images" "$tmp/resume.out" && pass "resume: trains on the run's 2048 images" ||
+    failed "resume: not the run's 2048 training images: $(grep data "$tmp/resume.out")"
 else
   failed "resume exited with $?"; cat "$tmp/resume.out"
 fi
@@ -81,6 +84,8 @@ expect_error "not divisible by heads" train --out "$tmp/bad" --data-dir "$data" 
 expect_error "not divisible by patch" train --out "$tmp/bad" --data-dir "$data" --patch 5
 expect_error "unknown dataset" train --out "$tmp/bad" --dataset imagenet
 expect_error "unknown preset" train --out "$tmp/bad" --preset huge
+expect_error "has lr = 0.003 and the flags ask for 0.5" train --out "$tmp/run" --resume --lr 0.5 --data-dir "$data"
+expect_error "has train_size = 2048 and the flags ask for 1024" train --out "$tmp/run" --resume --train-size 1024
 expect_error "data/fetch.sh mnist" train --out "$tmp/bad" --data-dir "$tmp/nowhere"
 expect_error "is required" train
 expect_error "not a uwaga checkpoint" eval --checkpoint "$root/tests/golden/linear.safetensors" --data-dir "$data"

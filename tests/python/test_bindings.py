@@ -316,6 +316,9 @@ class DataAndApps(unittest.TestCase):
         trained = uwaga.apps.train_vit(run, small, uwaga.data.take_first(test, 100), max_steps=4)
         self.assertEqual(trained.summary.steps, 4)
         self.assertEqual(len(trained.run.mean), 1)
+        run.train_size = 128  # as --train-size: the first 128 of the 256, two batches of 64
+        shorter = uwaga.apps.train_vit(run, small, uwaga.data.take_first(test, 100))
+        self.assertEqual(shorter.summary.steps, 2)
         ev = uwaga.apps.evaluate_classifier(trained.model, uwaga.data.take_first(test, 50),
                                             trained.run)
         self.assertEqual(ev.n, 50)
