@@ -29,6 +29,12 @@ std::string index_str(const Shape& shape, std::int64_t flat) {
 
 GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs,
                           const GradcheckOptions& options) {
+  if (!(options.eps > 0) || !std::isfinite(options.eps))
+    fail("gradcheck: eps must be positive and finite, got ", options.eps);
+  if (!(options.atol >= 0 && options.rtol >= 0) || !std::isfinite(options.atol) ||
+      !std::isfinite(options.rtol) || options.atol + options.rtol == 0)
+    fail("gradcheck: atol and rtol must be finite, ≥ 0 and not both 0, got atol ", options.atol,
+         ", rtol ", options.rtol);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& x = inputs[i];
     check_defined(x, "gradcheck");
@@ -74,10 +80,13 @@ GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& input
       any_numeric |= std::abs(numeric) > options.atol;
       const double err = std::abs(a - numeric);
       const double allowed = options.atol + options.rtol * std::abs(numeric);
-      result.max_abs_error = std::max(result.max_abs_error, err);
+      // A NaN or infinite gradient fails outright (NaN compares false with every bound).
+      const bool finite = std::isfinite(a) && std::isfinite(numeric);
+      const double ratio = !finite ? INFINITY : err == 0 ? 0 : err / allowed;
+      result.max_abs_error = finite ? std::max(result.max_abs_error, err) : INFINITY;
       result.checked++;
-      if (err / allowed > worst_ratio) {
-        worst_ratio = err / allowed;
+      if (ratio > worst_ratio) {
+        worst_ratio = ratio;
         worst.str("");
         worst << "input " << i << " " << shape_str(x.shape()) << ", element "
               << index_str(x.shape(), j) << ": analytic " << a << ", numeric " << numeric

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "core/autograd.h"
 #include "core/uwaga.h"
 #include "tests/support/gradcheck.h"
@@ -28,6 +30,17 @@ Tensor dead_square(const Tensor& x) {
   }
   return record(out, "dead_square", {x}, [](const Tensor& g) -> std::vector<Tensor> {
     return {Tensor::zeros_like(g)};
+  });
+}
+// x² whose backward returns NaN.
+Tensor nan_square(const Tensor& x) {
+  Tensor out;
+  {
+    NoGradGuard g;
+    out = x * x;
+  }
+  return record(out, "nan_square", {x}, [](const Tensor& g) -> std::vector<Tensor> {
+    return {g * std::numeric_limits<double>::quiet_NaN()};
   });
 }
 }  // namespace
@@ -69,4 +82,19 @@ TEST_CASE("gradcheck insists on float64", "[core][gradcheck]") {
   REQUIRE_THROWS_WITH(
       gradcheck([](const std::vector<Tensor>& in) { return in[0]; }, {x}),
       Contains("needs float64"));
+}
+
+TEST_CASE("gradcheck fails on a NaN gradient and refuses tolerances that cannot fail",
+          "[core][gradcheck]") {
+  Tensor x = uwaga::testing::leaf({3}, 4);
+  auto r = gradcheck([](const std::vector<Tensor>& in) { return nan_square(in[0]); }, {x});
+  REQUIRE_FALSE(r.ok);
+  REQUIRE_THAT(r.message, Contains("analytic nan"));
+  auto square = [](const std::vector<Tensor>& in) { return wrong_square(in[0]); };
+  GradcheckOptions no_step;
+  no_step.eps = 0;
+  REQUIRE_THROWS_WITH(gradcheck(square, {x}, no_step), Contains("eps must be positive"));
+  GradcheckOptions nan_tolerance;
+  nan_tolerance.rtol = std::numeric_limits<double>::quiet_NaN();
+  REQUIRE_THROWS_WITH(gradcheck(square, {x}, nan_tolerance), Contains("atol and rtol"));
 }
