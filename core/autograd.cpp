@@ -71,12 +71,17 @@ bool needs_grad(const std::vector<Tensor>& inputs) {
   return false;
 }
 
-Tensor record(Tensor out, const char* op, std::vector<Tensor> inputs, BackwardFn backward) {
+Tensor record(Tensor out, const char* op, std::vector<Tensor> inputs, BackwardFn backward,
+              std::vector<Tensor> saved) {
   if (!needs_grad(inputs)) return out;
   auto node = std::make_shared<Node>();
   node->op = op;
   node->inputs = std::move(inputs);
   node->backward = std::move(backward);
+  node->saved = std::move(saved);
+  node->versions.reserve(node->inputs.size() + node->saved.size());
+  for (const Tensor& t : node->inputs) node->versions.push_back(t.defined() ? t.version() : 0);
+  for (const Tensor& t : node->saved) node->versions.push_back(t.defined() ? t.version() : 0);
   node->id = next_node_id();
   out.impl().requires_grad = true;
   out.impl().grad_fn = std::move(node);
@@ -125,6 +130,21 @@ std::vector<Node*> topological_order(const Tensor& root) {
 }
 
 namespace {
+
+// The values a backward rule may read must be those the op computed with. Every input is checked,
+// not only those a rule reads (PyTorch checks just those): one rule to remember.
+void check_versions(const Node* node) {
+  const std::size_t n = node->inputs.size();
+  for (std::size_t i = 0; i < node->versions.size(); ++i) {
+    const Tensor& t = i < n ? node->inputs[i] : node->saved[i - n];
+    if (!t.defined() || t.version() == node->versions[i]) continue;
+    fail("backward: ", i < n ? "input " : "saved output ", i < n ? i : i - n, " ",
+         shape_str(t.shape()), " of '", node->op, "' was changed in place after '", node->op,
+         "' used it (version ", node->versions[i], " then, ", t.version(),
+         " now); the gradient would be computed from the new values. Change a clone() instead, "
+         "or change it after backward()");
+  }
+}
 
 [[noreturn]] void fail_freed(const Node* node) {
   fail("backward: the graph through '", node->op,
@@ -197,6 +217,7 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
     Tensor dout = std::move(found->second);
     grads.erase(found);
 
+    check_versions(node);
     const Clock::time_point started = g_time_backward ? Clock::now() : Clock::time_point();
     std::vector<Tensor> dinputs = node->backward(dout);
     if (g_time_backward) add_time(node->op, started);
@@ -219,6 +240,8 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
     if (g_time_backward) add_time("engine", accumulating);
     if (!retain_graph) {
       node->inputs.clear();
+      node->saved.clear();
+      node->versions.clear();
       node->backward = nullptr;
       node->freed = true;
     }

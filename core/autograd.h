@@ -26,6 +26,10 @@ struct Node {
   const char* op = "";         // the op's name, e.g. "matmul"
   std::vector<Tensor> inputs;  // parents; kept alive until the graph is freed
   BackwardFn backward;         // dL/dout -> {dL/dinput_i}
+  // What the backward rule reads besides the inputs (the op's own output, for exp or softmax),
+  // and the storage versions of the inputs, then of these, when the op ran.
+  std::vector<Tensor> saved;
+  std::vector<std::uint64_t> versions;
   bool freed = false;          // set once backward() has used and released this node
   std::size_t id = 0;          // creation order on its thread, unique: for stable graph drawings
 };
@@ -52,7 +56,12 @@ bool needs_grad(const std::vector<Tensor>& inputs);
 
 // Attaches a node to `out` when any input requires a gradient; returns `out`. Ops call this last:
 //   return record(out, "mul", {a, b}, [a, b](const Tensor& g) { return {g * b, g * a}; });
-Tensor record(Tensor out, const char* op, std::vector<Tensor> inputs, BackwardFn backward);
+// `saved` lists the tensors other than the inputs that the backward rule reads, when a user can
+// reach them: an op's own output (exp, softmax: pass out.detach()), a view of it. Changing an
+// input or a saved tensor in place after the op ran would make its gradient silently wrong, so
+// backward() checks their storage versions first and fails naming the op.
+Tensor record(Tensor out, const char* op, std::vector<Tensor> inputs, BackwardFn backward,
+              std::vector<Tensor> saved = {});
 
 // ---- timing the backward pass (for profiling) ----------------------------------------------
 // While on, the engine adds the wall time of every backward rule to its op's total, and the time

@@ -132,7 +132,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
   return record(out, "div", {a, b}, [b, y](const Tensor& g) -> std::vector<Tensor> {
     Tensor ga = div(g, b);
     return {ga, neg(mul(ga, y))};
-  });
+  }, {y});
 }
 
 Tensor maximum(const Tensor& a, const Tensor& b) {
@@ -176,7 +176,7 @@ Tensor div(double s, const Tensor& a) {
   Tensor y = out.detach();
   return record(out, "rdiv_scalar", {a}, [a, y](const Tensor& g) -> std::vector<Tensor> {
     return {neg(div(mul(g, y), a))};
-  });
+  }, {y});
 }
 
 // ---- unary ops ------------------------------------------------------------------------------
@@ -191,7 +191,7 @@ Tensor exp(const Tensor& x) {
   Tensor y = out.detach();
   return record(out, "exp", {x}, [y](const Tensor& g) -> std::vector<Tensor> {
     return {mul(g, y)};  // d exp(x) = exp(x)
-  });
+  }, {y});
 }
 
 Tensor log(const Tensor& x) {
@@ -205,7 +205,7 @@ Tensor sqrt(const Tensor& x) {
   Tensor y = out.detach();
   return record(out, "sqrt", {x}, [y](const Tensor& g) -> std::vector<Tensor> {
     return {binary(g, y, "sqrt", [](auto gv, auto yv) { return gv / (2 * yv); })};
-  });
+  }, {y});
 }
 
 Tensor pow(const Tensor& x, double p) {
@@ -224,7 +224,7 @@ Tensor tanh(const Tensor& x) {
   Tensor y = out.detach();
   return record(out, "tanh", {x}, [y](const Tensor& g) -> std::vector<Tensor> {
     return {binary(g, y, "tanh", [](auto gv, auto yv) { return gv * (1 - yv * yv); })};
-  });
+  }, {y});
 }
 
 Tensor sigmoid(const Tensor& x) {
@@ -232,7 +232,7 @@ Tensor sigmoid(const Tensor& x) {
   Tensor y = out.detach();
   return record(out, "sigmoid", {x}, [y](const Tensor& g) -> std::vector<Tensor> {
     return {binary(g, y, "sigmoid", [](auto gv, auto yv) { return gv * yv * (1 - yv); })};
-  });
+  }, {y});
 }
 
 Tensor relu(const Tensor& x) {
@@ -330,6 +330,7 @@ void add_inplace(Tensor& dst, const Tensor& src) {
   if (dst.shape() != src.shape())
     fail("add_inplace: shapes ", shape_str(dst.shape()), " and ", shape_str(src.shape()),
          " differ");
+  dst.bump_version();
   dispatch_float(dst.dtype(), "add_inplace", [&](auto tag) {
     using T = decltype(tag);
     T* d = dst.data<T>();

@@ -159,7 +159,7 @@ Tensor softmax(const Tensor& x, std::int64_t dim) {
       }
     });
     return {dx};
-  });
+  }, {y});
 }
 
 // ---- fused log_softmax: one node ----------------------------------------------------------------
@@ -191,7 +191,7 @@ Tensor log_softmax(const Tensor& x, std::int64_t dim) {
       });
     });
     return {dx};
-  });
+  }, {y});
 }
 
 // ---- composed from primitives: autograd derives the gradient ------------------------------------

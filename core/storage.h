@@ -9,6 +9,7 @@
 // (sentences of different lengths) share buffers across nearby sizes instead of keeping a set
 // per shape.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 namespace uwaga {
@@ -24,11 +25,18 @@ class Storage {
   const void* data() const { return data_; }
   std::size_t bytes() const { return bytes_; }
 
+  // How many times the values have been changed in place (Tensor::fill_, copy_from, set,
+  // add_inplace, optimizer updates). An op that saves a tensor for its backward rule notes this
+  // count; backward() refuses to run the rule if it has moved since (see core/autograd.h).
+  std::uint64_t version() const { return version_; }
+  void bump_version() { ++version_; }
+
  private:
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
   std::size_t capacity_ = 0;  // of the buffer: at least bytes_, at most twice (rounded up)
   void* home_ = nullptr;  // the free lists this buffer returns to (storage.cpp)
+  std::uint64_t version_ = 0;
 };
 
 // Statistics of the caching allocator (summed over threads), for benchmarks and tests.

@@ -159,6 +159,7 @@ double Tensor::at(std::initializer_list<std::int64_t> index) const {
 
 void Tensor::set(std::initializer_list<std::int64_t> index, double value) {
   write(*this, flat_index(*this, index), value);
+  bump_version();
 }
 
 double Tensor::flat(std::int64_t i) const {
@@ -171,6 +172,7 @@ void Tensor::set_flat(std::int64_t i, double value) {
   if (i < 0 || i >= numel())
     fail("set_flat: index ", i, " is out of range for ", numel(), " elements");
   write(*this, i, value);
+  bump_version();
 }
 
 std::vector<double> Tensor::to_vector() const {
@@ -209,6 +211,7 @@ void Tensor::copy_from(const Tensor& src) {
   if (src.shape() != shape())
     fail("copy_from: source shape ", shape_str(src.shape()), " differs from destination shape ",
          shape_str(shape()));
+  bump_version();
   if (src.dtype() == dtype()) {
     std::memcpy(raw_data(), src.raw_data(), static_cast<std::size_t>(numel()) * dtype_size(dtype()));
     return;
@@ -217,6 +220,7 @@ void Tensor::copy_from(const Tensor& src) {
 }
 
 void Tensor::fill_(double value) {
+  bump_version();
   switch (dtype()) {
     case DType::Float32: std::fill_n(data<float>(), numel(), static_cast<float>(value)); break;
     case DType::Float64: std::fill_n(data<double>(), numel(), value); break;
@@ -244,6 +248,9 @@ void Tensor::set_grad(const Tensor& g) {
   if (g.defined() && g.shape() != shape())
     fail("set_grad: gradient shape ", shape_str(g.shape()), " differs from tensor shape ",
          shape_str(shape()));
+  if (g.defined() && g.dtype() != dtype())
+    fail("set_grad: gradient dtype ", dtype_name(g.dtype()), " differs from tensor dtype ",
+         dtype_name(dtype()));
   impl().grad = g.defined() ? g.impl_ptr() : nullptr;
 }
 

@@ -77,6 +77,11 @@ class Tensor {
   void* raw_data() { return impl().storage->data(); }
   const void* raw_data() const { return impl().storage->data(); }
   bool shares_storage_with(const Tensor& other) const;
+  // How many times the storage's values were changed in place (core/storage.h). Code that writes
+  // into an existing tensor through data<T>() calls bump_version() afterwards, as the in-place
+  // methods below do, so backward() can tell when a value an op saved has changed.
+  std::uint64_t version() const { return impl().storage->version(); }
+  void bump_version() { impl().storage->bump_version(); }
 
   // ---- element access (for tests and printing; slow, bounds-checked) ------------------------
   double item() const;  // the only element of a one-element tensor

@@ -212,7 +212,11 @@ Tensor attention_node(const char* op, const Dims& d, const Layouts& l, const Att
     attention_forward<decltype(tag)>(d, l, pad.empty() ? nullptr : pad.data(), mask.causal, scale,
                                      Q, K, V, saved.A, Y);
   });
-  if (weights) *weights = reshape(saved.A.detach(), a_shape);
+  std::vector<Tensor> returned;  // A, when the caller gets it back: backward() checks it is unchanged
+  if (weights) {
+    *weights = reshape(saved.A.detach(), a_shape);
+    returned.push_back(saved.A);
+  }
 
   return record(Y, op, inputs, [inputs, source, saved, d, l, scale, op](const Tensor& g) {
     // Every element of an input is read as exactly one Q, K or V entry of one head, so the
@@ -225,7 +229,7 @@ Tensor attention_node(const char* op, const Dims& d, const Layouts& l, const Att
                                         grads[source[1]], grads[source[2]]);
     });
     return grads;
-  });
+  }, std::move(returned));
 }
 
 void check_packed_mask(const AttentionMask& mask, std::int64_t B, std::int64_t S, const char* op,

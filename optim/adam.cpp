@@ -93,10 +93,10 @@ void Adam::step() {
       if (s.exp_avg.dtype() != p.dtype())
         fail(name(), ": the state of '", group.names[i], "' is ", dtype_name(s.exp_avg.dtype()),
              " but the parameter is now ", dtype_name(p.dtype()));
-      ++s.step;
       updates.push_back({p, grad, &s, group.weight_decay});
     }
   }
+  for (Update& up : updates) ++up.state->step;  // only once every check has passed
   auto update = [&](Update& up) {
     ParamState& s = *up.state;
     dispatch_float(up.p.dtype(), name(), [&](auto tag) {
@@ -105,6 +105,7 @@ void Adam::step() {
                      up.grad.data<T>(), up.p.numel(), s.step, lr_, options_.beta1,
                      options_.beta2, options_.eps, up.weight_decay, decoupled_);
     });
+    up.p.bump_version();
   };
   // Parameters differ in size (a 64-element bias, a 192 × 64 matrix), so threads take them one
   // at a time as they finish (dynamic schedule) rather than in parallel_for's equal pieces. On one

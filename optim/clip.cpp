@@ -58,11 +58,13 @@ double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
   // can see which ones hold the inf or NaN (and skip the step).
   if (max_norm > 0 && std::isfinite(norm) && norm > max_norm) {
     const double factor = max_norm / norm;
-    for (Tensor& g : grads)
+    for (Tensor& g : grads) {
       dispatch_float(g.dtype(), "clip_grad_norm", [&](auto tag) {
         using T = decltype(tag);
         scale(g.data<T>(), g.numel(), factor);
       });
+      g.bump_version();
+    }
   }
   return norm;
 }

@@ -64,6 +64,12 @@ Optimizer::Optimizer(std::vector<ParamGroup> groups, double lr) : lr_(lr) {
     fail("optimizer: no parameters to optimize (every parameter group is empty)");
 }
 
+void Optimizer::set_lr(double lr) {
+  if (!(lr >= 0) || !std::isfinite(lr))
+    fail("set_lr: the learning rate must be a finite number >= 0, got ", lr);
+  lr_ = lr;
+}
+
 void Optimizer::zero_grad() {
   for (ParamGroup& group : groups_)
     for (Tensor& p : group.params) p.zero_grad();

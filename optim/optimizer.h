@@ -37,7 +37,7 @@ class Optimizer {
   void zero_grad();
 
   double lr() const { return lr_; }
-  void set_lr(double lr) { lr_ = lr; }
+  void set_lr(double lr);  // fails unless lr is finite and ≥ 0
   std::int64_t steps() const { return steps_; }
   const std::vector<ParamGroup>& groups() const { return groups_; }
 

@@ -44,27 +44,38 @@ Sgd::Sgd(std::vector<ParamGroup> groups, SgdOptions options)
 void Sgd::step() {
   init_threads();
   const bool with_momentum = options_.momentum != 0;
+  // Every check before any change: a step that fails leaves every parameter as it was.
   for (std::size_t g = 0; g < groups_.size(); ++g) {
-    ParamGroup& group = groups_[g];
+    const ParamGroup& group = groups_[g];
     for (std::size_t i = 0; i < group.params.size(); ++i) {
-      Tensor& p = group.params[i];
+      const Tensor& p = group.params[i];
       const Tensor grad = p.grad();
       if (!grad.defined()) continue;  // not used by this step's loss
       if (grad.dtype() != p.dtype())
         fail("Sgd: parameter '", group.names[i], "' is ", dtype_name(p.dtype()),
              " but its gradient is ", dtype_name(grad.dtype()));
-      Tensor& buf = momentum_buffer_[g][i];
-      const bool first = with_momentum && !buf.defined();
-      if (first) buf = Tensor::empty_like(p);  // the only allocation: filled with d below
+      const Tensor& buf = momentum_buffer_[g][i];
       if (buf.defined() && buf.dtype() != p.dtype())
         fail("Sgd: the momentum buffer of '", group.names[i], "' is ", dtype_name(buf.dtype()),
              " but the parameter is now ", dtype_name(p.dtype()));
+    }
+  }
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    ParamGroup& group = groups_[g];
+    for (std::size_t i = 0; i < group.params.size(); ++i) {
+      Tensor& p = group.params[i];
+      const Tensor grad = p.grad();
+      if (!grad.defined()) continue;
+      Tensor& buf = momentum_buffer_[g][i];
+      const bool first = with_momentum && !buf.defined();
+      if (first) buf = Tensor::empty_like(p);  // the only allocation: filled with d below
       dispatch_float(p.dtype(), "Sgd", [&](auto tag) {
         using T = decltype(tag);
         sgd_update<T>(p.data<T>(), with_momentum ? buf.data<T>() : nullptr, grad.data<T>(),
                       p.numel(), lr_, group.weight_decay, options_.momentum, options_.nesterov,
                       first);
       });
+      p.bump_version();
     }
   }
   ++steps_;

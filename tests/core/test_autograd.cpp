@@ -180,3 +180,32 @@ TEST_CASE("node ids follow creation order on a thread and are unique across thre
   for (std::size_t a : here)
     for (std::size_t b : there) CHECK(a != b);
 }
+
+TEST_CASE("changing a tensor in place after an op used it makes backward fail, naming the op",
+          "[core][autograd]") {
+  Tensor x = Tensor::from_vector({1, 2, 3}, {3}).requires_grad_();
+  Tensor w = Tensor::ones({3});
+  Tensor loss = sum(mul(x, w));
+  w.fill_(100);  // dL/dx would come out as 100 instead of the 1 the forward pass used
+  REQUIRE_THROWS_WITH(loss.backward(),
+                      Contains("input 1 (3,) of 'mul' was changed in place after 'mul' used it"));
+
+  // An op's saved output: exp's backward multiplies by the exp(x) it kept, here changed
+  // through another handle on the same storage.
+  Tensor y = exp(x);
+  REQUIRE_NOTHROW(exp(x).backward(Tensor::ones({3})));  // unchanged: fine
+  y.detach().fill_(0);
+  REQUIRE_THROWS_WITH(y.backward(Tensor::ones({3})),
+                      Contains("saved output 0 (3,) of 'exp' was changed in place"));
+
+  // Every in-place method counts: set, set_flat, copy_from, add_inplace.
+  Tensor v = Tensor::zeros({2});
+  const std::uint64_t v0 = v.version();
+  v.set({0}, 1);
+  v.set_flat(1, 2);
+  v.copy_from(Tensor::ones({2}));
+  add_inplace(v, Tensor::ones({2}));
+  v.fill_(3);
+  REQUIRE(v.version() == v0 + 5);
+  REQUIRE(reshape(v, {1, 2}).version() == v.version());  // a view shares the count
+}

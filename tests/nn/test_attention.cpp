@@ -162,3 +162,15 @@ TEST_CASE("attention misuse gives clear errors", "[nn][attention]") {
   REQUIRE_THROWS_WITH(scaled_dot_product_attention(q, k, v, {Tensor::zeros({2, 4}), false}),
                       Contains("key padding mask (2, 4) does not fit"));
 }
+
+TEST_CASE("attention weights handed back and then changed make backward fail",
+          "[nn][attention]") {
+  Generator gen(5);
+  Tensor Q = Tensor::randn({1, 3, 4}, gen).requires_grad_();
+  Tensor K = Tensor::randn({1, 3, 4}, gen), V = Tensor::randn({1, 3, 4}, gen);
+  Tensor A;
+  Tensor Y = nn::scaled_dot_product_attention(Q, K, V, {}, &A);
+  A.fill_(0);  // the backward rule reads A: dQ would be computed from zeros
+  REQUIRE_THROWS_WITH(sum(Y).backward(),
+                      Contains("saved output 0 (1, 3, 3) of 'scaled_dot_product_attention'"));
+}

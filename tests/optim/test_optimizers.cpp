@@ -349,8 +349,48 @@ TEST_CASE("invalid optimizer options and groups give clear errors", "[optim]") {
   Empty empty;
   REQUIRE_THROWS_WITH(make_param_groups(empty, 0.1), Contains("the model has no parameters"));
 
+  REQUIRE_THROWS_WITH(w.set_grad(Tensor::ones({2}, DType::Float64)),
+                      Contains("set_grad: gradient dtype float64 differs from tensor dtype float32"));
   Adam adam(one(), {});
-  w.set_grad(Tensor::ones({2}, DType::Float64));
-  REQUIRE_THROWS_WITH(adam.step(),
-                      Contains("Adam: parameter 'w' is float32 and its gradient float64"));
+  REQUIRE_THROWS_WITH(adam.set_lr(-1), Contains("set_lr: the learning rate must be"));
+  REQUIRE_THROWS_WITH(adam.set_lr(std::nan("")), Contains("got nan"));
+}
+
+TEST_CASE("a step that fails changes nothing", "[optim]") {
+  // 'b' is converted to float64 after the first step, so its state no longer fits: the second
+  // step fails on 'b', and must not have updated 'a' (or counted a step for it) before failing.
+  Generator gen(3);
+  nn::Linear a(2, 2, gen, false), b(2, 2, gen, false);
+  auto groups = [&] {
+    return std::vector<ParamGroup>{ParamGroup{{"a"}, {a.weight}, 0.0},
+                                   ParamGroup{{"b"}, {b.weight}, 0.0}};
+  };
+  auto grads = [&] {
+    a.weight.set_grad(Tensor::full({2, 2}, 0.5));
+    b.weight.set_grad(Tensor::full({2, 2}, 0.5, b.weight.dtype()));
+  };
+  for (const bool momentum : {false, true}) {
+    std::unique_ptr<Optimizer> opt;
+    if (momentum) opt = std::make_unique<Sgd>(groups(), SgdOptions{.lr = 0.1, .momentum = 0.9});
+    else opt = std::make_unique<Adam>(groups(), AdamOptions{});
+    grads();
+    opt->step();
+    b.to(DType::Float64);
+    grads();
+    const std::vector<double> before = a.weight.to_vector();
+    REQUIRE_THROWS_WITH(opt->step(), Contains("'b'") && Contains("float32"));
+    CHECK(a.weight.to_vector() == before);
+    b.to(DType::Float32);
+  }
+  // Adam's step count for 'a' is still 1: its next step is the second.
+  Adam adam(groups(), AdamOptions{});
+  grads();
+  adam.step();
+  b.to(DType::Float64);
+  grads();
+  REQUIRE_THROWS(adam.step());
+  b.to(DType::Float32);
+  grads();
+  adam.step();
+  REQUIRE(adam.state().at("a.step").item() == 2);
 }
