@@ -17,6 +17,7 @@ namespace uwaga {
 
 constexpr std::int64_t kCifar10ImageBytes = 3 * 32 * 32;
 constexpr std::int64_t kCifar10RecordBytes = 1 + kCifar10ImageBytes;  // 3,073
+constexpr std::int64_t kCifar10BatchRecords = 10000;                  // in every official batch
 
 // "airplane", "automobile", ... "truck", in label order.
 std::vector<std::string> cifar10_class_names();
@@ -28,10 +29,15 @@ std::vector<std::string> cifar10_files(bool train);
 // tarball unpacks. Returns `dir` when neither holds the first file of the split.
 std::string cifar10_batch_dir(const std::string& dir, bool train);
 
-// One batch file (raw or gzip-compressed).
+// One batch file (raw or gzip-compressed) of any whole number of records, except that a file
+// named as an official batch (data_batch_1.bin .. data_batch_5.bin, test_batch.bin) must hold
+// exactly 10,000: one cut on a record boundary would otherwise pass for a smaller batch.
 ImageDataset read_cifar10_batch(const std::string& path);
 
-// The training set (all five batches) or the test set from `dir` (see cifar10_batch_dir).
-ImageDataset load_cifar10(const std::string& dir, bool train);
+// The training set (all five batches) or the test set from `dir` (see cifar10_batch_dir). Each
+// batch must hold exactly `batch_records` records: the official 10,000, or fewer for the small
+// batches tests write.
+ImageDataset load_cifar10(const std::string& dir, bool train,
+                          std::int64_t batch_records = kCifar10BatchRecords);
 
 }  // namespace uwaga

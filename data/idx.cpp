@@ -20,6 +20,10 @@ std::vector<std::uint8_t> read_raw(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) fail(path, ": file not found");
   if (fs::is_directory(path, ec)) fail(path, ": is a directory, expected a file");
+  // Refused before opening: opening a FIFO blocks until something writes to it, and neither a
+  // FIFO nor a device has a size to read.
+  if (!fs::is_regular_file(path, ec))
+    fail(path, ": is not a regular file (a FIFO, socket or device), expected a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, ": cannot open: ", std::strerror(errno));
   in.seekg(0, std::ios::end);

@@ -1,6 +1,7 @@
 #include "data/pnm.h"
 
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -9,8 +10,36 @@
 namespace uwaga {
 namespace {
 
-// Reads the next header number, skipping white space and # comments.
-long next_number(const std::string& bytes, std::size_t& pos, const std::string& path) {
+// Only a regular file can be an image; anything else is refused before it is opened, because
+// opening a FIFO blocks until someone writes to it and reading a directory throws from inside
+// the stream library.
+void check_regular_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);  // follows symlinks
+  if (status.type() == fs::file_type::not_found) fail("read_pnm: '", path, "': no such file");
+  if (ec) fail("read_pnm: cannot open '", path, "': ", ec.message());
+  if (status.type() == fs::file_type::directory)
+    fail("read_pnm: '", path, "' is a directory, not an image");
+  if (status.type() != fs::file_type::regular)
+    fail("read_pnm: '", path, "' is not a regular file (a FIFO, socket or device), not an image");
+}
+
+std::string read_whole_file(const std::string& path) {
+  check_regular_file(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("read_pnm: cannot open '", path, "'");
+  // libstdc++ reports a failed read() by throwing from the stream buffer, whatever the stream's
+  // exception mask says.
+  try {
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure& e) {
+    fail("read_pnm: reading '", path, "' failed: ", e.what());
+  }
+}
+
+// Skips white space and # comments.
+void skip_space(const std::string& bytes, std::size_t& pos) {
   while (pos < bytes.size()) {
     if (bytes[pos] == '#') {
       while (pos < bytes.size() && bytes[pos] != '\n') ++pos;
@@ -20,26 +49,38 @@ long next_number(const std::string& bytes, std::size_t& pos, const std::string& 
       break;
     }
   }
+}
+
+// Reads the next number; `part` ("header", "pixel data") says where, for the message.
+long next_number(const std::string& bytes, std::size_t& pos, const std::string& path,
+                 const char* part) {
+  skip_space(bytes, pos);
   std::size_t start = pos;
   while (pos < bytes.size() && std::isdigit(static_cast<unsigned char>(bytes[pos]))) ++pos;
   if (start == pos || pos - start > 9)
-    fail("read_pnm: '", path, "': malformed header (expected a number at byte ", start, ")");
+    fail("read_pnm: '", path, "': malformed ", part, " (expected a number at byte ", start, ")");
   return std::stol(bytes.substr(start, pos - start));
+}
+
+// "row 1, column 2" (and ", channel 0" in colour) of sample i of the (H, W, C) pixel data.
+std::string sample_position(std::int64_t i, std::int64_t width, std::int64_t channels) {
+  std::string where = "row " + std::to_string(i / channels / width) + ", column " +
+                      std::to_string(i / channels % width);
+  if (channels > 1) where += ", channel " + std::to_string(i % channels);
+  return where;
 }
 
 }  // namespace
 
 ImageDataset read_pnm(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("read_pnm: cannot open '", path, "'");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string bytes = read_whole_file(path);
   if (bytes.size() < 2 || bytes[0] != 'P' || std::string("2356").find(bytes[1]) == std::string::npos)
     fail("read_pnm: '", path, "' is not a PGM or PPM image (expected magic P2, P3, P5 or P6)");
   const char kind = bytes[1];
   std::size_t pos = 2;
-  const long width = next_number(bytes, pos, path);
-  const long height = next_number(bytes, pos, path);
-  const long maxval = next_number(bytes, pos, path);
+  const long width = next_number(bytes, pos, path, "header");
+  const long height = next_number(bytes, pos, path, "header");
+  const long maxval = next_number(bytes, pos, path, "header");
   if (width < 1 || height < 1 || width > 16384 || height > 16384)
     fail("read_pnm: '", path, "': implausible size ", width, "x", height);
   if (maxval < 1 || maxval > 255)
@@ -52,17 +93,26 @@ ImageDataset read_pnm(const std::string& path) {
   image.labels = {0};
   const std::int64_t n = image.channels * height * width;
   std::vector<std::uint8_t> interleaved(static_cast<std::size_t>(n));  // (H, W, C) as stored
+  // Checked in both formats: a binary byte above maxval would wrap around when rescaled
+  // (255 * 255 / 15 is not a byte).
+  auto store = [&](std::int64_t i, long v) {
+    if (v > maxval)
+      fail("read_pnm: '", path, "': value ", v, " at ", sample_position(i, width, image.channels),
+           " exceeds the maximum ", maxval, " given in the header");
+    interleaved[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(v);
+  };
   if (kind == '5' || kind == '6') {
     ++pos;  // the single white-space byte after maxval
     if (bytes.size() < pos + static_cast<std::size_t>(n))
       fail("read_pnm: '", path, "' is truncated: expected ", n, " pixel bytes, found ",
            bytes.size() > pos ? bytes.size() - pos : 0);
-    for (std::int64_t i = 0; i < n; ++i) interleaved[i] = static_cast<std::uint8_t>(bytes[pos + i]);
+    for (std::int64_t i = 0; i < n; ++i) store(i, static_cast<std::uint8_t>(bytes[pos + i]));
   } else {
     for (std::int64_t i = 0; i < n; ++i) {
-      long v = next_number(bytes, pos, path);
-      if (v > maxval) fail("read_pnm: '", path, "': value ", v, " exceeds the maximum ", maxval);
-      interleaved[i] = static_cast<std::uint8_t>(v);
+      skip_space(bytes, pos);
+      if (pos == bytes.size())
+        fail("read_pnm: '", path, "': the pixel data is short: expected ", n, " values, found ", i);
+      store(i, next_number(bytes, pos, path, "pixel data"));
     }
   }
   // Rescale to 0..255 and reorder to channel planes (C, H, W).

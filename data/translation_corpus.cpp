@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <set>
+#include <sstream>
 #include <unordered_set>
 
 #include "core/error.h"
@@ -501,6 +502,38 @@ Sentence sample_sentence(const Triple& t, Generator& gen) {
   return s;
 }
 
+// How many distinct sentences sample_sentence can make around `t`: each of its choices (tense,
+// negation, article and number, adjective or none, phrase or none) spells a different English
+// sentence, so this is exact; it is an upper bound in any case, since every sentence comes from
+// one of these choices.
+std::int64_t sentence_count(const Triple& t) {
+  std::int64_t noun_phrases = 1;
+  if (t.noun >= 0) {
+    const Noun& noun = kNouns[t.noun];
+    noun_phrases = static_cast<std::int64_t>(article_forms(noun).size() *
+                                             (1 + adjectives_for(noun).size()));
+  }
+  std::int64_t count = 0;
+  for (bool progressive : {false, true}) {
+    if (progressive && !kVerbs[t.verb].progressive) continue;
+    Sentence s;
+    s.subject = t.subject;
+    s.verb = t.verb;
+    s.progressive = progressive;
+    std::int64_t phrases = 1;  // none
+    for (int p = 0; p < static_cast<int>(kPhrases.size()); ++p)
+      if (phrase_allowed(s, p)) ++phrases;
+    count += 2 * noun_phrases * phrases;  // 2: negated or not
+  }
+  return count;
+}
+
+std::int64_t sentence_count(const std::vector<Triple>& triples) {
+  std::int64_t count = 0;
+  for (const Triple& t : triples) count += sentence_count(t);
+  return count;
+}
+
 // The words of the training sentences, one set per language.
 struct KnownWords {
   std::unordered_set<std::string> english;
@@ -514,21 +547,29 @@ bool all_known(const Words& words, const std::unordered_set<std::string>& known)
 
 // `size` distinct pairs made from `triples`, starting with `first` when given. With `known`,
 // sentences holding a word outside it are skipped: evaluation should measure generalisation to
-// new combinations, not guessing words never seen in training.
+// new combinations, not guessing words never seen in training. `split` names the split ("valid")
+// and `train_size` the number of training sentences, for the messages.
 std::vector<TranslationPair> sample_split(const std::vector<Triple>& triples, std::int64_t size,
                                           std::uint64_t seed, const char* split,
-                                          const Sentence* first, const KnownWords* known) {
+                                          std::int64_t train_size, const Sentence* first,
+                                          const KnownWords* known) {
   std::vector<TranslationPair> pairs;
   if (size <= 0) return pairs;
   if (triples.empty())
     fail("translation corpus: the ", split, " split has no subject-verb-object triples; "
          "raise its fraction of the triples");
   std::unordered_set<std::string> seen;
+  std::int64_t unknown = 0, repeated = 0;  // draws skipped, and why
   auto add = [&](const Sentence& s) {
     const Words english = english_words(s), spanish = spanish_words(s);
-    if (known && !(all_known(english, known->english) && all_known(spanish, known->spanish)))
+    if (known && !(all_known(english, known->english) && all_known(spanish, known->spanish))) {
+      ++unknown;
       return;
-    if (!seen.insert(join(english)).second) return;
+    }
+    if (!seen.insert(join(english)).second) {
+      ++repeated;
+      return;
+    }
     pairs.push_back({join(english), join(spanish)});
   };
   if (first) add(*first);
@@ -537,10 +578,20 @@ std::vector<TranslationPair> sample_split(const std::vector<Triple>& triples, st
   for (std::int64_t attempt = 0;
        static_cast<std::int64_t>(pairs.size()) < size && attempt < max_attempts; ++attempt)
     add(sample_sentence(triples[gen.below(triples.size())], gen));
-  if (static_cast<std::int64_t>(pairs.size()) < size)
-    fail("translation corpus: could make only ", pairs.size(), " distinct ", split,
-         " sentences of the ", size, " asked for from ", triples.size(),
-         " triples; ask for fewer or give the split more triples");
+  if (static_cast<std::int64_t>(pairs.size()) < size) {
+    const auto found = static_cast<std::int64_t>(pairs.size());
+    // Mostly words never seen in training: the training split is what is too small.
+    if (unknown > repeated)
+      fail("translation corpus: train_size ", train_size, " is too small for ", split, "_size ",
+           size, ": held-out sentences may use only words of the training sentences, and ",
+           unknown, " of the ", unknown + repeated + found, " ", split,
+           " sentences drawn used other words (", found, " distinct ones found); raise train_size "
+           "or lower ", split, "_size");
+    fail("translation corpus: ", split, "_size ", size, " is too large: could make only ", found,
+         " distinct ", split, " sentences from ", triples.size(), " triples in ",
+         unknown + repeated + found, " draws; lower ", split, "_size",
+         std::string(split) == "train" ? "" : " or raise " + std::string(split) + "_fraction");
+  }
   return pairs;
 }
 
@@ -665,16 +716,48 @@ TranslationCorpus generate_translation_corpus(const TranslationCorpusOptions& op
     *held_out = std::move(kept);
   }
 
+  // Sizes the grammar cannot meet fail here, at once, rather than after minutes of sampling.
+  struct Split {
+    const char* name;
+    std::int64_t size;
+    const std::vector<Triple>* triples;
+    const char* fraction_name;  // the option that gives the split its triples; none for train
+    double fraction;
+  };
+  for (const Split& split : {Split{"train", options.train_size, &train, nullptr, 0},
+                             Split{"valid", options.valid_size, &valid, "valid_fraction",
+                                   options.valid_fraction},
+                             Split{"test", options.test_size, &test, "test_fraction",
+                                   options.test_fraction}}) {
+    if (split.size < 0)
+      fail("translation corpus: ", split.name, "_size ", split.size, " must be >= 0");
+    const std::int64_t most = sentence_count(*split.triples);
+    if (split.size > most) {
+      // Exact for training; held-out sentences may also use only training words, so fewer
+      // than `most` may be reachable there.
+      std::ostringstream why;
+      why << "the " << split.triples->size() << " " << split.name
+          << " subject-verb-object triples";
+      if (split.fraction_name) why << " (" << split.fraction_name << " " << split.fraction << ")";
+      why << " make at most " << most << " distinct sentences; ask for fewer";
+      if (split.fraction_name) why << " or raise " << split.fraction_name;
+      fail("translation corpus: ", split.name, "_size ", split.size, " cannot be met: ", why.str());
+    }
+  }
+
   // Each split samples from its own generator stream, drawn from the main one.
   TranslationCorpus corpus;
-  corpus.train = sample_split(train, options.train_size, gen.next_u64(), "train", &ex, nullptr);
+  corpus.train = sample_split(train, options.train_size, gen.next_u64(), "train",
+                              options.train_size, &ex, nullptr);
   KnownWords known;
   for (const TranslationPair& p : corpus.train) {
     for (std::string& w : tokenize(p.english)) known.english.insert(std::move(w));
     for (std::string& w : tokenize(p.spanish)) known.spanish.insert(std::move(w));
   }
-  corpus.valid = sample_split(valid, options.valid_size, gen.next_u64(), "valid", nullptr, &known);
-  corpus.test = sample_split(test, options.test_size, gen.next_u64(), "test", nullptr, &known);
+  corpus.valid = sample_split(valid, options.valid_size, gen.next_u64(), "valid",
+                              options.train_size, nullptr, &known);
+  corpus.test = sample_split(test, options.test_size, gen.next_u64(), "test", options.train_size,
+                             nullptr, &known);
   return corpus;
 }
 

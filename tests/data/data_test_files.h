@@ -2,13 +2,19 @@
 // Helpers for the data tests: writers of small IDX / CIFAR-10 files (raw or gzipped), so the
 // readers can be tested on files that are right and on files that are broken in one known way,
 // and the shared TempDir to put them in.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/temp_dir.h"
@@ -82,5 +88,37 @@ inline Bytes cifar_records(const std::vector<std::uint8_t>& labels, std::int64_t
   }
   return out;
 }
+
+// A named pipe at `path`, and a writer that, as soon as a reader opens it, closes its end so the
+// reader sees end of file. A reader that wrongly opens the FIFO therefore fails instead of
+// blocking the test run forever; one that refuses it never opens it, and the writer gives up when
+// the FifoWithWriter goes out of scope.
+class FifoWithWriter {
+ public:
+  explicit FifoWithWriter(const std::string& path) {
+    if (::mkfifo(path.c_str(), 0600) != 0) throw std::runtime_error("test helper: mkfifo " + path);
+    writer_ = std::thread([this, path] {
+      while (!stop_) {
+        // O_NONBLOCK: fails with ENXIO until a reader has the FIFO open.
+        const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK);
+        if (fd >= 0) {
+          ::close(fd);
+          return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+  }
+  ~FifoWithWriter() {
+    stop_ = true;
+    writer_.join();
+  }
+  FifoWithWriter(const FifoWithWriter&) = delete;
+  FifoWithWriter& operator=(const FifoWithWriter&) = delete;
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread writer_;
+};
 
 }  // namespace uwaga_test

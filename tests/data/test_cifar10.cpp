@@ -51,11 +51,12 @@ TEST_CASE("cifar10: train and test splits, flat or in cifar-10-batches-bin", "[d
     std::filesystem::create_directories(dir.file("cifar-10-batches-bin"));
     write_small_cifar(dir.file("cifar-10-batches-bin"));
   }
-  const ImageDataset train = load_dataset("cifar10", dir.str(), true);
+  // The batches here are small, so the record count per batch is given (the official is 10,000).
+  const ImageDataset train = load_cifar10(dir.str(), true, 2);
   REQUIRE(train.count == 10);
   REQUIRE(train.labels == std::vector<std::int64_t>{1, 8, 2, 7, 3, 6, 4, 5, 5, 4});
   for (std::int64_t i = 0; i < 10; ++i) REQUIRE(train.image(i)[100] == pattern_pixel(i, 100));
-  const ImageDataset test = load_cifar10(dir.str(), false);
+  const ImageDataset test = load_cifar10(dir.str(), false, 3);
   REQUIRE(test.count == 3);
   REQUIRE(test.labels == std::vector<std::int64_t>{0, 5, 9});
 }
@@ -101,6 +102,40 @@ TEST_CASE("cifar10: broken files", "[data][cifar10]") {
                         Contains(dir.file("bad.bin")) && Contains("label 10 at index 1") &&
                             Contains("expected 0..9"));
   }
+}
+
+TEST_CASE("cifar10: an official batch must hold exactly 10000 records", "[data][cifar10]") {
+  TempDir dir;
+  // Cut on a record boundary: every record is whole, so only the count shows the damage.
+  write_bytes(dir.file("data_batch_3.bin"), cifar_records(std::vector<std::uint8_t>(1043, 7)));
+  REQUIRE_THROWS_WITH(read_cifar10_batch(dir.file("data_batch_3.bin")),
+                      Contains(dir.file("data_batch_3.bin")) && Contains("size 3205139 bytes") &&
+                          Contains("1043 records") && Contains("exactly 10000 records") &&
+                          Contains("30730000 bytes"));
+  write_bytes(dir.file("test_batch.bin"), cifar_records({1}));
+  REQUIRE_THROWS_WITH(read_cifar10_batch(dir.file("test_batch.bin")),
+                      Contains(dir.file("test_batch.bin")) && Contains("size 3073 bytes") &&
+                          Contains("30730000 bytes"));
+  // Compressed, the size is that of the content.
+  write_gzip(dir.file("data_batch_1.bin"), cifar_records({1, 2}));
+  REQUIRE_THROWS_WITH(read_cifar10_batch(dir.file("data_batch_1.bin")),
+                      Contains(dir.file("data_batch_1.bin")) && Contains("size 6146 bytes"));
+
+  // As the apps load them: the first short batch is named.
+  TempDir small;
+  write_small_cifar(small.str());
+  REQUIRE_THROWS_WITH(load_dataset("cifar10", small.str(), true),
+                      Contains(small.file("data_batch_1.bin")) && Contains("size 6146 bytes") &&
+                          Contains("exactly 10000 records"));
+  REQUIRE_THROWS_WITH(load_cifar10(small.str(), false),
+                      Contains(small.file("test_batch.bin")) && Contains("size 9219 bytes"));
+  // A count given explicitly is checked the same way.
+  REQUIRE_THROWS_WITH(load_cifar10(small.str(), false, 4),
+                      Contains(small.file("test_batch.bin")) && Contains("3 records") &&
+                          Contains("exactly 4 records"));
+  // Under any other name the reader takes any whole number of records.
+  write_bytes(dir.file("subset.bin"), cifar_records({1}));
+  REQUIRE(read_cifar10_batch(dir.file("subset.bin")).count == 1);
 }
 
 TEST_CASE("cifar10: the real batches, when fetched", "[data][cifar10][real]") {

@@ -59,6 +59,17 @@ TEST_CASE("idx: a missing file is named", "[data][idx]") {
                       Contains(dir.file("no-such-images")) && Contains("not found"));
 }
 
+TEST_CASE("idx: a directory or a FIFO is refused before it is opened", "[data][idx]") {
+  TempDir dir;
+  std::filesystem::create_directory(dir.file("images"));
+  REQUIRE_THROWS_WITH(read_file_bytes(dir.file("images")),
+                      Contains(dir.file("images")) && Contains("is a directory"));
+  // Opening a FIFO would block until something writes to it.
+  FifoWithWriter fifo(dir.file("pipe"));
+  REQUIRE_THROWS_WITH(read_file_bytes(dir.file("pipe")),
+                      Contains(dir.file("pipe")) && Contains("not a regular file"));
+}
+
 TEST_CASE("idx: wrong magic numbers", "[data][idx]") {
   TempDir dir;
   write_bytes(dir.file("images"), idx_images(5, 4, 3));

@@ -22,6 +22,20 @@ TranslationCorpusOptions small_options(std::uint64_t seed) {
   return options;
 }
 
+// FNV-1a over every pair of every split, in order: a fingerprint of a whole corpus.
+std::uint64_t corpus_hash(const TranslationCorpus& corpus) {
+  std::uint64_t h = 14695981039346656037ull;
+  auto add = [&](const std::string& s) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull;  // a separator no UTF-8 text contains
+  };
+  for (const auto* split : {&corpus.train, &corpus.valid, &corpus.test}) {
+    for (const TranslationPair& p : *split) add(p.english), add(p.spanish);
+    add("--");
+  }
+  return h;
+}
+
 bool well_formed(const std::string& s) {
   if (s.empty() || s.front() == ' ' || s.back() == ' ' || s.find("  ") != std::string::npos)
     return false;
@@ -147,6 +161,62 @@ TEST_CASE("translation corpus: options are checked", "[data][translation]") {
   options.valid_fraction = 0.5;
   REQUIRE_THROWS_WITH(generate_translation_corpus(options),
                       Contains("leave some triples for training"));
+}
+
+TEST_CASE("translation corpus: the presets' corpora are exactly as they were", "[data][translation]") {
+  // Checkpoints and the benchmark numbers depend on these; a change to the grammar or to the
+  // sampling that moves them is a change of the corpus, to be made on purpose.
+  const TranslationCorpus full = generate_translation_corpus();  // the "default" preset's sizes
+  REQUIRE(full.train.size() == 20000);
+  CHECK(full.train.back().english == "the woman watches tea");
+  CHECK(full.test.back().english == "the woman is watching a computer");
+  CHECK(corpus_hash(full) == 15081479531964985034ull);
+  TranslationCorpusOptions tiny;  // the "tiny" preset's sizes
+  tiny.train_size = 2000, tiny.valid_size = 100, tiny.test_size = 100;
+  CHECK(corpus_hash(generate_translation_corpus(tiny)) == 17463202043605960247ull);
+  CHECK(corpus_hash(generate_translation_corpus(small_options(3))) == 16760787712469355138ull);
+}
+
+TEST_CASE("translation corpus: sizes the grammar cannot meet fail at once and name the option",
+          "[data][translation]") {
+  // The grammar makes a few million distinct sentences; asking for more used to sample for
+  // minutes (100 attempts per sentence asked for) while memory grew.
+  TranslationCorpusOptions options;
+  options.train_size = 1000000000;
+  REQUIRE_THROWS_WITH(generate_translation_corpus(options),
+                      Contains("train_size 1000000000 cannot be met") &&
+                          Contains("distinct sentences") && Contains("at most"));
+  options.train_size = 1000000000000;
+  REQUIRE_THROWS_WITH(generate_translation_corpus(options), Contains("train_size 1000000000000"));
+  options = {};
+  options.valid_size = 1000000000;
+  REQUIRE_THROWS_WITH(generate_translation_corpus(options),
+                      Contains("valid_size 1000000000 cannot be met") &&
+                          Contains("valid_fraction"));
+  options = {};
+  options.test_size = 1000000000000;
+  REQUIRE_THROWS_WITH(generate_translation_corpus(options),
+                      Contains("test_size 1000000000000 cannot be met") &&
+                          Contains("test_fraction"));
+  options = {};
+  options.valid_size = -5;
+  REQUIRE_THROWS_WITH(generate_translation_corpus(options),
+                      Contains("valid_size -5") && Contains("must be >= 0"));
+}
+
+TEST_CASE("translation corpus: too few training sentences are blamed on train_size",
+          "[data][translation]") {
+  // Held-out sentences may use only words of the training sentences; one training sentence
+  // ("we are eating bread") leaves almost none to use.
+  TranslationCorpusOptions options;
+  options.train_size = 1;
+  REQUIRE_THROWS_WITH(generate_translation_corpus(options),
+                      Contains("train_size 1 is too small") && Contains("valid_size 1000"));
+  // Without held-out sentences one training sentence is a corpus.
+  options.valid_size = options.test_size = 0;
+  const TranslationCorpus one = generate_translation_corpus(options);
+  REQUIRE(one.train.size() == 1);
+  REQUIRE(one.train[0].english == "we are eating bread");
 }
 
 TEST_CASE("vocabulary: special ids, encode/decode round trip, JSON", "[data][translation]") {

@@ -1,0 +1,103 @@
+// The Netpbm reader (PGM / PPM, text and binary) on small files written here, right and broken:
+// what is not a regular file, pixel values above the header's maximum, short pixel data.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include "core/error.h"
+#include "data/pnm.h"
+#include "data_test_files.h"
+
+using namespace uwaga;
+using namespace uwaga_test;
+using Catch::Contains;
+
+namespace {
+
+void write_text(const std::string& path, const std::string& text) {
+  write_bytes(path, Bytes(text.begin(), text.end()));
+}
+
+}  // namespace
+
+TEST_CASE("pnm: text and binary images read as channel planes rescaled to 0..255", "[data][pnm]") {
+  TempDir dir;
+  write_text(dir.file("a.pgm"), "P2\n# a comment\n3 2\n15\n0 15 5\n10 15 0\n");
+  const ImageDataset a = read_pnm(dir.file("a.pgm"));
+  REQUIRE(a.channels == 1);
+  REQUIRE(a.height == 2);
+  REQUIRE(a.width == 3);
+  REQUIRE(a.pixels == std::vector<std::uint8_t>{0, 255, 85, 170, 255, 0});
+
+  write_text(dir.file("b.pgm"), std::string("P5 2 1 15\n") + char(15) + char(3));
+  REQUIRE(read_pnm(dir.file("b.pgm")).pixels == std::vector<std::uint8_t>{255, 51});
+
+  // write_pnm stores (H, W, C); read_pnm gives channel planes back.
+  const std::vector<std::uint8_t> rgb = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};  // (3, 2, 2)
+  write_pnm(dir.file("c.ppm"), rgb.data(), 3, 2, 2);
+  const ImageDataset c = read_pnm(dir.file("c.ppm"));
+  REQUIRE(c.channels == 3);
+  REQUIRE(c.pixels == rgb);
+}
+
+TEST_CASE("pnm: a directory or a FIFO or a missing path is refused and named", "[data][pnm]") {
+  TempDir dir;
+  SECTION("directory") {
+    std::filesystem::create_directory(dir.file("images.pgm"));
+    REQUIRE_THROWS_AS(read_pnm(dir.file("images.pgm")), Error);
+    REQUIRE_THROWS_WITH(read_pnm(dir.file("images.pgm")),
+                        Contains(dir.file("images.pgm")) &&
+                            Contains("is a directory, not an image"));
+  }
+  SECTION("FIFO: refused before it is opened, so the reader never blocks") {
+    FifoWithWriter fifo(dir.file("pipe.pgm"));
+    REQUIRE_THROWS_WITH(read_pnm(dir.file("pipe.pgm")),
+                        Contains(dir.file("pipe.pgm")) && Contains("not a regular file"));
+  }
+  SECTION("missing") {
+    REQUIRE_THROWS_WITH(read_pnm(dir.file("none.pgm")),
+                        Contains(dir.file("none.pgm")) && Contains("no such file"));
+  }
+}
+
+TEST_CASE("pnm: binary pixel bytes above the header's maximum are refused", "[data][pnm]") {
+  TempDir dir;
+  // 15 * 255 / 15 is fine; 255 * 255 / 15 would wrap around in a byte.
+  write_text(dir.file("gray.pgm"), std::string("P5\n3 2\n15\n") + char(0) + char(15) + char(1) +
+                                       char(2) + char(255) + char(3));
+  REQUIRE_THROWS_WITH(read_pnm(dir.file("gray.pgm")),
+                      Contains(dir.file("gray.pgm")) && Contains("value 255") &&
+                          Contains("row 1, column 1") && Contains("exceeds the maximum 15"));
+  // In colour the channel is named too: byte 4 is the green of pixel (0, 1).
+  write_text(dir.file("rgb.ppm"), std::string("P6 2 1 100\n") + char(0) + char(100) + char(50) +
+                                      char(1) + char(101) + char(2));
+  REQUIRE_THROWS_WITH(read_pnm(dir.file("rgb.ppm")),
+                      Contains(dir.file("rgb.ppm")) && Contains("value 101") &&
+                          Contains("row 0, column 1, channel 1") &&
+                          Contains("exceeds the maximum 100"));
+  // The text formats say where, too.
+  write_text(dir.file("text.pgm"), "P2 2 2 15 1 2 3 16");
+  REQUIRE_THROWS_WITH(read_pnm(dir.file("text.pgm")),
+                      Contains(dir.file("text.pgm")) && Contains("value 16") &&
+                          Contains("row 1, column 1") && Contains("exceeds the maximum 15"));
+}
+
+TEST_CASE("pnm: short pixel data says how many values were expected and found", "[data][pnm]") {
+  TempDir dir;
+  write_text(dir.file("short.pgm"), "P2\n3 2\n255\n1 2 3\n4 5\n");
+  REQUIRE_THROWS_WITH(read_pnm(dir.file("short.pgm")),
+                      Contains(dir.file("short.pgm")) && Contains("pixel data is short") &&
+                          Contains("expected 6 values, found 5"));
+  write_text(dir.file("short.ppm"), "P3 1 1 255 10 20");
+  REQUIRE_THROWS_WITH(read_pnm(dir.file("short.ppm")),
+                      Contains("pixel data is short") && Contains("expected 3 values, found 2"));
+  // Damage inside the pixel data is not blamed on the header.
+  write_text(dir.file("bad.pgm"), "P2 2 1 255 7 x");
+  REQUIRE_THROWS_WITH(read_pnm(dir.file("bad.pgm")),
+                      Contains("malformed pixel data") && !Contains("header"));
+  // The binary formats already said so; keep it that way.
+  write_text(dir.file("short5.pgm"), std::string("P5 2 2 255\n") + char(1) + char(2));
+  REQUIRE_THROWS_WITH(read_pnm(dir.file("short5.pgm")),
+                      Contains("truncated") && Contains("expected 4 pixel bytes, found 2"));
+}
