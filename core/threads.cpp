@@ -12,9 +12,16 @@
 namespace uwaga {
 
 void set_num_threads(int n) {
-  if (n < 1) fail("set_num_threads: thread count must be at least 1, got ", n);
+  if (n < 1) fail("threads: the thread count must be at least 1, got ", n);
+  const int before = omp_get_max_threads();
   omp_set_num_threads(n);
-  openblas_set_num_threads(n);
+  openblas_set_num_threads(n);  // caps OpenMP's count too, at the most threads it was built for
+  if (omp_get_max_threads() != n) {
+    const int most = omp_get_max_threads();
+    omp_set_num_threads(before);
+    openblas_set_num_threads(before);
+    fail("threads: ", n, " asked, but OpenBLAS runs at most ", most);
+  }
 }
 
 int num_threads() { return omp_get_max_threads(); }
@@ -31,8 +38,8 @@ void init_threads() {
     }
     char* end = nullptr;
     long n = std::strtol(env, &end, 10);
-    if (*end != '\0' || n < 1 || n > 1024)
-      fail("UWAGA_NUM_THREADS: expected a positive integer, got '", env, "'");
+    if (*end != '\0' || end == env || n < 1 || n > 1024)
+      fail("UWAGA_NUM_THREADS: expected a whole number from 1 to 1024, got '", env, "'");
     set_num_threads(static_cast<int>(n));
   });
 }

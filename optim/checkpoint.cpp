@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -85,6 +86,7 @@ struct FileCloser {
 // The "__metadata__" object of a safetensors file, reading only its header.
 std::map<std::string, std::string> read_metadata(const std::string& path,
                                                  const std::string& where) {
+  if (std::filesystem::is_directory(path)) fail(where, ": is a directory, not a checkpoint file");
   std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
   if (!file) fail(where, ": cannot open: ", std::strerror(errno));
   unsigned char length[8];
@@ -182,6 +184,9 @@ CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, Optim
   if (!foreign.empty())
     fail(where, ": tensors outside \"model.\" and \"optim.\" (", foreign.size(), "): ",
          join(foreign), ".");
+  for (const auto& [name, t] : model_state)
+    if (t.is_floating() && !all_finite(t))
+      fail(where, ": parameter '", name, "' holds NaN or inf (saved from a run that diverged?)");
   if (auto bad = dtype_mismatches(model, model_state); !bad.empty())
     fail(where, ": the checkpoint does not fit the model. Dtype mismatch (", bad.size(), "): ",
          join(bad), ".");
@@ -209,6 +214,16 @@ CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, Optim
     }
   }
   return info;
+}
+
+bool all_finite(const Tensor& t) {
+  bool finite = true;
+  dispatch_float(t.dtype(), "all_finite", [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = t.data<T>();
+    for (std::int64_t i = 0; i < t.numel(); ++i) finite &= std::isfinite(p[i]);
+  });
+  return finite;
 }
 
 CheckpointInfo read_checkpoint_info(const std::string& path) {

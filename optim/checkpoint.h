@@ -48,6 +48,10 @@ void save_checkpoint(const std::string& path, const nn::Module& model, const Opt
 // fails, the model is left as it was. Returns the metadata.
 CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, Optimizer* opt);
 
+// True when no element of the float tensor `t` is NaN or ±inf. Checkpoints hold finite values only:
+// the Trainer stops rather than save a diverged model, and load_checkpoint refuses one.
+bool all_finite(const Tensor& t);
+
 // Only the metadata (reads the header, not the tensors): e.g. the config, to build the right
 // model before load_checkpoint.
 CheckpointInfo read_checkpoint_info(const std::string& path);

@@ -210,8 +210,10 @@ class Run {
  private:
   void resume();
   bool train_step();  // false: stopped on a non-finite value
-  void end_epoch();
-  void save();
+  bool end_epoch();   // false: stopped, not saved (non-finite parameters)
+  bool save();        // false: stopped instead (a parameter holds NaN or inf)
+  // Ends the run without saving: `what` was not finite. Returns false, for train_step and save.
+  bool stop_non_finite(const std::string& where, const std::string& what);
   void report_step();
   std::string status_line(const Meter& m, bool with_bar) const;
   bool budget_reached() const { return o_.max_steps > 0 && step_ >= o_.max_steps; }
@@ -270,8 +272,23 @@ void Run::resume() {
                  "/" + std::to_string(batches_) + ")");
 }
 
-void Run::save() {
-  if (checkpoint_path_.empty()) return;
+bool Run::stop_non_finite(const std::string& where, const std::string& what) {
+  stop("non_finite",
+       where + ": " + what + " — stopping without saving" +
+           (saved_step_ >= 0 ? "; the last checkpoint (step " + std::to_string(saved_step_) +
+                                   ", " + checkpoint_path_ + ") is kept as it was"
+                             : std::string("; no checkpoint was written")));
+  return false;
+}
+
+bool Run::save() {
+  if (checkpoint_path_.empty()) return true;
+  // Finite gradients and a finite learning rate can still overflow a parameter (a learning rate
+  // of 1e30, say); a checkpoint of NaN would be worse than none.
+  for (const auto& [name, p] : task_.model().named_parameters())
+    if (!all_finite(p))
+      return stop_non_finite("after step " + std::to_string(step_),
+                             "parameter '" + name + "' holds NaN or inf");
   CheckpointInfo info;
   info.step = step_;
   info.epoch = epoch_;
@@ -282,6 +299,7 @@ void Run::save() {
   info.task_state = task_.save_state();
   save_checkpoint(checkpoint_path_, task_.model(), &opt_, info);
   saved_step_ = step_;
+  return true;
 }
 
 void Run::stop(const std::string& reason, const std::string& message, bool loud) {
@@ -306,21 +324,14 @@ bool Run::train_step() {
   const double loss = r.loss.item();
   // A non-finite value would poison the parameters and every later checkpoint: stop before the
   // update, and keep the last checkpoint, which was written from finite values.
-  auto stop_non_finite = [&](const std::string& what) {
-    stop("non_finite",
-         "step " + std::to_string(step_ + 1) + " (epoch " + std::to_string(epoch_ + 1) +
-             ", batch " + std::to_string(batch_ + 1) + "/" + std::to_string(batches_) +
-             "): " + what + " — stopping without saving" +
-             (saved_step_ >= 0 ? "; the last checkpoint (step " + std::to_string(saved_step_) +
-                                     ", " + checkpoint_path_ + ") is kept as it was"
-                               : std::string("; no checkpoint was written")));
-    return false;
-  };
-  if (!std::isfinite(loss)) return stop_non_finite("the loss is " + format_value(loss));
+  const std::string where = "step " + std::to_string(step_ + 1) + " (epoch " +
+                            std::to_string(epoch_ + 1) + ", batch " + std::to_string(batch_ + 1) +
+                            "/" + std::to_string(batches_) + ")";
+  if (!std::isfinite(loss)) return stop_non_finite(where, "the loss is " + format_value(loss));
   const double norm = clip_grad_norm(params_, o_.clip_norm);
   if (!std::isfinite(norm))
-    return stop_non_finite("the gradient norm is " + format_value(norm) + " (loss " +
-                           format_value(loss) + ")");
+    return stop_non_finite(where, "the gradient norm is " + format_value(norm) + " (loss " +
+                                      format_value(loss) + ")");
   opt_.step();
 
   const double seconds = seconds_since(start);
@@ -383,7 +394,7 @@ void Run::report_step() {
   window_ = Meter{};
 }
 
-void Run::end_epoch() {
+bool Run::end_epoch() {
   if (o_.evaluate_each_epoch) {
     task_.model().eval();
     try {
@@ -422,7 +433,7 @@ void Run::end_epoch() {
   }
   progress_.result(line.str());
   log_.write(record);
-  save();
+  return save();
 }
 
 TrainSummary Run::fit() {
@@ -451,6 +462,11 @@ TrainSummary Run::fit() {
     return finish();
   };
 
+  auto stop_unsaved = [&] {  // save() found a non-finite parameter and said so
+    summary_.stopped_non_finite = true;
+    return finish();
+  };
+
   auto stop_at_budget = [&] {
     stop("max_steps", "reached max_steps = " + std::to_string(o_.max_steps) +
                           (saved_step_ == step_ && !checkpoint_path_.empty()
@@ -473,17 +489,18 @@ TrainSummary Run::fit() {
         return finish();
       }
       if (interrupted()) {  // even after the last batch: evaluation can wait for the resume
-        save();
+        if (!save()) return stop_unsaved();
         return stop_interrupted();
       }
       if (batch_ == batches_) break;  // the epoch's end saves a checkpoint anyway
       if (budget_reached()) {
-        save();
+        if (!save()) return stop_unsaved();
         return stop_at_budget();
       }
-      if (o_.checkpoint_every > 0 && step_ % o_.checkpoint_every == 0) save();
+      if (o_.checkpoint_every > 0 && step_ % o_.checkpoint_every == 0 && !save())
+        return stop_unsaved();
     }
-    end_epoch();
+    if (!end_epoch()) return stop_unsaved();
     if (interrupted()) return stop_interrupted();
     if (budget_reached()) return stop_at_budget();
   }

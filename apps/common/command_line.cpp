@@ -1,6 +1,11 @@
 #include "apps/common/command_line.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
+#include <map>
 
 #include "apps/common/thread_policy.h"
 #include "core/error.h"
@@ -17,7 +22,17 @@ int run_modes(const char* program, const char* usage, const std::vector<Mode>& m
   const std::string mode = argv[1];
   try {
     for (const Mode& m : modes)
-      if (mode == m.name) return m.run(argc - 1, argv + 1);
+      if (mode == m.name) {
+        const int status = m.run(argc - 1, argv + 1);
+        // Results lost to a full disk or a closed pipe must not look like success.
+        std::cout.flush();
+        if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+          std::cerr << program << ": could not write the output: " << std::strerror(errno)
+                    << "\n";
+          return 1;
+        }
+        return status;
+      }
     std::string names;
     for (std::size_t i = 0; i < modes.size(); ++i)
       names += std::string(i == 0 ? "" : i + 1 == modes.size() ? " or " : ", ") + modes[i].name;
@@ -44,6 +59,25 @@ bool wants_help(const cxxopts::Options& o, const cxxopts::ParseResult& r) {
 
 void reject_unexpected_arguments(const cxxopts::ParseResult& r, const char* mode) {
   if (!r.unmatched().empty()) fail(mode, ": unexpected argument '", r.unmatched()[0], "'");
+  std::map<std::string, std::string> seen;
+  for (const cxxopts::KeyValue& kv : r.arguments()) {
+    // cxxopts keeps the last of two values without a word: "--dim 32 --dim 64" is 64.
+    auto [earlier, fresh] = seen.emplace(kv.key(), kv.value());
+    if (!fresh)
+      fail(mode, ": --", kv.key(), " is given twice ('", earlier->second, "', then '", kv.value(),
+           "')");
+    // cxxopts reads a float with a stream, which stops at the first character that is not part
+    // of a number: "--lr 0.001abc" would be 0.001.
+    bool is_float_flag = true;
+    try {
+      (void)r[kv.key()].as<double>();
+    } catch (const std::bad_cast&) {
+      is_float_flag = false;  // a flag of another type (integer, string, switch)
+    }
+    char* end = nullptr;
+    if (is_float_flag && (std::strtod(kv.value().c_str(), &end), *end != '\0'))
+      fail(mode, ": --", kv.key(), " expects a number, got '", kv.value(), "'");
+  }
 }
 
 }  // namespace uwaga::apps

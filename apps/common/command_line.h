@@ -21,7 +21,8 @@ int run_modes(const char* program, const char* usage, const std::vector<Mode>& m
 // Prints the mode's options and returns true when the user asked for --help.
 bool wants_help(const cxxopts::Options& o, const cxxopts::ParseResult& r);
 
-// Fails naming the first argument no flag took: "<mode>: unexpected argument 'x'".
+// Fails naming the first argument no flag took ("<mode>: unexpected argument 'x'"), a flag given
+// twice, or a float flag whose value has characters after the number ("--lr 0.001abc").
 void reject_unexpected_arguments(const cxxopts::ParseResult& r, const char* mode);
 
 // field = the flag's value, when the user gave the flag.

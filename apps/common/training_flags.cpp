@@ -1,17 +1,32 @@
 #include "apps/common/training_flags.h"
 
 #include <cstdio>
+#include <filesystem>
 
 #include "core/threads.h"
 
 namespace uwaga::apps {
 
+std::string shell_quoted(const std::string& word) {
+  const bool plain = !word.empty() && word.find_first_not_of(
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./+-=:,@%") == std::string::npos;
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 TrainingOutput training_output(const cxxopts::ParseResult& r) {
   if (!r.count("out")) fail("train: --out DIR is required (checkpoints and the log go there)");
   TrainingOutput o;
   o.out = r["out"].as<std::string>();
+  if (o.out.empty()) fail("train: --out must name a directory, got ''");
   o.checkpoint = o.out + "/checkpoint.safetensors";
   o.resume = r.count("resume") > 0;
+  // A new run would replace the checkpoint (and add to the log) of the run already there.
+  if (!o.resume && std::filesystem::exists(o.checkpoint))
+    fail("train: ", o.out, " already holds a run (", o.checkpoint,
+         "); continue it with --resume, or train into another --out");
   return o;
 }
 
@@ -21,11 +36,18 @@ optim::TrainerOptions trainer_options(const cxxopts::ParseResult& r, const Train
   optim::TrainerOptions to;
   to.epochs = epochs;
   to.max_steps = r["max-steps"].as<std::int64_t>();
+  if (to.max_steps < 0) fail("train: --max-steps must be >= 0 (0: no limit), got ", to.max_steps);
   to.clip_norm = clip_norm;
   to.out_dir = output.out;
   to.resume = output.resume;
   to.log_every = r["log-every"].as<std::int64_t>();
-  to.resume_command = program + " train --out " + output.out + " --resume";
+  if (to.log_every < 1) fail("train: --log-every must be at least 1, got ", to.log_every);
+  // What the user needs to type to go on: the run directory, and where the data and threads
+  // came from when they were not the defaults (the checkpoint holds everything else).
+  to.resume_command = program + " train --out " + shell_quoted(output.out);
+  if (r.count("data-dir")) to.resume_command += " --data-dir " + shell_quoted(r["data-dir"].as<std::string>());
+  if (r.count("threads")) to.resume_command += " --threads " + std::to_string(r["threads"].as<int>());
+  to.resume_command += " --resume";
   return to;
 }
 
@@ -37,15 +59,18 @@ void add_micro_batch_flag(cxxopts::Options& o, std::int64_t default_value, const
                   cxxopts::value<std::int64_t>()->default_value(std::to_string(default_value)));
 }
 
-optim::DataParallelOptions replica_options(const cxxopts::ParseResult& r, const char* items) {
+optim::DataParallelOptions replica_options(const cxxopts::ParseResult& r) {
   const std::int64_t micro_batch = r["micro-batch"].as<std::int64_t>();
   if (micro_batch < 0) fail("train: --micro-batch must be >= 0 (0: no limit), got ", micro_batch);
-  std::printf("  threads   %d, each training a replica of the model on its share of a batch, %s\n",
-              num_threads(),
-              micro_batch ? ("at most " + std::to_string(micro_batch) + " " + items + " at a time").c_str()
-                          : "all of it at once");
-  std::fflush(stdout);
   return {num_threads(), micro_batch};
+}
+
+void print_replicas(const optim::DataParallelOptions& parallel, const char* items) {
+  std::printf("  threads   %d, each training a replica of the model on its share of a batch, %s\n",
+              parallel.threads,
+              parallel.micro_batch ? ("at most " + std::to_string(parallel.micro_batch) + " " +
+                                      items + " at a time").c_str()
+                                   : "all of it at once");
 }
 
 }  // namespace uwaga::apps

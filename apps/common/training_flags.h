@@ -24,8 +24,12 @@ struct TrainingOutput {
   bool resume = false;     // --resume: continue from that checkpoint
 };
 
-// Fails when --out is missing.
+// Fails when --out is missing or empty, or when a new run (no --resume) would overwrite the run
+// already saved there.
 TrainingOutput training_output(const cxxopts::ParseResult& r);
+
+// `word` as a POSIX shell reads it back: as it is when it is plain, else in single quotes.
+std::string shell_quoted(const std::string& word);
 
 // --epochs, --batch-size, --lr, --weight-decay, --warmup, --label-smoothing, --clip and --seed
 // onto the fields of the same meaning that both programs' run configurations have.
@@ -54,6 +58,9 @@ RunConfig resumed_run_config(const cxxopts::ParseResult& r, const std::string& c
   RunConfig asked = run;
   if (r.count("preset") && !r["preset"].has_default()) asked.preset = r["preset"].as<std::string>();
   apply(asked, r);
+  if (asked.epochs < run.epochs)
+    fail("train: --resume: the run in ", checkpoint, " was planned for ", run.epochs,
+         " epochs; --epochs may grow it, not shrink it (got ", asked.epochs, ")");
   run.epochs = asked.epochs;
   const nlohmann::json saved = nlohmann::json::parse(run.to_json());
   const nlohmann::json wanted = nlohmann::json::parse(asked.to_json());
@@ -72,8 +79,8 @@ RunConfig resumed_run_config(const cxxopts::ParseResult& r, const std::string& c
   return run;
 }
 
-// --max-steps and --log-every with the run's epochs and clipping; `program` names the command
-// that resumes the run, which the trainer prints when it is interrupted.
+// --max-steps and --log-every (checked) with the run's epochs and clipping; `program` names the
+// command that resumes the run, which the trainer prints when it is interrupted.
 optim::TrainerOptions trainer_options(const cxxopts::ParseResult& r, const TrainingOutput& output,
                                       std::int64_t epochs, double clip_norm,
                                       const std::string& program);
@@ -82,8 +89,9 @@ optim::TrainerOptions trainer_options(const cxxopts::ParseResult& r, const Train
 // forward/backward pass (optim::DataParallel), `default_value` unless given.
 void add_micro_batch_flag(cxxopts::Options& o, std::int64_t default_value, const char* items);
 
-// One replica per uwaga thread with --micro-batch (fails when it is negative); prints a line
-// saying so under the run's summary.
-optim::DataParallelOptions replica_options(const cxxopts::ParseResult& r, const char* items);
+// One replica per uwaga thread with --micro-batch (fails when it is negative).
+optim::DataParallelOptions replica_options(const cxxopts::ParseResult& r);
+// The run summary's line about them: "threads 2, each training a replica ... 16 images at a time".
+void print_replicas(const optim::DataParallelOptions& parallel, const char* items);
 
 }  // namespace uwaga::apps

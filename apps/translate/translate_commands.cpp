@@ -67,8 +67,10 @@ void apply_thread_flag(const cxxopts::ParseResult& r, bool all_cores_by_default)
   }
 }
 
+// `warmup`: the schedule's warm-up, which a short run cuts to its length.
 void print_summary(const nn::Seq2SeqTransformer& model, const TranslateRunConfig& run,
-                   const TranslationCorpus& corpus) {
+                   const TranslationCorpus& corpus, std::int64_t warmup,
+                   const optim::DataParallelOptions& parallel) {
   const auto& m = run.model;
   std::printf("uwaga-translate: %s\n", run.preset.empty() ? "custom" : run.preset.c_str());
   std::printf("  model     encoder %lld + decoder %lld blocks, dim %lld, heads %lld, mlp %lld, "
@@ -84,9 +86,10 @@ void print_summary(const nn::Seq2SeqTransformer& model, const TranslateRunConfig
               (unsigned long long)run.corpus.seed);
   std::printf("  optimiser AdamW lr %g (warm-up %lld steps, cosine to %g), weight decay %g, "
               "batch %lld, %lld epochs, label smoothing %g, clip %g, seed %llu\n",
-              run.lr, (long long)run.warmup, run.min_lr, run.weight_decay,
+              run.lr, (long long)warmup, run.min_lr, run.weight_decay,
               (long long)run.batch_size, (long long)run.epochs, run.label_smoothing,
               run.clip_norm, (unsigned long long)run.seed);
+  print_replicas(parallel, "sentence pairs");
   std::fflush(stdout);
 }
 
@@ -156,23 +159,25 @@ int translate_train(int argc, char** argv) {
   run.model.src_vocab = std::max<std::int64_t>(run.model.src_vocab, 4);
   run.model.tgt_vocab = std::max<std::int64_t>(run.model.tgt_vocab, 4);
   run.validate();
+  const optim::TrainerOptions to =
+      trainer_options(r, output, run.epochs, run.clip_norm, "uwaga-translate");
+  const optim::DataParallelOptions parallel = replica_options(r);
 
   const TranslationCorpus corpus = generate_translation_corpus(run.corpus);
   if (!output.resume) build_vocabularies(run, corpus);
 
   Generator gen(run.seed);
   nn::Seq2SeqTransformer model(run.model, gen);
-  print_summary(model, run, corpus);
+
   // β2 = 0.98 and ε = 1e-9 as in "Attention Is All You Need".
   optim::AdamW optimizer(optim::make_param_groups(model, run.weight_decay),
                          {run.lr, 0.9, 0.98, 1e-9});
-  TranslationTask task(model, corpus, run, replica_options(r, "sentence pairs"));
+  TranslationTask task(model, corpus, run, parallel);
   const std::int64_t total = run.epochs * task.batches_per_epoch();
-  optim::WarmupCosineLr schedule(run.lr, std::min(run.warmup, total - 1), total, run.min_lr);
+  const std::int64_t warmup = std::min(run.warmup, total - 1);
+  optim::WarmupCosineLr schedule(run.lr, warmup, total, run.min_lr);
+  print_summary(model, run, corpus, warmup, parallel);
 
-  const optim::TrainerOptions to =
-      trainer_options(r, output, run.epochs, run.clip_norm, "uwaga-translate");
-  if (to.max_steps < 0) fail("train: --max-steps must be >= 0 (0: no limit)");
   optim::Trainer trainer(task, optimizer, schedule, to);
   optim::TrainSummary summary = trainer.fit();
   if (summary.last_eval.count("exact_match"))

@@ -52,7 +52,7 @@ void TranslateRunConfig::validate() const {
   if (corpus.train_size < 1) fail("--train-size must be at least 1, got ", corpus.train_size);
   if (corpus.valid_size < 1) fail("--valid-size must be at least 1, got ", corpus.valid_size);
   if (corpus.test_size < 1) fail("--test-size must be at least 1, got ", corpus.test_size);
-  if (epochs < 1) fail("--epochs must be at least 1, got ", epochs);
+  if (epochs < 1 || epochs > 1'000'000) fail("--epochs must be from 1 to 1,000,000, got ", epochs);
   if (batch_size < 1) fail("--batch-size must be at least 1, got ", batch_size);
   if (!(lr > 0)) fail("--lr must be positive, got ", lr);
   if (!(min_lr >= 0)) fail("--min-lr must be >= 0, got ", min_lr);

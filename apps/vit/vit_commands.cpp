@@ -46,13 +46,15 @@ void apply_overrides(VitRunConfig& run, const cxxopts::ParseResult& r) {
 
 void validate_run(const VitRunConfig& run) {
   run.model.validate();
-  if (run.epochs < 1) fail("train: --epochs must be at least 1, got ", run.epochs);
+  if (run.epochs < 1 || run.epochs > 1'000'000)
+    fail("train: --epochs must be from 1 to 1,000,000, got ", run.epochs);
   if (run.batch_size < 1) fail("train: --batch-size must be at least 1, got ", run.batch_size);
   if (!(run.lr > 0)) fail("train: --lr must be positive, got ", run.lr);
   if (run.weight_decay < 0) fail("train: --weight-decay must be >= 0, got ", run.weight_decay);
   if (run.warmup < 0) fail("train: --warmup must be >= 0, got ", run.warmup);
   if (run.label_smoothing < 0 || run.label_smoothing >= 1)
     fail("train: --label-smoothing must be in [0, 1), got ", run.label_smoothing);
+  if (!(run.clip_norm >= 0)) fail("train: --clip must be >= 0 (0: off), got ", run.clip_norm);
 }
 
 void check_geometry(const ImageDataset& data, const VitRunConfig& run, const std::string& what) {
@@ -63,8 +65,10 @@ void check_geometry(const ImageDataset& data, const VitRunConfig& run, const std
          run.model.image_size);
 }
 
+// `warmup`: the schedule's warm-up, which a short run cuts to its length.
 void print_summary(const nn::VisionTransformer& model, const VitRunConfig& run,
-                   const ImageDataset& train, const ImageDataset& test) {
+                   const ImageDataset& train, const ImageDataset& test, std::int64_t warmup,
+                   const optim::DataParallelOptions& parallel) {
   const auto& m = run.model;
   std::printf("uwaga-vit: %s on %s\n", run.preset.empty() ? "custom" : run.preset.c_str(),
               run.dataset.c_str());
@@ -80,9 +84,10 @@ void print_summary(const nn::VisionTransformer& model, const VitRunConfig& run,
               (long long)test.count);
   std::printf("  optimiser AdamW lr %g (warm-up %lld steps, cosine to %g), weight decay %g, "
               "batch %lld, %lld epochs, label smoothing %g, augment %s\n",
-              run.lr, (long long)run.warmup, run.min_lr, run.weight_decay,
+              run.lr, (long long)warmup, run.min_lr, run.weight_decay,
               (long long)run.batch_size, (long long)run.epochs, run.label_smoothing,
               run.augment ? "on" : "off");
+  print_replicas(parallel, "images");
   std::fflush(stdout);
 }
 
@@ -141,30 +146,39 @@ int vit_train(int argc, char** argv) {
     apply_overrides(run, r);
   }
   validate_run(run);
+  const optim::TrainerOptions to = trainer_options(r, output, run.epochs, run.clip_norm, "uwaga-vit");
+  const optim::DataParallelOptions parallel = replica_options(r);
 
   const std::string dir = r.count("data-dir") ? r["data-dir"].as<std::string>()
                                               : default_data_dir(run.dataset);
   ImageDataset train = load_dataset(run.dataset, dir, true);
   ImageDataset test = load_dataset(run.dataset, dir, false);
+  if (run.train_size > train.count)
+    fail("train: --train-size ", run.train_size, " but ", run.dataset, " has ", train.count,
+         " training images");
   if (run.train_size > 0) train = take_first(train, run.train_size);
   check_geometry(train, run, run.dataset);
+  const ChannelStats stats = channel_stats(train);
   if (!output.resume) {
-    ChannelStats stats = channel_stats(train);
     run.mean = stats.mean;
     run.std = stats.std;
     run.class_names = train.class_names;
+  } else if (stats.mean != run.mean || stats.std != run.std) {
+    // The same images give the same statistics, bit for bit.
+    fail("train: --resume: the training images in ", dir, " are not those the run was trained "
+         "on (channel 0: mean ", stats.mean[0], ", std ", stats.std[0], "; the checkpoint's: ",
+         run.mean[0], ", ", run.std[0], ")");
   }
 
   Generator gen(run.seed);
   nn::VisionTransformer model(run.model, gen);
-  print_summary(model, run, train, test);
   optim::AdamW optimizer(optim::make_param_groups(model, run.weight_decay), {run.lr});
-  ImageClassificationTask task(model, train, test, run, replica_options(r, "images"));
+  ImageClassificationTask task(model, train, test, run, parallel);
   const std::int64_t total = run.epochs * task.batches_per_epoch();
-  optim::WarmupCosineLr schedule(run.lr, std::min(run.warmup, total - 1), total, run.min_lr);
+  const std::int64_t warmup = std::min(run.warmup, total - 1);
+  optim::WarmupCosineLr schedule(run.lr, warmup, total, run.min_lr);
+  print_summary(model, run, train, test, warmup, parallel);
 
-  const optim::TrainerOptions to =
-      trainer_options(r, output, run.epochs, run.clip_norm, "uwaga-vit");
   optim::Trainer trainer(task, optimizer, schedule, to);
   optim::TrainSummary summary = trainer.fit();  // prints its own reason for stopping early
   if (summary.stopped_non_finite) return 1;

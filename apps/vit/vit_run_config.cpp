@@ -1,5 +1,7 @@
 #include "apps/vit/vit_run_config.h"
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "apps/common/training_settings_json.h"
@@ -102,6 +104,14 @@ VitRunConfig VitRunConfig::from_json(const std::string& text) {
   } catch (const nlohmann::json::exception& e) {
     fail("the checkpoint's run configuration cannot be read: ", e.what());
   }
+  // The normalisation is applied to every image the model sees: one mean and std per channel.
+  const auto channels = static_cast<std::size_t>(r.model.channels);
+  if (r.mean.size() != channels || r.std.size() != channels)
+    fail("the checkpoint's run configuration has ", r.mean.size(), " means and ", r.std.size(),
+         " standard deviations for ", channels, " image channels");
+  for (float s : r.std)
+    if (!(s > 0) || !std::isfinite(s))
+      fail("the checkpoint's run configuration has a channel standard deviation of ", s);
   return r;
 }
 

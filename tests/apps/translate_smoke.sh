@@ -142,6 +142,9 @@ expect_error "'sinusoidal' or 'learned'" train --preset tiny --out "$tmp/bad" --
 expect_error "a resumed run keeps its settings" train --out "$tmp/run" --resume --dim 64
 expect_error "has lr = 0.003 and the flags ask for 0.5" train --out "$tmp/run" --resume --lr 0.5
 expect_error "no checkpoint at" train --out "$tmp/nowhere" --resume
+expect_error "already holds a run" train --preset tiny --out "$tmp/run"
+expect_error "--max-steps must be >= 0" train --preset tiny --out "$tmp/bad" --max-steps -1
+expect_error "--lr expects a number" train --preset tiny --out "$tmp/bad" --lr 1e-3x
 expect_error "does not exist" eval --checkpoint "$tmp/missing.safetensors"
 expect_error "--split must be test or valid" eval --checkpoint "$ckpt" --split train
 expect_error "--beam must be at least 1" translate --checkpoint "$ckpt" --beam 0 "we eat"

@@ -69,6 +69,19 @@ else
   failed "resume exited with $?"; cat "$tmp/resume.out"
 fi
 
+# 5b. A run whose parameters overflow stops without writing a checkpoint: a learning rate of 1e39
+# is inf in float32, so the first update leaves inf in the parameters.
+"$bin" train --data-dir "$data" --train-size 256 --batch-size 64 --dim 32 --depth 2 --heads 2 \
+  --mlp-dim 64 --epochs 1 --lr 1e39 --warmup 0 --clip 0 --max-steps 1 --threads 1 \
+  --out "$tmp/diverged" >"$tmp/diverged.out" 2>&1
+status=$?
+if [[ $status -eq 1 && ! -f $tmp/diverged/checkpoint.safetensors ]] &&
+   grep -q "holds NaN or inf — stopping without saving" "$tmp/diverged.out"; then
+  pass "diverged run: exit 1, no checkpoint"
+else
+  failed "diverged run: exit $status, files: $(ls "$tmp/diverged" 2>/dev/null | tr '\n' ' '); $(tail -1 "$tmp/diverged.out")"
+fi
+
 # 6. Bad input: one-line message and exit status 2.
 expect_error() {  # expected-text, then the arguments
   local text=$1; shift
@@ -86,6 +99,13 @@ expect_error "unknown dataset" train --out "$tmp/bad" --dataset imagenet
 expect_error "unknown preset" train --out "$tmp/bad" --preset huge
 expect_error "has lr = 0.003 and the flags ask for 0.5" train --out "$tmp/run" --resume --lr 0.5 --data-dir "$data"
 expect_error "has train_size = 2048 and the flags ask for 1024" train --out "$tmp/run" --resume --train-size 1024
+expect_error "may grow it, not shrink it" train --out "$tmp/run" --resume --epochs 1
+expect_error "already holds a run" train "${small[@]}" --out "$tmp/run"
+expect_error "--out must name a directory" train "${small[@]}" --out ""
+expect_error "--dim is given twice" train --out "$tmp/bad" --dim 32 --dim 64
+expect_error "--lr expects a number, got '0.001abc'" train --out "$tmp/bad" --lr 0.001abc
+expect_error "--train-size 100000 but mnist has 60000" train --out "$tmp/bad" --data-dir "$data" --train-size 100000
+expect_error "is a directory, not a checkpoint" eval --checkpoint "$tmp/run"
 expect_error "data/fetch.sh mnist" train --out "$tmp/bad" --data-dir "$tmp/nowhere"
 expect_error "is required" train
 expect_error "not a uwaga checkpoint" eval --checkpoint "$root/tests/golden/linear.safetensors" --data-dir "$data"

@@ -239,6 +239,20 @@ TEST_CASE("damaged or foreign checkpoint files give clear errors", "[optim][chec
     CHECK_THROWS_WITH(read_checkpoint_info(path),
                       Catch::Contains("metadata \"step\" must be a non-negative integer, got 'three'"));
   }
+  SECTION("a directory") {
+    CHECK_THROWS_WITH(read_checkpoint_info(dir.str()),
+                      Catch::Contains("is a directory, not a checkpoint file"));
+  }
+  SECTION("a parameter holding NaN (a diverged run)") {
+    nn::MLP diverged(4, 8, gen);
+    auto params = diverged.named_parameters();
+    params[1].second.set_flat(0, std::nan(""));
+    save_checkpoint(path, diverged, nullptr, CheckpointInfo{});
+    const std::vector<double> before = model.parameters()[1].to_vector();
+    CHECK_THROWS_WITH(load_checkpoint(path, model, nullptr),
+                      Catch::Contains("parameter '" + params[1].first + "' holds NaN or inf"));
+    CHECK(model.parameters()[1].to_vector() == before);
+  }
 }
 
 TEST_CASE("overwriting a checkpoint is atomic", "[optim][checkpoint]") {
