@@ -55,10 +55,15 @@ struct CrossEntropySaved {
 
 // One row: writes softmax(z) into p (if p is not null) and returns
 //   ℓ = −Σ_c q_c log p_c = −(1 − ε) log p_t − (ε / C) Σ_c log p_c,
-// with log p_c = z_c − lse and lse = m + log Σ_c exp(z_c − m), m = max_c z_c (so no exp
-// overflows). Then Σ_c log p_c = Σ_c z_c − C·lse and p_c = exp(z_c − m) / Σ_k exp(z_k − m): one
-// exp per class, from exp_t (the vectorised polynomial for float32, std::exp for float64); the
-// sums are in double.
+// with m = max_c z_c (so no exp overflows), s = Σ_c exp(z_c − m) and
+//   log p_c = (z_c − m) − log s,   Σ_c log p_c = (Σ_c z_c − C m) − C log s.
+// The shift by m comes first: z_t − (m + log s) would lose log s in m's rounding when |m| is
+// large (logits 1e30, 1e30 would give a loss of 0, not log 2), while z_t − m in double is exact
+// for float32 logits and for float64 ones close to m. The smoothing term is skipped when ε = 0:
+// a −∞ logit makes Σ_c log p_c = −∞, and 0 · (−∞) would be NaN. The first pass finds m and
+// Σ_c z_c (in double); the second computes exp(z_c − m), one exp per class from exp_t (the
+// vectorised polynomial for float32, std::exp for float64), and s in double. Summing z_c − m
+// there instead would keep Σ_c log p_c exact for any |m|, at 5 % of the kernel's time.
 template <class T>
 double cross_entropy_row(const T* z, T* p, std::int64_t C, std::int64_t t, double eps) {
   T m = z[0];
@@ -82,9 +87,10 @@ double cross_entropy_row(const T* z, T* p, std::int64_t C, std::int64_t t, doubl
 #pragma omp simd reduction(+ : s)
     for (std::int64_t c = 0; c < C; ++c) s += static_cast<double>(exp_t(z[c] - m));
   }
-  const double lse = static_cast<double>(m) + std::log(s);
-  const double logp_t = static_cast<double>(z[t]) - lse;
-  const double sum_logp = sum_z - static_cast<double>(C) * lse;
+  const double md = static_cast<double>(m), log_s = std::log(s);
+  const double logp_t = (static_cast<double>(z[t]) - md) - log_s;
+  if (eps == 0.0) return -logp_t;
+  const double sum_logp = (sum_z - static_cast<double>(C) * md) - static_cast<double>(C) * log_s;
   return -(1.0 - eps) * logp_t - eps / static_cast<double>(C) * sum_logp;
 }
 
@@ -186,8 +192,12 @@ Tensor cross_entropy_composed(const Tensor& logits, const Tensor& targets,
   const double eps = options.label_smoothing;
   Tensor logp = log_softmax_composed(logits, 1);                // (N, C)
   Tensor nll = neg(squeeze(gather(logp, 1, t), 1));              // (N,)
-  Tensor smooth = neg(mean(logp, {1}));                          // (N,)
-  Tensor per_row = nll * (1.0 - eps) + smooth * eps;             // (N,)
+  // Without smoothing the term is left out, not multiplied by 0: a −∞ logit makes it −∞.
+  Tensor per_row = nll;                                          // (N,)
+  if (eps > 0) {
+    Tensor smooth = neg(mean(logp, {1}));                        // (N,)
+    per_row = nll * (1.0 - eps) + smooth * eps;
+  }
   Tensor total = sum(per_row * w);                               // ()
   return n_counted > 0 ? total / static_cast<double>(n_counted) : total * 0.0;
 }

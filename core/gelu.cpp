@@ -70,23 +70,41 @@ Tensor erf(const Tensor& x) {
 // pass is one multiplication.
 namespace {
 
+// Beyond ±X GELU takes its limits: gelu(x) = x and gelu'(x) = 1 for x > X, and 0 and 0 for
+// x < −X. At ±X the formula already gives Φ = 1 or 0 exactly, and X φ(X) (1e-36 in float32, 0
+// in float64) is lost against 1 and negligible against 0, so the limits are what the formula
+// gives there, to rounding. Without the clamp it goes wrong far out:
+//   float32: exp_f32 stops at e^−87 rather than underflowing, so from |x| > √174 ≈ 13.2 on,
+//            φ(x) stays at 6.6e-39 and x φ(x) grows with |x|: gelu'(±1e31) is off by 1e-7,
+//            gelu'(1e38) = 1.66 and gelu'(−1e38) = −0.66; at ±∞ gelu(−∞) = −∞ · 0 = NaN and
+//            gelu'(∞) = ∞. Hence X = 13, where e^−84.5 is still exact.
+//   float64: φ(x) underflows to 0 from |x| ≈ 38.6 on, which is right for every finite x, but
+//            at ±∞, x φ(x) = ∞ · 0 = NaN, and so is gelu(−∞). X = 40.
+// With lo = max(x, −X) and c = min(lo, X) (NaN stays NaN), gelu = lo Φ(c) takes both limits
+// (lo Φ(c) = x for x > X, −X · 0 = 0 below −X); gelu' = Φ(c) + c φ(c) gives 1 above X and is
+// set to 0 below −X. Clamping costs nothing measurable: it lets exp skip its own clamp.
+template <class T> constexpr T kGeluLimit = std::is_same_v<T, float> ? T(13) : T(40);
+
 template <class T>
 void gelu_kernel(const T* x, T* y, T* dydx, std::int64_t n) {
+  constexpr T X = kGeluLimit<T>;
   parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
 #pragma omp simd
     for (std::int64_t i = i0; i < i1; ++i) {
       const T v = x[i];
+      const T lo = v < -X ? -X : v;
+      const T c = lo > X ? X : lo;
       T cdf, pdf;
       if constexpr (std::is_same_v<T, float>) {
-        const float e = exp_f32(-0.5f * v * v);  // exp(−x²/2) = exp(−(x/√2)²)
-        cdf = 0.5f * (1.0f + erf_f32_given(v * float(kInvSqrt2), e));
+        const float e = exp_f32_in_range(-0.5f * c * c);  // exp(−x²/2) = exp(−(x/√2)²)
+        cdf = 0.5f * (1.0f + erf_f32_given(c * float(kInvSqrt2), e));
         pdf = float(kInvSqrt2Pi) * e;
       } else {
-        cdf = T(0.5) * (T(1) + std::erf(v * T(kInvSqrt2)));
-        pdf = T(kInvSqrt2Pi) * std::exp(T(-0.5) * v * v);
+        cdf = T(0.5) * (T(1) + std::erf(c * T(kInvSqrt2)));
+        pdf = T(kInvSqrt2Pi) * std::exp(T(-0.5) * c * c);
       }
-      y[i] = v * cdf;
-      if (dydx) dydx[i] = cdf + v * pdf;
+      y[i] = lo * cdf;
+      if (dydx) dydx[i] = v < -X ? T(0) : cdf + c * pdf;
     }
   });
 }

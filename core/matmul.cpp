@@ -120,6 +120,12 @@ template <class T>
 void gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, T alpha, const T* A,
           std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc) {
   if (M == 0 || N == 0) return;
+  if (K == 0) {  // an empty sum: C = β C, not left to how each BLAS treats K = 0
+    for (std::int64_t i = 0; i < M; ++i)
+      for (std::int64_t j = 0; j < N; ++j)
+        C[i * ldc + j] = beta == T(0) ? T(0) : beta * C[i * ldc + j];
+    return;
+  }
   init_threads();
   const int threads = num_threads();
   if (threads == 1 || omp_in_parallel() || M < 2 * threads || M * N * K < kParallelGemmWork) {
@@ -344,7 +350,10 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
            shape_str(weight.shape()), ": expected (", out_features, ",)");
   }
   init_threads();
-  const std::int64_t rows = in == 0 ? 0 : x.numel() / in;
+  // Counted from the leading dims, not as numel / in: with in = 0 there are still rows, each the
+  // empty sum x W^T = 0 plus b.
+  std::int64_t rows = 1;
+  for (std::int64_t d = 0; d + 1 < x.dim(); ++d) rows *= x.size(d);
   Shape shape = x.shape();
   shape.back() = out_features;
   Tensor y = Tensor::empty(shape, x.dtype());  // (rows, out)

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/error.h"
+
 namespace uwaga {
 namespace {
 
@@ -53,6 +55,7 @@ double Generator::normal() {
 }
 
 std::uint64_t Generator::below(std::uint64_t n) {
+  if (n == 0) fail("Generator::below: no integer lies in [0, 0); n must be at least 1");
   // Rejection sampling removes the modulo bias.
   std::uint64_t limit = UINT64_MAX - UINT64_MAX % n;
   std::uint64_t x;

@@ -148,6 +148,8 @@ Tensor max(const Tensor& x) { return max(reshape(x, {x.numel()}), {0}, false); }
 Tensor max(const Tensor& x, const Dims& dims_in, bool keepdim) {
   check_float(x, "max");
   Dims dims = normalize_dims(dims_in, x.dim(), "max");
+  // A 0-d tensor reduced over every dim (there are none): its max is its one value, as its sum is.
+  if (dims.empty()) return max(reshape(x, {1}), {0}, false);
   if (dims.size() > 1) {
     // max over several dims = max over one dim at a time (the gradient follows the chain).
     Tensor cur = x;

@@ -8,7 +8,12 @@ namespace uwaga {
 
 std::int64_t numel(const Shape& shape) {
   std::int64_t n = 1;
-  for (auto s : shape) n *= s;
+  bool overflow = false;
+  for (auto s : shape) overflow |= __builtin_mul_overflow(n, s, &n);
+  // A size 0 anywhere makes the product 0 however large the others are (and n is then 0: a 0
+  // after the overflow multiplies the wrapped product by 0, one before it keeps n at 0).
+  if (overflow && std::find(shape.begin(), shape.end(), 0) == shape.end())
+    fail("tensor: shape ", shape_str(shape), " has more elements than an int64 can count");
   return n;
 }
 

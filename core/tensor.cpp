@@ -15,11 +15,18 @@ namespace {
 std::shared_ptr<TensorImpl> new_impl(const Shape& shape, DType dtype) {
   for (auto s : shape)
     if (s < 0) fail("tensor: negative size in shape ", shape_str(shape));
+  const std::int64_t n = numel(shape);  // fails when the element count overflows
+  // Bytes are capped at 2⁶² so that the allocator's rounding and size arithmetic cannot wrap
+  // either; no machine has that much memory anyway.
+  constexpr std::int64_t kMaxBytes = std::int64_t(1) << 62;
+  const auto element = static_cast<std::int64_t>(dtype_size(dtype));
+  if (n > kMaxBytes / element)
+    fail("tensor: shape ", shape_str(shape), " of ", dtype_name(dtype), " (", n,
+         " elements of ", element, " bytes) needs more than the 2^62 bytes a tensor may have");
   auto impl = std::make_shared<TensorImpl>();
   impl->shape = shape;
   impl->dtype = dtype;
-  impl->storage = std::make_shared<Storage>(static_cast<std::size_t>(numel(shape)) *
-                                            dtype_size(dtype));
+  impl->storage = std::make_shared<Storage>(static_cast<std::size_t>(n * element));
   return impl;
 }
 
@@ -79,8 +86,12 @@ Tensor Tensor::full(const Shape& shape, double value, DType dtype) {
 Tensor Tensor::arange(double start, double end, double step, DType dtype) {
   if (step == 0 || !std::isfinite(start) || !std::isfinite(end) || !std::isfinite(step))
     fail("arange: start ", start, ", end ", end, ", step ", step, " do not define a range");
-  auto n = static_cast<std::int64_t>(std::ceil((end - start) / step));
-  Tensor t = empty({std::max<std::int64_t>(n, 0)}, dtype);
+  const double count = std::ceil((end - start) / step);
+  // Casting a double beyond int64's range to int64 is undefined (it gave 0 elements for 1e30).
+  if (!(count < 9.2e18))
+    fail("arange: start ", start, ", end ", end, ", step ", step, " give ", count,
+         " elements, more than a tensor can hold");
+  Tensor t = empty({count > 0 ? static_cast<std::int64_t>(count) : 0}, dtype);
   for (std::int64_t i = 0; i < t.numel(); ++i) write(t, i, start + static_cast<double>(i) * step);
   return t;
 }

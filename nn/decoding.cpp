@@ -25,6 +25,17 @@ class InferenceScope {
   NoGradGuard no_grad_;
 };
 
+// Whether word v may be output number step + 1. BOS and PAD are never words of a translation
+// (no training target holds them), and EOS may not come first: every target sentence of training
+// has a word, while an undertrained model can give the empty sentence a higher probability than
+// any real one (one log-probability against a sum of several), which a wide enough beam finds.
+// Scores stay the model's log-probabilities: the excluded words are skipped, not renormalised.
+bool may_produce(std::int64_t v, std::int64_t step, const DecodingOptions& o,
+                 std::int64_t pad_id) {
+  if (v == o.eos_id) return step > 0;
+  return v != o.bos_id && v != pad_id;
+}
+
 void check_options(const DecodingOptions& o, const Seq2SeqTransformer& model) {
   const std::int64_t V = model.config.tgt_vocab;
   if (o.bos_id < 0 || o.bos_id >= V || o.eos_id < 0 || o.eos_id >= V)
@@ -32,6 +43,12 @@ void check_options(const DecodingOptions& o, const Seq2SeqTransformer& model) {
          " must be ids of the target vocabulary (", V, " words)");
   if (o.max_length < 0) fail("decoding: max_length must be >= 0, got ", o.max_length);
   if (o.beam < 1) fail("decoding: the beam width must be at least 1, got ", o.beam);
+  bool has_word = false;
+  for (std::int64_t v = 0; v < V; ++v)
+    has_word = has_word || may_produce(v, 0, o, model.config.pad_id);
+  if (!has_word)
+    fail("decoding: the target vocabulary of ", V, " ids has no word besides PAD (",
+         model.config.pad_id, "), BOS (", o.bos_id, ") and EOS (", o.eos_id, ")");
 }
 
 void check_source(const std::vector<std::int64_t>& source, const Seq2SeqTransformer& model) {
@@ -41,18 +58,28 @@ void check_source(const std::vector<std::int64_t>& source, const Seq2SeqTransfor
          model.config.max_length);
 }
 
-// The index of the largest value, the lowest index on ties: the greedy choice.
-std::int64_t argmax(const std::vector<double>& v) {
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < v.size(); ++i)
-    if (v[i] > v[best]) best = i;
-  return static_cast<std::int64_t>(best);
+// The greedy choice: the most probable word that may be produced, the lowest id on ties.
+std::int64_t argmax(const std::vector<double>& lp, std::int64_t step, const DecodingOptions& o,
+                    std::int64_t pad_id) {
+  std::int64_t best = -1;
+  for (std::size_t i = 0; i < lp.size(); ++i) {
+    const auto v = static_cast<std::int64_t>(i);
+    if (may_produce(v, step, o, pad_id) && (best < 0 || lp[i] > lp[best])) best = v;
+  }
+  return best;
 }
 
 }  // namespace
 
 std::vector<double> log_probabilities(const Tensor& logits, std::int64_t row) {
   // log p_v = z_v − max z − log Σ_u exp(z_u − max z)
+  check_float(logits, "log_probabilities");
+  if (logits.dim() != 2 || logits.size(1) < 1)
+    fail("log_probabilities: logits ", shape_str(logits.shape()),
+         " should be (rows, V) with V >= 1");
+  if (row < 0 || row >= logits.size(0))
+    fail("log_probabilities: row ", row, " is out of range for logits ",
+         shape_str(logits.shape()), " (", logits.size(0), " rows)");
   const std::int64_t V = logits.size(-1);
   std::vector<double> lp(static_cast<std::size_t>(V));
   dispatch_float(logits.dtype(), "log_probabilities", [&](auto tag) {
@@ -104,7 +131,8 @@ std::vector<Hypothesis> greedy_decode(Seq2SeqTransformer& model,
     for (std::size_t i = 0; i < active.size(); ++i) {
       const std::int64_t b = active[i];
       const std::vector<double> lp = log_probabilities(logits, static_cast<std::int64_t>(i));
-      const std::int64_t next = argmax(lp);
+      const auto step = static_cast<std::int64_t>(prefix[b].size()) - 1;
+      const std::int64_t next = argmax(lp, step, options, model.config.pad_id);
       out[b].score += lp[next];
       prefix[b].push_back(next);
       if (next == options.eos_id) {
@@ -130,7 +158,11 @@ Hypothesis beam_search(Seq2SeqTransformer& model, const std::vector<std::int64_t
   check_options(options, model);
   check_source(source, model);
   InferenceScope scope(model);
-  const std::int64_t K = options.beam;
+  // The beam is capped at the target vocabulary size V, so any K ≥ V decodes exactly as K = V.
+  // The cap is a choice, not an equivalence (K = V + 1 would keep one more prefix from the second
+  // word on): every prefix kept adds V candidates per step, and an uncapped K = 10¹² let the beam
+  // grow V-fold per step until memory ran out, while K = V already keeps every first word.
+  const std::int64_t K = std::min(options.beam, model.config.tgt_vocab);
   const std::int64_t bound =
       decoding_length_bound(model, static_cast<std::int64_t>(source.size()), options);
 
@@ -167,7 +199,8 @@ Hypothesis beam_search(Seq2SeqTransformer& model, const std::vector<std::int64_t
     for (std::int64_t b = 0; b < n; ++b) {
       const std::vector<double> lp = log_probabilities(logits, b);
       for (std::size_t v = 0; v < lp.size(); ++v)
-        candidates.push_back({alive[b].score + lp[v], lp[v], b, static_cast<std::int64_t>(v)});
+        if (may_produce(static_cast<std::int64_t>(v), step, options, model.config.pad_id))
+          candidates.push_back({alive[b].score + lp[v], lp[v], b, static_cast<std::int64_t>(v)});
     }
     std::sort(candidates.begin(), candidates.end(), better);
 

@@ -9,6 +9,9 @@
 //                in EOS; stop when the best finished sentence scores at least as well as every
 //                unfinished prefix (scores only go down as words are added, so none can catch up)
 //
+// Both produce only words: never BOS or PAD, and not EOS as the first word (no translation is
+// empty). Beam widths above the target vocabulary size V act as K = V.
+//
 // With K = 1 beam search makes exactly the greedy choices: candidates are ranked by total score,
 // then by the step's own log-probability, then by word id — the same order as greedy's argmax
 // (lowest id on ties), even where adding the running total rounds two scores together.

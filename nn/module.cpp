@@ -102,11 +102,12 @@ StateDict Module::state_dict() const {
 }
 
 void Module::load_state_dict(const StateDict& state) {
-  std::vector<std::string> missing, unexpected, mismatched;
+  std::vector<std::string> missing, unexpected, mismatched, undefined;
   NamedTensors params = named_parameters();
   for (auto& [name, p] : params) {
     auto it = state.find(name);
     if (it == state.end()) missing.push_back(name);
+    else if (!it->second.defined()) undefined.push_back(name);  // holds no tensor to copy
     else if (it->second.shape() != p.shape())
       mismatched.push_back(name + ": checkpoint " + shape_str(it->second.shape()) + ", model " +
                            shape_str(p.shape()));
@@ -116,7 +117,7 @@ void Module::load_state_dict(const StateDict& state) {
     for (auto& [n, p] : params) known |= n == name;
     if (!known) unexpected.push_back(name);
   }
-  if (!missing.empty() || !unexpected.empty() || !mismatched.empty()) {
+  if (!missing.empty() || !unexpected.empty() || !mismatched.empty() || !undefined.empty()) {
     std::ostringstream msg;
     msg << "load_state_dict: the state does not fit the model.";
     auto list = [&](const char* what, const std::vector<std::string>& names) {
@@ -128,6 +129,7 @@ void Module::load_state_dict(const StateDict& state) {
     list("Missing", missing);
     list("Unexpected", unexpected);
     list("Shape mismatch", mismatched);
+    list("Undefined tensor", undefined);
     throw Error(msg.str());
   }
   for (auto& [name, p] : params) p.copy_from(state.at(name));

@@ -291,6 +291,31 @@ Tensor attention_heads(const Tensor& q, const Tensor& kv, std::int64_t heads,
   return attention_node(op, d, l, mask, {q, kv}, {0, 1, 1}, {B, T, D}, {B, heads, T, S}, weights);
 }
 
+namespace {
+
+// 1 for each query row i (of batch element b) whose keys are all masked, 0 otherwise, shaped
+// (B, 1, …, 1, T, 1) with `rank` dims (B = 1 without a padding mask) to broadcast against E.
+// With the causal mask row i sees keys j ≤ i; padding removes keys from every row.
+Tensor rows_without_keys(const AttentionMask& mask, const Dims& d, std::int64_t rank,
+                         DType dtype) {
+  const std::vector<unsigned char> pad = padding_bytes(mask);  // (B, S) or empty
+  Shape shape(static_cast<std::size_t>(rank), 1);
+  shape.front() = d.B;
+  shape[shape.size() - 2] = d.T;
+  Tensor out = Tensor::zeros(shape, dtype);
+  for (std::int64_t b = 0; b < d.B; ++b)
+    for (std::int64_t i = 0; i < d.T; ++i) {
+      const std::int64_t end = mask.causal ? std::min(d.S, i + 1) : d.S;
+      bool has_key = false;
+      for (std::int64_t j = 0; j < end && !has_key; ++j)
+        has_key = pad.empty() || !pad[static_cast<std::size_t>(b * d.S + j)];
+      if (!has_key) out.set_flat(b * d.T + i, 1);
+    }
+  return out;
+}
+
+}  // namespace
+
 Tensor scaled_dot_product_attention_composed(const Tensor& Q, const Tensor& K, const Tensor& V,
                                              const AttentionMask& mask, Tensor* weights) {
   const Dims d = check_attention_args(Q, K, V, mask, "scaled_dot_product_attention_composed");
@@ -308,7 +333,18 @@ Tensor scaled_dot_product_attention_composed(const Tensor& Q, const Tensor& K, c
     s.back() = d.S;
     E = masked_fill(E, reshape(mask.key_padding, s), -std::numeric_limits<double>::infinity());
   }
-  Tensor A = softmax_composed(E, -1);  // A = softmax(E) along each row
+  Tensor A;  // (..., T, S)
+  if (mask.empty()) {
+    A = softmax_composed(E, -1);  // A = softmax(E) along each row
+  } else {
+    // A query row whose keys are all masked would be softmax(−∞, …, −∞) = 0/0 = NaN. As in the
+    // fused op it gets A = 0 (so Y = 0 and no gradient): its scores are reset to 0 so the
+    // softmax stays finite, then the row is multiplied by has_key = 0. Rows with a key are
+    // untouched (has_key = 1).
+    Tensor no_key = rows_without_keys(mask, d, Q.dim(), Q.dtype());  // (B or 1, 1, …, T, 1)
+    E = masked_fill(E, no_key, 0.0);
+    A = softmax_composed(E, -1) * (1.0 - no_key);
+  }
   if (weights) *weights = A.detach();
   return matmul(A, V);  // Y = A V
 }

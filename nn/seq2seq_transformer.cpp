@@ -20,6 +20,19 @@ void Seq2SeqConfig::validate() const {
   positive("encoder_layers", encoder_layers);
   positive("decoder_layers", decoder_layers);
   positive("mlp_dim", mlp_dim);
+  // Generous bounds, far above any model this code can train, so that a mistyped flag or a
+  // corrupt checkpoint fails here rather than hanging in a loop of 10¹² blocks or overflowing a
+  // size.
+  auto at_most = [](const char* name, std::int64_t v, std::int64_t limit) {
+    if (v > limit) fail("seq2seq config: ", name, " ", v, " is above the limit of ", limit);
+  };
+  at_most("src_vocab", src_vocab, 1000000);
+  at_most("tgt_vocab", tgt_vocab, 1000000);
+  at_most("dim", dim, 65536);
+  at_most("encoder_layers", encoder_layers, 1000);
+  at_most("decoder_layers", decoder_layers, 1000);
+  at_most("mlp_dim", mlp_dim, 65536);
+  at_most("max_length", max_length, 100000);
   if (max_length < 2) fail("seq2seq config: max_length must be at least 2, got ", max_length);
   if (dim % heads != 0) fail("seq2seq config: dim ", dim, " is not divisible by heads ", heads);
   if (positions != "sinusoidal" && positions != "learned")

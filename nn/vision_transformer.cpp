@@ -29,9 +29,24 @@ void VitConfig::validate() const {
   positive("heads", heads);
   positive("mlp-dim", mlp_dim);
   positive("classes", num_classes);
+  // Generous bounds, far above any model this code can train, so that a mistyped flag or a
+  // corrupt checkpoint fails here rather than hanging in a loop of 10¹² blocks or overflowing a
+  // size. Within them forward_flops() fits in int64.
+  auto at_most = [](const char* name, std::int64_t v, std::int64_t limit) {
+    if (v > limit) fail("vit config: ", name, " ", v, " is above the limit of ", limit);
+  };
+  at_most("image size", image_size, 65536);
+  at_most("channels", channels, 1024);
+  at_most("dim", dim, 65536);
+  at_most("depth", depth, 1000);
+  at_most("mlp-dim", mlp_dim, 65536);
+  at_most("classes", num_classes, 1000000);
   if (image_size % patch != 0)
     fail("vit config: image size ", image_size, " is not divisible by patch ", patch);
   if (dim % heads != 0) fail("vit config: dim ", dim, " is not divisible by heads ", heads);
+  if (num_patches() > 100000)
+    fail("vit config: image size ", image_size, " with patch ", patch, " makes ", num_patches(),
+         " patches, above the limit of 100000");
 }
 
 std::string VitConfig::to_json() const {
@@ -65,6 +80,7 @@ Tensor patchify(const Tensor& images, std::int64_t P) {
     fail("patchify: images ", shape_str(images.shape()), " should be (B, C, H, W)");
   const std::int64_t B = images.size(0), C = images.size(1), H = images.size(2),
                      W = images.size(3);
+  if (P < 1) fail("patchify: patch size must be positive, got ", P);
   if (H % P != 0 || W % P != 0)
     fail("patchify: image ", H, "x", W, " is not divisible into ", P, "x", P, " patches");
   // (B, C, H/P, P, W/P, P) -> (B, H/P, W/P, P, P, C) -> (B, N, P·P·C)

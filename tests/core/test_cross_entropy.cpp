@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
+
 #include "core/uwaga.h"
 #include "tests/support/gradcheck.h"
 #include "tests/support/golden.h"
@@ -172,4 +175,42 @@ TEST_CASE("cross_entropy on a batch large enough for the parallel path",
   auto [lc, gc] = loss_and_grad(cross_entropy_composed, z, t, {-100, 0.1});
   REQUIRE(lf.item() == Approx(lc.item()).epsilon(1e-13));
   REQUIRE(max_abs_diff(gf, gc) < 1e-15);
+}
+
+TEST_CASE("cross_entropy without smoothing is finite when a logit is -inf",
+          "[core][cross_entropy]") {
+  // A −∞ logit is a class of probability 0; with ε = 0 the smoothing term (where it would give
+  // 0 · (−∞) = NaN) is absent: ℓ = −log(e¹ / (e⁰ + e¹)) = log(1 + e⁻¹), as in PyTorch.
+  const double inf = std::numeric_limits<double>::infinity();
+  Tensor z = Tensor::from_vector({0, -inf, 1, 2, 0, -inf}, {2, 3}, DType::Float64);
+  Tensor t = Tensor::from_indices({2, 0}, {2});
+  const double row0 = std::log1p(std::exp(-1.0)), row1 = std::log1p(std::exp(-2.0));
+  for (LossFn f : {cross_entropy, cross_entropy_composed}) {
+    auto [loss, grad] = loss_and_grad(f, z, t, {});
+    REQUIRE(loss.item() == Approx((row0 + row1) / 2).epsilon(1e-14));
+    for (double g : grad.to_vector()) REQUIRE(std::isfinite(g));
+    REQUIRE(grad.at({0, 1}) == 0.0);  // dz = (p − q) / 2 and p = 0 at the −∞ logit
+    REQUIRE(grad.at({0, 2}) == Approx((1 / (1 + std::exp(-1.0)) - 1) / 2).epsilon(1e-14));
+  }
+  auto [loss32, grad32] = loss_and_grad(cross_entropy, z.to(DType::Float32), t, {});
+  REQUIRE(loss32.item() == Approx((row0 + row1) / 2).epsilon(1e-6));
+  // With smoothing the −∞ logit is a target of weight ε/C: the loss is +∞, not NaN.
+  for (LossFn f : {cross_entropy, cross_entropy_composed})
+    REQUIRE(f(z, t, {-100, 0.1}).item() == inf);
+}
+
+TEST_CASE("cross_entropy of huge logits keeps log s: log p_t = (z_t - m) - log s",
+          "[core][cross_entropy]") {
+  // z_t − (m + log s) would round log s away against m; PyTorch gives these values.
+  Tensor z64 = Tensor::from_vector({1e14, 1e14 + 1}, {1, 2}, DType::Float64);
+  Tensor z32 = Tensor::from_vector({1e30, 1e30}, {1, 2}, DType::Float32);
+  for (LossFn f : {cross_entropy, cross_entropy_composed}) {
+    REQUIRE(f(z64, Tensor::from_indices({1}, {1}), {}).item() ==
+            Approx(0.31326168751822286).epsilon(1e-12));
+    REQUIRE(f(z32, Tensor::from_indices({0}, {1}), {}).item() ==
+            Approx(0.6931471805599453).epsilon(1e-6));
+  }
+  // With smoothing too: Σ_c log p_c = Σ_c (z_c − m) − C log s = −2 log 2 here, so ℓ = log 2.
+  REQUIRE(cross_entropy(z32, Tensor::from_indices({0}, {1}), {-100, 0.2}).item() ==
+          Approx(0.6931471805599453).epsilon(1e-6));
 }

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 
 #include "core/uwaga.h"
 #include "tests/support/gradcheck.h"
@@ -90,4 +91,56 @@ TEST_CASE("float32 gelu (vectorised erf) agrees with the float64 one", "[core][g
   REQUIRE(worst_y < 1e-6);
   REQUIRE(worst_d < 1e-6);
   REQUIRE(gelu(Tensor::from_vector({-200, 200}, {2})).to_vector() == std::vector<double>{0, 200});
+}
+
+TEST_CASE("gelu and its derivative at large magnitudes take their limits", "[core][gelu]") {
+  // gelu(x) → x and gelu'(x) → 1 as x → +∞; gelu(x) → 0 and gelu'(x) → 0 as x → −∞. The kernel
+  // takes the limits beyond |x| = 13 (float32) or 40 (float64); without that, float32 gave
+  // gelu'(±1e38) = 1.66 / −0.66 (exp_f32 stops at e^−87) and both dtypes gave gelu(−∞) = NaN
+  // and gelu'(±∞) = ∞ or NaN.
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> xs = {10, -10, 1e4, -1e4, 1e38, -1e38, inf, -inf};
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    INFO(dtype_name(dtype));
+    Tensor x = Tensor::from_vector(xs, {8}, dtype).requires_grad_();
+    Tensor y = gelu(x);
+    sum(y).backward();
+    for (std::int64_t i = 0; i < 8; ++i) {
+      const double v = x.flat(i), g = x.grad().flat(i);
+      INFO("x = " << v << ": gelu " << y.flat(i) << ", gelu' " << g);
+      if (v > 0) {
+        REQUIRE(y.flat(i) == v);  // x Φ(x) with Φ(x) = 1 to rounding from x ≈ 6 on
+        REQUIRE(g == 1.0);
+      } else {
+        REQUIRE(y.flat(i) == Approx(0.0).margin(1e-21));  // −7.6e-23 at −10
+        REQUIRE(g == Approx(0.0).margin(1e-20));          // −7.6e-22 at −10
+      }
+      if (std::abs(v) > 40) REQUIRE(g == (v > 0 ? 1.0 : 0.0));  // exactly the limit
+    }
+    Tensor nan = gelu(Tensor::from_vector({std::nan("")}, {1}, dtype));
+    REQUIRE(std::isnan(nan.item()));  // NaN is not clamped into a number
+  }
+}
+
+TEST_CASE("gelu matches x Phi(x) from erfc across the clamp, in float32 and float64",
+          "[core][gelu]") {
+  // A sweep over [−60, 60] crosses both dtypes' limits X = 13 and 40: no step there.
+  const std::int64_t n = 12001;
+  std::vector<double> xs(n);
+  for (std::int64_t i = 0; i < n; ++i) xs[i] = -60.0 + 120.0 * i / (n - 1);
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    INFO(dtype_name(dtype));
+    Tensor x = Tensor::from_vector(xs, {n}, dtype).requires_grad_();
+    Tensor y = gelu(x);
+    sum(y).backward();
+    const double tol = dtype == DType::Float32 ? 1e-6 : 1e-14;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double v = x.flat(i);
+      const double cdf = 0.5 * std::erfc(-v / std::sqrt(2.0));
+      const double pdf = std::exp(-0.5 * v * v) / std::sqrt(2.0 * M_PI);
+      INFO("x = " << v);
+      REQUIRE(std::abs(y.flat(i) - v * cdf) <= tol * std::max(1.0, std::abs(v)));
+      REQUIRE(std::abs(x.grad().flat(i) - (cdf + v * pdf)) <= tol);
+    }
+  }
 }

@@ -109,3 +109,26 @@ TEST_CASE("matmul and linear misuse gives clear errors", "[core][matmul]") {
   REQUIRE_THROWS_WITH(linear(Tensor::ones({2, 4}), Tensor::ones({5, 4}), Tensor::ones({4})),
                       Contains("bias (4,) does not match weight (5, 4)"));
 }
+
+TEST_CASE("linear with zero input features gives the bias on every row, and its gradients",
+          "[core][matmul][linear]") {
+  // x W^T is an empty sum: each of the 3 rows is b (or 0 without bias), and db = Σ_rows dy.
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    Tensor x = Tensor::empty({3, 0}, dtype).requires_grad_();
+    Tensor W = Tensor::empty({4, 0}, dtype).requires_grad_();
+    Tensor b = Tensor::from_vector({1, -2, 3, 0.5}, {4}, dtype).requires_grad_();
+    Tensor y = linear(x, W, b);
+    REQUIRE(y.shape() == Shape{3, 4});
+    REQUIRE(y.to_vector() == std::vector<double>{1, -2, 3, 0.5, 1, -2, 3, 0.5, 1, -2, 3, 0.5});
+    Tensor dy = Tensor::from_vector({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {3, 4}, dtype);
+    y.backward(dy);
+    REQUIRE(b.grad().to_vector() == std::vector<double>{15, 18, 21, 24});
+    REQUIRE(x.grad().shape() == Shape{3, 0});
+    REQUIRE(W.grad().shape() == Shape{4, 0});
+
+    Tensor x3 = Tensor::empty({2, 3, 0}, dtype);  // leading dims (2, 3): 6 rows
+    Tensor y0 = linear(x3, W.detach(), Tensor());
+    REQUIRE(y0.shape() == Shape{2, 3, 4});
+    REQUIRE(y0.to_vector() == std::vector<double>(24, 0.0));
+  }
+}

@@ -50,3 +50,20 @@ TEST_CASE("reduction misuse gives clear errors", "[core][reduction]") {
   REQUIRE_THROWS_WITH(mean(x, {0, 0}), Contains("repeats"));
   REQUIRE_THROWS_WITH(var(Tensor::ones({1}), {0}), Contains("degrees of freedom"));
 }
+
+TEST_CASE("max, sum and mean of a 0-d tensor over its (no) dims is its value",
+          "[core][reduction]") {
+  // An empty dim list reduces every dim; a 0-d tensor has none, so each reduction is the
+  // identity, with gradient 1.
+  REQUIRE(max(Tensor::scalar(3.0), {}, false).item() == 3.0);
+  REQUIRE(max(Tensor::scalar(3.0), {}, true).shape() == Shape{});
+  REQUIRE(max(Tensor::scalar(3.0)).item() == 3.0);
+  REQUIRE(sum(Tensor::scalar(3.0), {}, false).item() == 3.0);
+  REQUIRE(mean(Tensor::scalar(3.0), {}, false).item() == 3.0);
+  Tensor x = Tensor::scalar(-2.5, DType::Float64).requires_grad_();
+  Tensor m = max(x, {}, false);
+  REQUIRE(m.shape() == Shape{});
+  REQUIRE(m.item() == -2.5);
+  (m * 4.0).backward();
+  REQUIRE(x.grad().item() == 4.0);
+}

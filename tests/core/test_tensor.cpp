@@ -174,3 +174,35 @@ TEST_CASE("buffers freed on another thread return to the allocating thread's cac
   for (int i = 0; i < 20; ++i) step();
   REQUIRE(allocator_stats().system_allocations == before.system_allocations);
 }
+
+TEST_CASE("Generator::below(0) is an error, not a division by zero", "[core][random]") {
+  Generator g(0);
+  REQUIRE_THROWS_WITH(g.below(0), Contains("below") && Contains("at least 1"));
+  REQUIRE(g.below(1) == 0);
+  for (int i = 0; i < 100; ++i) REQUIRE(g.below(3) < 3);
+}
+
+TEST_CASE("shapes whose element count or byte size overflows are errors naming the shape",
+          "[core][tensor]") {
+  const std::int64_t big = std::int64_t(1) << 32;
+  // (2³², 2³²) has 2⁶⁴ elements: the product wraps to 0 in int64.
+  REQUIRE_THROWS_WITH(Tensor::zeros({big, big}),
+                      Contains("(4294967296, 4294967296)") && Contains("int64"));
+  REQUIRE_THROWS_WITH(numel({big, big, 3}), Contains("(4294967296, 4294967296, 3)"));
+  // 2⁶¹ float64 elements fit in int64, but their 2⁶⁴ bytes wrap to 0 in size_t.
+  REQUIRE_THROWS_WITH(Tensor::empty({std::int64_t(1) << 61}, DType::Float64),
+                      Contains("(2305843009213693952,)") && Contains("bytes"));
+  REQUIRE_THROWS_WITH(Tensor::empty({3, -2}), Contains("negative size") && Contains("(3, -2)"));
+  // A zero size makes any shape empty, however large its other sizes.
+  REQUIRE(numel({big, big, 0}) == 0);
+  REQUIRE(numel({0, big, big}) == 0);
+  REQUIRE(Tensor::zeros({big, 0, big}).numel() == 0);
+}
+
+TEST_CASE("arange with more elements than int64 counts is an error, not an empty tensor",
+          "[core][tensor]") {
+  REQUIRE_THROWS_WITH(Tensor::arange(0, 1e30), Contains("arange") && Contains("1e+30"));
+  REQUIRE_THROWS_WITH(Tensor::arange(0, 1, 1e-300), Contains("arange"));
+  REQUIRE(Tensor::arange(5, 0).numel() == 0);   // an empty range stays empty
+  REQUIRE(Tensor::arange(0, -1e30).numel() == 0);
+}

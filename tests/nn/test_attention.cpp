@@ -97,6 +97,52 @@ TEST_CASE("a fully padded row gives zero weights and zero output, not NaN", "[nn
   REQUIRE(Q.grad().at({1, 0, 0}) != 0.0);
 }
 
+TEST_CASE("the composed reference agrees with the fused op on fully masked rows",
+          "[nn][attention]") {
+  // A query row with no key to look at gets A = 0 and Y = 0 and passes no gradient, in both
+  // implementations (the composed one used to give softmax(−∞, …, −∞) = NaN).
+  struct Case { const char* name; Shape q, k; AttentionMask mask; };
+  std::vector<Case> cases = {
+      {"padded batch element", {2, 3, 4}, {2, 3, 4}, {padding({1, 1, 1, 0, 0, 1}, 2, 3), false}},
+      {"causal row 0, first key padded", {2, 2, 3, 4}, {2, 2, 3, 4},
+       {padding({1, 0, 0, 0, 1, 0}, 2, 3), true}},
+      {"more keys than queries, all padded", {1, 2, 2, 3}, {1, 2, 4, 3},
+       {padding({1, 1, 1, 1}, 1, 4), false}},
+  };
+  for (auto& c : cases) {
+    INFO(c.name);
+    Shape v_shape = c.k;
+    v_shape.back() = 2;
+    Tensor q1 = leaf(c.q, 1), k1 = leaf(c.k, 2), v1 = leaf(v_shape, 3);
+    Tensor q2 = leaf(c.q, 1), k2 = leaf(c.k, 2), v2 = leaf(v_shape, 3);
+    Tensor a1, a2;
+    Tensor y1 = scaled_dot_product_attention(q1, k1, v1, c.mask, &a1);
+    Tensor y2 = scaled_dot_product_attention_composed(q2, k2, v2, c.mask, &a2);
+    for (double v : y2.to_vector()) REQUIRE(std::isfinite(v));
+    REQUIRE(max_abs_diff(y1, y2) < 1e-12);
+    REQUIRE(max_abs_diff(a1, a2) < 1e-12);
+    Tensor up = leaf(y1.shape(), 4).detach();
+    y1.backward(up);
+    y2.backward(up);
+    REQUIRE(max_abs_diff(q1.grad(), q2.grad()) < 1e-12);
+    REQUIRE(max_abs_diff(k1.grad(), k2.grad()) < 1e-12);
+    REQUIRE(max_abs_diff(v1.grad(), v2.grad()) < 1e-12);
+    if (&c == &cases.back()) continue;  // no row has a key: every gradient is 0
+    AttentionMask mask = c.mask;
+    require_gradcheck([mask](const std::vector<Tensor>& in) {
+      return scaled_dot_product_attention_composed(in[0], in[1], in[2], mask);
+    }, {leaf(c.q, 5), leaf(c.k, 6), leaf(v_shape, 7)});
+  }
+  // The first case's batch element 0 has no key at all: its rows of A and Y are exactly 0.
+  Tensor A;
+  Tensor Y = scaled_dot_product_attention_composed(leaf({2, 3, 4}, 1), leaf({2, 3, 4}, 2),
+                                                   leaf({2, 3, 2}, 3), cases[0].mask, &A);
+  for (std::int64_t i = 0; i < 3; ++i) {
+    for (std::int64_t j = 0; j < 3; ++j) REQUIRE(A.at({0, i, j}) == 0.0);
+    for (std::int64_t j = 0; j < 2; ++j) REQUIRE(Y.at({0, i, j}) == 0.0);
+  }
+}
+
 TEST_CASE("attention is invariant to permuting keys and values together", "[nn][attention]") {
   Generator gen(2);
   Tensor Q = Tensor::randn({3, 4}, gen, DType::Float64), K = Tensor::randn({5, 4}, gen, DType::Float64);

@@ -85,3 +85,17 @@ TEST_CASE("to(float64) converts parameters in place", "[nn][module]") {
   REQUIRE(block.state_dict().at("attn.qkv.weight").dtype() == DType::Float64);
   REQUIRE(block.attn->qkv->weight.data<double>()[3] == static_cast<double>(before));
 }
+
+TEST_CASE("load_state_dict names an entry that holds an undefined tensor", "[nn][module]") {
+  Generator gen(0);
+  TransformerEncoderBlock block(8, 2, 16, gen);
+  StateDict state;
+  for (auto& [k, v] : block.state_dict()) state[k] = v.clone().detach();
+  state["mlp.fc2.bias"] = Tensor();
+  try {
+    block.load_state_dict(state);
+    FAIL("load_state_dict accepted an undefined tensor");
+  } catch (const Error& e) {
+    REQUIRE_THAT(std::string(e.what()), Contains("Undefined tensor (1): mlp.fc2.bias."));
+  }
+}

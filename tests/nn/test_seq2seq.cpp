@@ -100,6 +100,32 @@ TEST_CASE("seq2seq: config checks, JSON round trip", "[nn][seq2seq]") {
                       Contains("expected 1 to max_length 8"));
 }
 
+TEST_CASE("seq2seq: configurations beyond generous bounds fail naming the field and the limit",
+          "[nn][seq2seq]") {
+  // A flag or checkpoint with 10¹² layers or positions would otherwise hang or throw bad_alloc.
+  const std::int64_t huge = 1000000000000;
+  struct Case { std::int64_t Seq2SeqConfig::*member; const char* field; const char* limit; };
+  for (const Case& c : std::vector<Case>{{&Seq2SeqConfig::max_length, "max_length", "100000"},
+                                         {&Seq2SeqConfig::encoder_layers, "encoder_layers", "1000"},
+                                         {&Seq2SeqConfig::decoder_layers, "decoder_layers", "1000"},
+                                         {&Seq2SeqConfig::dim, "dim", "65536"},
+                                         {&Seq2SeqConfig::mlp_dim, "mlp_dim", "65536"},
+                                         {&Seq2SeqConfig::src_vocab, "src_vocab", "1000000"},
+                                         {&Seq2SeqConfig::tgt_vocab, "tgt_vocab", "1000000"}}) {
+    const std::string message =
+        std::string(c.field) + " 1000000000000 is above the limit of " + c.limit;
+    INFO(message);
+    Seq2SeqConfig bad = tiny_config("sinusoidal");
+    bad.*c.member = huge;
+    REQUIRE_THROWS_WITH(bad.validate(), Contains(message));
+    REQUIRE_THROWS_WITH(Seq2SeqConfig::from_json(bad.to_json()), Contains(message));
+  }
+  Seq2SeqConfig edge = tiny_config("sinusoidal");
+  edge.max_length = 100000;
+  edge.encoder_layers = edge.decoder_layers = 1000;
+  REQUIRE_NOTHROW(edge.validate());
+}
+
 TEST_CASE("seq2seq: gradcheck of a tiny model in float64", "[nn][seq2seq][gradcheck]") {
   for (const std::string positions : {"sinusoidal", "learned"}) {
     DYNAMIC_SECTION(positions << " positions") {
@@ -255,6 +281,56 @@ TEST_CASE("decoding: a hypothesis' score is the sum of its words' log-probabilit
                                  static_cast<std::int64_t>(t))[targets[t]];
     REQUIRE(h.score == Approx(score).margin(1e-4));
   }
+}
+
+TEST_CASE("decoding: a wide beam gives a non-empty translation; beams beyond V act as V",
+          "[nn][seq2seq][decoding]") {
+  // An untrained model gives EOS right after BOS a probability near 1/V, more than any sentence
+  // of a word or more, so a wide enough beam used to return the empty translation. No
+  // translation is empty, and BOS and PAD are never words of one.
+  bool some_beam_differs_from_greedy = false;
+  for (std::uint64_t seed = 0; seed < 4; ++seed) {
+    Generator gen(seed);
+    Seq2SeqConfig c = tiny_config("sinusoidal");  // V = 9 target words
+    Seq2SeqTransformer model(c, gen);
+    for (const std::vector<std::int64_t>& s :
+         std::vector<std::vector<std::int64_t>>{{4, 5, 6, 2}, {3, 2}, {5, 4, 2}}) {
+      DecodingOptions o;
+      o.max_length = 4;
+      const Hypothesis greedy = greedy_decode(model, {s}, o)[0];
+      REQUIRE_FALSE(greedy.tokens.empty());
+      o.beam = 50;
+      const Hypothesis wide = beam_search(model, s, o);
+      INFO("seed " << seed << ", greedy " << greedy.tokens.size() << " words, score "
+                   << greedy.score << "; beam 50 " << wide.tokens.size() << " words, score "
+                   << wide.score);
+      REQUIRE_FALSE(wide.tokens.empty());
+      some_beam_differs_from_greedy |= wide.tokens != greedy.tokens;
+      for (const Hypothesis& h : {greedy, wide})
+        for (std::int64_t id : h.tokens)
+          REQUIRE((id != o.bos_id && id != o.eos_id && id != c.pad_id));
+      // K >= V decodes as K = V, however large (10¹² used to grow the beam V-fold per step).
+      o.beam = c.tgt_vocab;
+      const Hypothesis at_v = beam_search(model, s, o);
+      for (std::int64_t k : {c.tgt_vocab + 1, std::int64_t(50), std::int64_t(1000000000000)}) {
+        o.beam = k;
+        const Hypothesis h = beam_search(model, s, o);
+        REQUIRE(h.tokens == at_v.tokens);
+        REQUIRE(h.score == at_v.score);
+        REQUIRE(h.finished == at_v.finished);
+      }
+    }
+  }
+  REQUIRE(some_beam_differs_from_greedy);  // the wide beams did search
+}
+
+TEST_CASE("decoding: log_probabilities checks the row", "[nn][seq2seq][decoding]") {
+  Tensor logits = Tensor::from_vector({0, 1, 2, 3, 4, 4, 3, 2, 1, 0}, {2, 5});
+  REQUIRE(log_probabilities(logits, 1)[0] == Approx(log_probabilities(logits, 0)[4]));
+  REQUIRE_THROWS_WITH(log_probabilities(logits, 7),
+                      Contains("row 7 is out of range for logits (2, 5)"));
+  REQUIRE_THROWS_WITH(log_probabilities(logits, -1), Contains("row -1"));
+  REQUIRE_THROWS_WITH(log_probabilities(Tensor::zeros({5}), 0), Contains("(rows, V)"));
 }
 
 TEST_CASE("decoding: options are checked", "[nn][seq2seq][decoding]") {

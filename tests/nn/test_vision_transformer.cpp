@@ -100,3 +100,42 @@ TEST_CASE("attention maps: class-token rows and rollout", "[nn][vit]") {
   Tensor Ru = attention_rollout({uniform, uniform});
   REQUIRE(Ru.at({0, 0, 1}) == Approx(Ru.at({0, 0, 2})));
 }
+
+TEST_CASE("patchify with a patch size below 1 is an error, not a division by zero",
+          "[nn][vit]") {
+  REQUIRE_THROWS_WITH(patchify(Tensor::zeros({1, 1, 4, 4}), 0),
+                      Contains("patchify") && Contains("patch size must be positive, got 0"));
+  REQUIRE_THROWS_WITH(patchify(Tensor::zeros({1, 1, 4, 4}), -2), Contains("got -2"));
+}
+
+TEST_CASE("ViT configurations beyond generous bounds fail naming the field and the limit",
+          "[nn][vit]") {
+  // A flag or checkpoint with depth 10¹² would otherwise loop building 10¹² blocks.
+  const std::int64_t huge = 1000000000000;
+  struct Case { std::int64_t VitConfig::*member; const char* field; const char* limit; };
+  for (const Case& c : std::vector<Case>{{&VitConfig::depth, "depth", "1000"},
+                                         {&VitConfig::dim, "dim", "65536"},
+                                         {&VitConfig::mlp_dim, "mlp-dim", "65536"},
+                                         {&VitConfig::image_size, "image size", "65536"},
+                                         {&VitConfig::channels, "channels", "1024"},
+                                         {&VitConfig::num_classes, "classes", "1000000"}}) {
+    const std::string message =
+        std::string(c.field) + " 1000000000000 is above the limit of " + c.limit;
+    INFO(message);
+    VitConfig bad;
+    bad.*c.member = huge;
+    REQUIRE_THROWS_WITH(bad.validate(), Contains(message));
+  }
+  VitConfig many;  // 65536 / 1 patches per side: 2³² patches
+  many.image_size = 65536;
+  many.patch = 1;
+  REQUIRE_THROWS_WITH(many.validate(), Contains("above the limit of 100000"));
+  VitConfig edge;  // the limits themselves are allowed
+  edge.depth = 1000;
+  edge.dim = 65536;
+  edge.mlp_dim = 65536;
+  REQUIRE_NOTHROW(edge.validate());
+  VitConfig from_flag;
+  from_flag.depth = huge;
+  REQUIRE_THROWS_WITH(VitConfig::from_json(from_flag.to_json()), Contains("depth"));
+}
