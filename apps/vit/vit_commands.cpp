@@ -207,6 +207,8 @@ int vit_eval(int argc, char** argv) {
   reject_unexpected_arguments(r, "eval");
   if (!r.count("checkpoint")) fail("eval: --checkpoint FILE is required");
   apply_thread_flag(r);
+  const std::int64_t batch_size = r["batch-size"].as<std::int64_t>();
+  if (batch_size < 1) fail("eval: --batch-size must be at least 1, got ", batch_size);
   LoadedVit vit = load_vit(r["checkpoint"].as<std::string>());
   std::string dataset = r.count("dataset") ? r["dataset"].as<std::string>() : vit.run.dataset;
   std::string dir =
@@ -214,7 +216,7 @@ int vit_eval(int argc, char** argv) {
   ImageDataset test = load_dataset(dataset, dir, false);
   check_geometry(test, vit.run, dataset);
   ClassifierEval e =
-      evaluate_classifier(*vit.model, test, vit.run, r["batch-size"].as<std::int64_t>());
+      evaluate_classifier(*vit.model, test, vit.run, batch_size);
 
   std::printf("%s test set: accuracy %.2f%% (%lld of %lld), loss %.4f\n", dataset.c_str(),
               100 * e.accuracy(), (long long)e.correct, (long long)e.n, e.loss);

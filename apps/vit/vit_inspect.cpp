@@ -28,6 +28,11 @@ struct NamedImage {
   ImageDataset image;  // count 1
 };
 
+std::string class_name(const VitRunConfig& run, std::int64_t c) {
+  return c < static_cast<std::int64_t>(run.class_names.size()) ? run.class_names[c]
+                                                                : std::to_string(c);
+}
+
 std::vector<NamedImage> images_from_flags(const cxxopts::ParseResult& r, const VitRunConfig& run,
                                           const char* mode) {
   std::vector<NamedImage> images;
@@ -47,7 +52,7 @@ std::vector<NamedImage> images_from_flags(const cxxopts::ParseResult& r, const V
     one.labels = {test.labels[index]};
     one.class_names = test.class_names;
     images.push_back({run.dataset + " test image " + std::to_string(index) + " (label " +
-                          std::to_string(test.labels[index]) + ")",
+                          class_name(run, test.labels[index]) + ")",
                       one});
   }
   if (images.empty()) fail(mode, ": give image files (PGM/PPM) or --index N");
@@ -70,11 +75,6 @@ Tensor as_batch(const ImageDataset& image, const VitRunConfig& run) {
   one.class_names = run.class_names;
   DataLoader loader(one, o);
   return loader.make_batch({0}, 0).images;  // (1, C, H, W)
-}
-
-std::string class_name(const VitRunConfig& run, std::int64_t c) {
-  return c < static_cast<std::int64_t>(run.class_names.size()) ? run.class_names[c]
-                                                                : std::to_string(c);
 }
 
 void common_flags(cxxopts::Options& o) {
