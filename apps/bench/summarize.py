@@ -315,8 +315,8 @@ def markdown(res, threads, targets):
         if s.get("sgemm_processes"):
             L.append(f"| the same for sgemm 1024³: {s['to']} independent 1-thread copies (combined GFLOP/s "
                      f"over 1 thread's) | | | | {fmt(s['sgemm_processes'], 2, '×')} against "
-                     f"{fmt(s['sgemm_1024'], 2, '×')} for one {s['to']}-thread call, whose threads share "
-                     f"the packing of B |")
+                     f"{fmt(s['sgemm_1024'], 2, '×')} for one {s['to']}-thread call: what the cores give a "
+                     f"compute-bound kernel |")
     flops = R[threads[0]]["train"]["flops_per_image"]
     L += ["", f"Effective GFLOP/s = images/s × {fmt(flops / 1e6, 1)} MFLOP per image (3 × "
           "nn::VitConfig::forward_flops(): forward + backward ≈ 3 forwards, matrix products only).", ""]
