@@ -10,30 +10,23 @@
 namespace uwaga::nn {
 
 void Seq2SeqConfig::validate() const {
-  auto positive = [](const char* name, std::int64_t v) {
+  // At least 1, and at most a generous bound, far above any model this code can train: a mistyped
+  // flag or a corrupt checkpoint fails here rather than hanging in a loop of 10¹² blocks or
+  // overflowing a size.
+  auto in_range = [](const char* name, std::int64_t v, std::int64_t limit) {
     if (v < 1) fail("seq2seq config: ", name, " must be positive, got ", v);
-  };
-  positive("src_vocab", src_vocab);
-  positive("tgt_vocab", tgt_vocab);
-  positive("dim", dim);
-  positive("heads", heads);
-  positive("encoder_layers", encoder_layers);
-  positive("decoder_layers", decoder_layers);
-  positive("mlp_dim", mlp_dim);
-  // Generous bounds, far above any model this code can train, so that a mistyped flag or a
-  // corrupt checkpoint fails here rather than hanging in a loop of 10¹² blocks or overflowing a
-  // size.
-  auto at_most = [](const char* name, std::int64_t v, std::int64_t limit) {
     if (v > limit) fail("seq2seq config: ", name, " ", v, " is above the limit of ", limit);
   };
-  at_most("src_vocab", src_vocab, 1000000);
-  at_most("tgt_vocab", tgt_vocab, 1000000);
-  at_most("dim", dim, 65536);
-  at_most("encoder_layers", encoder_layers, 1000);
-  at_most("decoder_layers", decoder_layers, 1000);
-  at_most("mlp_dim", mlp_dim, 65536);
-  at_most("max_length", max_length, 100000);
+  in_range("src_vocab", src_vocab, 1000000);
+  in_range("tgt_vocab", tgt_vocab, 1000000);
+  in_range("dim", dim, 65536);
+  in_range("heads", heads, 65536);
+  in_range("encoder_layers", encoder_layers, 1000);
+  in_range("decoder_layers", decoder_layers, 1000);
+  in_range("mlp_dim", mlp_dim, 65536);
   if (max_length < 2) fail("seq2seq config: max_length must be at least 2, got ", max_length);
+  if (max_length > 100000)
+    fail("seq2seq config: max_length ", max_length, " is above the limit of 100000");
   if (dim % heads != 0) fail("seq2seq config: dim ", dim, " is not divisible by heads ", heads);
   if (positions != "sinusoidal" && positions != "learned")
     fail("seq2seq config: positions '", positions, "' should be 'sinusoidal' or 'learned'");

@@ -18,29 +18,21 @@ std::int64_t VitConfig::forward_flops() const {
 }
 
 void VitConfig::validate() const {
-  auto positive = [](const char* name, std::int64_t v) {
+  // At least 1, and at most a generous bound, far above any model this code can train: a mistyped
+  // flag or a corrupt checkpoint fails here rather than hanging in a loop of 10¹² blocks or
+  // overflowing a size. Within the bounds forward_flops() fits in int64.
+  auto in_range = [](const char* name, std::int64_t v, std::int64_t limit) {
     if (v < 1) fail("vit config: ", name, " must be positive, got ", v);
-  };
-  positive("image size", image_size);
-  positive("channels", channels);
-  positive("patch", patch);
-  positive("dim", dim);
-  positive("depth", depth);
-  positive("heads", heads);
-  positive("mlp-dim", mlp_dim);
-  positive("classes", num_classes);
-  // Generous bounds, far above any model this code can train, so that a mistyped flag or a
-  // corrupt checkpoint fails here rather than hanging in a loop of 10¹² blocks or overflowing a
-  // size. Within them forward_flops() fits in int64.
-  auto at_most = [](const char* name, std::int64_t v, std::int64_t limit) {
     if (v > limit) fail("vit config: ", name, " ", v, " is above the limit of ", limit);
   };
-  at_most("image size", image_size, 65536);
-  at_most("channels", channels, 1024);
-  at_most("dim", dim, 65536);
-  at_most("depth", depth, 1000);
-  at_most("mlp-dim", mlp_dim, 65536);
-  at_most("classes", num_classes, 1000000);
+  in_range("image size", image_size, 65536);
+  in_range("channels", channels, 1024);
+  in_range("patch", patch, 65536);
+  in_range("dim", dim, 65536);
+  in_range("depth", depth, 1000);
+  in_range("heads", heads, 65536);
+  in_range("mlp-dim", mlp_dim, 65536);
+  in_range("classes", num_classes, 1000000);
   if (image_size % patch != 0)
     fail("vit config: image size ", image_size, " is not divisible by patch ", patch);
   if (dim % heads != 0) fail("vit config: dim ", dim, " is not divisible by heads ", heads);

@@ -35,9 +35,8 @@ std::vector<ParamGroup> make_param_groups(
   return groups;
 }
 
-Optimizer::Optimizer(std::vector<ParamGroup> groups, double lr) : lr_(lr) {
-  if (!(lr >= 0) || !std::isfinite(lr))
-    fail("optimizer: the learning rate must be a finite number >= 0, got ", lr);
+Optimizer::Optimizer(std::vector<ParamGroup> groups, double lr) {
+  set_lr(lr);
   std::set<std::string> seen;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     ParamGroup& group = groups[g];
@@ -66,7 +65,7 @@ Optimizer::Optimizer(std::vector<ParamGroup> groups, double lr) : lr_(lr) {
 
 void Optimizer::set_lr(double lr) {
   if (!(lr >= 0) || !std::isfinite(lr))
-    fail("set_lr: the learning rate must be a finite number >= 0, got ", lr);
+    fail("optimizer: the learning rate must be a finite number >= 0, got ", lr);
   lr_ = lr;
 }
 

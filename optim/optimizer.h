@@ -62,7 +62,7 @@ class Optimizer {
   static Tensor snapshot(const Tensor& buffer);
 
   std::vector<ParamGroup> groups_;
-  double lr_;
+  double lr_ = 0;
   std::int64_t steps_ = 0;
 };
 

@@ -45,8 +45,10 @@ optim::TrainerOptions trainer_options(const cxxopts::ParseResult& r, const Train
   // What the user needs to type to go on: the run directory, and where the data and threads
   // came from when they were not the defaults (the checkpoint holds everything else).
   to.resume_command = program + " train --out " + shell_quoted(output.out);
-  if (r.count("data-dir")) to.resume_command += " --data-dir " + shell_quoted(r["data-dir"].as<std::string>());
-  if (r.count("threads")) to.resume_command += " --threads " + std::to_string(r["threads"].as<int>());
+  if (r.count("data-dir"))
+    to.resume_command += " --data-dir " + shell_quoted(r["data-dir"].as<std::string>());
+  if (r.count("threads"))
+    to.resume_command += " --threads " + std::to_string(r["threads"].as<int>());
   to.resume_command += " --resume";
   return to;
 }

@@ -68,7 +68,9 @@ RunConfig resumed_run_config(const cxxopts::ParseResult& r, const std::string& c
   if (!patch.empty()) {
     const std::string path = patch[0].at("path");  // "/model/dim": the first setting that differs
     const nlohmann::json::json_pointer at(path);
-    auto value = [&](const nlohmann::json& j) { return j.contains(at) ? j.at(at).dump() : std::string("none"); };
+    auto value = [&](const nlohmann::json& j) {
+      return j.contains(at) ? j.at(at).dump() : std::string("none");
+    };
     std::string setting = path.substr(1);
     for (char& c : setting) c = c == '/' ? '.' : c;
     fail("train: --resume: the run in ", checkpoint, " has ", setting, " = ", value(saved),

@@ -146,7 +146,8 @@ int vit_train(int argc, char** argv) {
     apply_overrides(run, r);
   }
   validate_run(run);
-  const optim::TrainerOptions to = trainer_options(r, output, run.epochs, run.clip_norm, "uwaga-vit");
+  const optim::TrainerOptions to =
+      trainer_options(r, output, run.epochs, run.clip_norm, "uwaga-vit");
   const optim::DataParallelOptions parallel = replica_options(r);
 
   const std::string dir = r.count("data-dir") ? r["data-dir"].as<std::string>()

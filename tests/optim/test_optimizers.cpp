@@ -352,7 +352,7 @@ TEST_CASE("invalid optimizer options and groups give clear errors", "[optim]") {
   REQUIRE_THROWS_WITH(w.set_grad(Tensor::ones({2}, DType::Float64)),
                       Contains("set_grad: gradient dtype float64 differs from tensor dtype float32"));
   Adam adam(one(), {});
-  REQUIRE_THROWS_WITH(adam.set_lr(-1), Contains("set_lr: the learning rate must be"));
+  REQUIRE_THROWS_WITH(adam.set_lr(-1), Contains("optimizer: the learning rate must be"));
   REQUIRE_THROWS_WITH(adam.set_lr(std::nan("")), Contains("got nan"));
 }
 
