@@ -22,6 +22,26 @@ Tensor permute_rows(const Tensor& x, std::int64_t dim, const std::vector<std::in
   return index_select(x, dim, Tensor::from_indices(order, {static_cast<std::int64_t>(order.size())}));
 }
 
+// The fused op and the composed reference on the same inputs (leaves seeded seed, seed + 1,
+// seed + 2; the upstream gradient seed + 3): the same Y, A and gradients, and a finite Y.
+void require_fused_equals_composed(const Shape& q, const Shape& k, const Shape& v,
+                                   const AttentionMask& mask, std::uint64_t seed) {
+  Tensor q1 = leaf(q, seed), k1 = leaf(k, seed + 1), v1 = leaf(v, seed + 2);
+  Tensor q2 = leaf(q, seed), k2 = leaf(k, seed + 1), v2 = leaf(v, seed + 2);
+  Tensor a1, a2;
+  Tensor y1 = scaled_dot_product_attention(q1, k1, v1, mask, &a1);
+  Tensor y2 = scaled_dot_product_attention_composed(q2, k2, v2, mask, &a2);
+  for (double y : y2.to_vector()) REQUIRE(std::isfinite(y));
+  REQUIRE(max_abs_diff(y1, y2) < 1e-12);
+  REQUIRE(max_abs_diff(a1, a2) < 1e-12);
+  Tensor up = leaf(y1.shape(), seed + 3).detach();
+  y1.backward(up);
+  y2.backward(up);
+  REQUIRE(max_abs_diff(q1.grad(), q2.grad()) < 1e-12);
+  REQUIRE(max_abs_diff(k1.grad(), k2.grad()) < 1e-12);
+  REQUIRE(max_abs_diff(v1.grad(), v2.grad()) < 1e-12);
+}
+
 }  // namespace
 
 TEST_CASE("scaled dot-product attention passes gradcheck, with and without masks",
@@ -43,20 +63,7 @@ TEST_CASE("scaled dot-product attention passes gradcheck, with and without masks
     require_gradcheck([mask](const std::vector<Tensor>& in) {
       return scaled_dot_product_attention_composed(in[0], in[1], in[2], mask);
     }, {leaf(c.q, 1), leaf(c.k, 2), leaf(c.v, 3)});
-    // fused == composed, values and gradients
-    Tensor q1 = leaf(c.q, 4), k1 = leaf(c.k, 5), v1 = leaf(c.v, 6);
-    Tensor q2 = leaf(c.q, 4), k2 = leaf(c.k, 5), v2 = leaf(c.v, 6);
-    Tensor a1, a2;
-    Tensor y1 = scaled_dot_product_attention(q1, k1, v1, mask, &a1);
-    Tensor y2 = scaled_dot_product_attention_composed(q2, k2, v2, mask, &a2);
-    REQUIRE(max_abs_diff(y1, y2) < 1e-12);
-    REQUIRE(max_abs_diff(a1, a2) < 1e-12);
-    Tensor up = leaf(y1.shape(), 7).detach();
-    y1.backward(up);
-    y2.backward(up);
-    REQUIRE(max_abs_diff(q1.grad(), q2.grad()) < 1e-12);
-    REQUIRE(max_abs_diff(k1.grad(), k2.grad()) < 1e-12);
-    REQUIRE(max_abs_diff(v1.grad(), v2.grad()) < 1e-12);
+    require_fused_equals_composed(c.q, c.k, c.v, mask, 4);
   }
 }
 
@@ -113,20 +120,7 @@ TEST_CASE("the composed reference agrees with the fused op on fully masked rows"
     INFO(c.name);
     Shape v_shape = c.k;
     v_shape.back() = 2;
-    Tensor q1 = leaf(c.q, 1), k1 = leaf(c.k, 2), v1 = leaf(v_shape, 3);
-    Tensor q2 = leaf(c.q, 1), k2 = leaf(c.k, 2), v2 = leaf(v_shape, 3);
-    Tensor a1, a2;
-    Tensor y1 = scaled_dot_product_attention(q1, k1, v1, c.mask, &a1);
-    Tensor y2 = scaled_dot_product_attention_composed(q2, k2, v2, c.mask, &a2);
-    for (double v : y2.to_vector()) REQUIRE(std::isfinite(v));
-    REQUIRE(max_abs_diff(y1, y2) < 1e-12);
-    REQUIRE(max_abs_diff(a1, a2) < 1e-12);
-    Tensor up = leaf(y1.shape(), 4).detach();
-    y1.backward(up);
-    y2.backward(up);
-    REQUIRE(max_abs_diff(q1.grad(), q2.grad()) < 1e-12);
-    REQUIRE(max_abs_diff(k1.grad(), k2.grad()) < 1e-12);
-    REQUIRE(max_abs_diff(v1.grad(), v2.grad()) < 1e-12);
+    require_fused_equals_composed(c.q, c.k, v_shape, c.mask, 1);
     if (&c == &cases.back()) continue;  // no row has a key: every gradient is 0
     AttentionMask mask = c.mask;
     require_gradcheck([mask](const std::vector<Tensor>& in) {
