@@ -1,6 +1,7 @@
 #include "apps/common/command_line.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +12,36 @@
 #include "core/error.h"
 
 namespace uwaga::apps {
+namespace {
+
+// cxxopts says "Argument 'abc' failed to parse" without the flag. Finds the flag that took the
+// value ("--epochs abc" or "--epochs=abc") so the message can name it; "" when none did.
+std::string flag_given(const std::string& value, int argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const std::size_t eq = arg.find('=');
+    if (arg.rfind("--", 0) == 0 && eq != std::string::npos && arg.substr(eq + 1) == value)
+      return arg.substr(0, eq);
+    if (arg.rfind("-", 0) == 0 && eq == std::string::npos && i + 1 < argc && argv[i + 1] == value)
+      return arg;
+  }
+  return "";
+}
+
+// The text between cxxopts' quotes (‘…’ in UTF-8, or '…' where it is built without Unicode).
+std::string quoted_value(const std::string& message) {
+  for (const auto& [open, close] : {std::pair<std::string, std::string>{"\u2018", "\u2019"},
+                                    std::pair<std::string, std::string>{"'", "'"}}) {
+    const std::size_t begin = message.find(open);
+    if (begin == std::string::npos) continue;
+    const std::size_t end = message.rfind(close);
+    if (end != std::string::npos && end > begin)
+      return message.substr(begin + open.size(), end - begin - open.size());
+  }
+  return "";
+}
+
+}  // namespace
 
 int run_modes(const char* program, const char* usage, const std::vector<Mode>& modes, int argc,
               char** argv) {
@@ -41,6 +72,24 @@ int run_modes(const char* program, const char* usage, const std::vector<Mode>& m
     return 2;
   } catch (const Error& e) {
     std::cerr << program << ": " << e.what() << "\n";
+    return 2;
+  } catch (const cxxopts::exceptions::incorrect_argument_type& e) {
+    const std::string value = quoted_value(e.what());
+    const std::string flag = flag_given(value, argc, argv);
+    if (flag.empty()) {
+      std::cerr << program << " " << mode << ": " << e.what() << " (see --help)\n";
+    } else {
+      // The flags that can fail to parse are the numeric ones: say which kind of number.
+      char* end = nullptr;
+      const double number = std::strtod(value.c_str(), &end);
+      const bool is_number = !value.empty() && *end == '\0';
+      const char* expected = !is_number                  ? "expects a number"
+                             : !std::isfinite(number)        ? "expects a finite number"
+                             : number != std::trunc(number)  ? "expects a whole number"
+                                                             : "is out of range";
+      std::cerr << program << " " << mode << ": " << flag << " " << expected << ", got '" << value
+                << "' (see --help)\n";
+    }
     return 2;
   } catch (const cxxopts::exceptions::exception& e) {
     std::cerr << program << " " << mode << ": " << e.what() << " (see --help)\n";

@@ -104,6 +104,11 @@ expect_error "already holds a run" train "${small[@]}" --out "$tmp/run"
 expect_error "--out must name a directory" train "${small[@]}" --out ""
 expect_error "--dim is given twice" train --out "$tmp/bad" --dim 32 --dim 64
 expect_error "--lr expects a number, got '0.001abc'" train --out "$tmp/bad" --lr 0.001abc
+# Values cxxopts itself cannot read: the message names the flag.
+expect_error "--epochs expects a whole number, got '1.5'" train --out "$tmp/bad" --epochs 1.5
+expect_error "--lr expects a finite number, got 'nan'" train --out "$tmp/bad" --lr=nan
+expect_error "--threads expects a number, got 'x'" train --out "$tmp/bad" --threads x
+expect_error "--seed is out of range" train --out "$tmp/bad" --seed 99999999999999999999999
 expect_error "--train-size 100000 but mnist has 60000" train --out "$tmp/bad" --data-dir "$data" --train-size 100000
 expect_error "is a directory, not a checkpoint" eval --checkpoint "$tmp/run"
 expect_error "data/fetch.sh mnist" train --out "$tmp/bad" --data-dir "$tmp/nowhere"
