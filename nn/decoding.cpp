@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/autograd.h"
 #include "core/indexing.h"
@@ -43,6 +44,8 @@ void check_options(const DecodingOptions& o, const Seq2SeqTransformer& model) {
          " must be ids of the target vocabulary (", V, " words)");
   if (o.max_length < 0) fail("decoding: max_length must be >= 0, got ", o.max_length);
   if (o.beam < 1) fail("decoding: the beam width must be at least 1, got ", o.beam);
+  if (!(o.length_penalty >= 0) || !std::isfinite(o.length_penalty))
+    fail("decoding: the length penalty must be a finite number ≥ 0, got ", o.length_penalty);
   bool has_word = false;
   for (std::int64_t v = 0; v < V; ++v)
     has_word = has_word || may_produce(v, 0, o, model.config.pad_id);
@@ -153,6 +156,12 @@ std::vector<Hypothesis> greedy_decode(Seq2SeqTransformer& model,
   return out;
 }
 
+double length_normalized_score(const Hypothesis& h, double length_penalty) {
+  if (length_penalty == 0) return h.score;
+  const auto words = static_cast<double>(h.tokens.size() + (h.finished ? 1 : 0));
+  return h.score / std::pow(std::max(words, 1.0), length_penalty);
+}
+
 Hypothesis beam_search(Seq2SeqTransformer& model, const std::vector<std::int64_t>& source,
                        const DecodingOptions& options) {
   check_options(options, model);
@@ -183,6 +192,10 @@ Hypothesis beam_search(Seq2SeqTransformer& model, const std::vector<std::int64_t
     if (a.step != b.step) return a.step > b.step;
     if (a.beam != b.beam) return a.beam < b.beam;
     return a.token < b.token;
+  };
+
+  auto ranked = [&](const Hypothesis& h) {
+    return length_normalized_score(h, options.length_penalty);
   };
 
   std::vector<Beam> alive = {{{options.bos_id}, 0.0}};
@@ -219,19 +232,22 @@ Hypothesis beam_search(Seq2SeqTransformer& model, const std::vector<std::int64_t
     }
     alive = std::move(next);
     if (!finished.empty()) {
-      double best_finished = finished[0].score;
-      for (const Hypothesis& h : finished) best_finished = std::max(best_finished, h.score);
+      double best_finished = -std::numeric_limits<double>::infinity();
+      for (const Hypothesis& h : finished) best_finished = std::max(best_finished, ranked(h));
+      // The best a prefix of score s ≤ 0 can still reach is s / bound^α (1 when α = 0).
+      const double longest = std::pow(static_cast<double>(bound), options.length_penalty);
       bool can_improve = false;
-      for (const Beam& beam : alive) can_improve = can_improve || beam.score > best_finished;
+      for (const Beam& beam : alive)
+        can_improve = can_improve || beam.score / longest > best_finished;
       if (!can_improve) break;
     }
   }
 
   // A finished sentence beats a truncated one; among equals, the one found first.
-  auto best_of = [](const std::vector<Hypothesis>& hs) {
+  auto best_of = [&](const std::vector<Hypothesis>& hs) {
     std::size_t best = 0;
     for (std::size_t i = 1; i < hs.size(); ++i)
-      if (hs[i].score > hs[best].score) best = i;
+      if (ranked(hs[i]) > ranked(hs[best])) best = i;
     return hs[best];
   };
   if (!finished.empty()) return best_of(finished);

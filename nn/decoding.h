@@ -8,6 +8,11 @@
 //                extend each by every word, keep the K best of those, set aside those that end
 //                in EOS; stop when the best finished sentence scores at least as well as every
 //                unfinished prefix (scores only go down as words are added, so none can catch up)
+//   length penalty  rank the finished sentences by score / |y|^α, |y| the words with EOS: a sum
+//                of log-probabilities favours short sentences (every word lowers it); α = 1
+//                ranks by the mean log-probability per word, α = 0 (the default) by the sum.
+//                A prefix of score s can then at best finish at s / bound^α (s ≤ 0 only falls,
+//                and the length is at most the bound), which is what the stopping rule compares.
 //
 // Both produce only words: never BOS or PAD, and not EOS as the first word (no translation is
 // empty). Beam widths above the target vocabulary size V act as K = V.
@@ -32,6 +37,7 @@ struct DecodingOptions {
   // at the model's max_length.
   std::int64_t max_length = 0;
   std::int64_t beam = 1;  // K, for beam_search
+  double length_penalty = 0;  // α ≥ 0, for beam_search: finished sentences rank by score / |y|^α
 };
 
 struct Hypothesis {
@@ -39,6 +45,9 @@ struct Hypothesis {
   double score = 0;                  // Σ log p of the words produced, EOS included when finished
   bool finished = false;             // ended with EOS (false: stopped by the length bound)
 };
+
+// What beam search ranks finished sentences by: score / |y|^α, |y| the words produced with EOS.
+double length_normalized_score(const Hypothesis& h, double length_penalty);
 
 // The length bound for a source of `source_length` ids under `options`.
 std::int64_t decoding_length_bound(const Seq2SeqTransformer& model, std::int64_t source_length,

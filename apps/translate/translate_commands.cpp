@@ -2,6 +2,7 @@
 
 #include <cxxopts.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -194,6 +195,7 @@ int translate_eval(int argc, char** argv) {
       ("checkpoint", "a checkpoint written by uwaga-translate train", value<std::string>())
       ("split", "test or valid", value<std::string>()->default_value("test"))
       ("beam", "beam width (1: greedy)", value<std::int64_t>()->default_value("1"))
+      ("length-penalty", "beam search ranks finished sentences by score / length^α: this α (0: total log-probability, 1: per word)", value<double>()->default_value("0"))
       ("limit", "evaluate only the first N sentences (0: all)", value<std::int64_t>()->default_value("0"))
       ("json", "end with one line of JSON: exact_match, bleu, n, loss, token_accuracy")
       ("h,help", "show this help");
@@ -208,17 +210,21 @@ int translate_eval(int argc, char** argv) {
     fail("eval: --split must be test or valid, got '", split, "'");
   const std::int64_t beam = r["beam"].as<std::int64_t>();
   if (beam < 1) fail("eval: --beam must be at least 1, got ", beam);
+  const double length_penalty = r["length-penalty"].as<double>();
+  if (!(length_penalty >= 0) || !std::isfinite(length_penalty))
+    fail("eval: --length-penalty must be a finite number >= 0, got ", length_penalty);
   const std::int64_t limit = r["limit"].as<std::int64_t>();
   if (limit < 0) fail("eval: --limit must be >= 0, got ", limit);
 
   LoadedTranslator t = load_translator(r["checkpoint"].as<std::string>());
   const TranslationCorpus corpus = generate_translation_corpus(t.run.corpus);
   const auto& pairs = split == "test" ? corpus.test : corpus.valid;
-  TranslationEval e = evaluate_translation(*t.model, pairs, t.run, beam, limit);
+  TranslationEval e = evaluate_translation(*t.model, pairs, t.run, beam, limit, length_penalty);
 
   std::ostringstream how;
   if (beam == 1) how << "greedy";
   else how << "beam " << beam;
+  if (beam > 1 && length_penalty > 0) how << ", length penalty " << length_penalty;
   std::printf("%s split (%lld sentences, subject-verb-object triples unseen in training), %s:\n",
               split.c_str(), (long long)e.n, how.str().c_str());
   std::printf("  exact match     %.2f%% (%lld of %lld)\n", 100 * e.exact_match(),
@@ -234,7 +240,8 @@ int translate_eval(int argc, char** argv) {
     nlohmann::json j = {{"exact_match", e.exact_match()}, {"bleu", e.bleu},
                         {"n", e.n},                       {"exact", e.exact},
                         {"loss", e.loss},                 {"token_accuracy", e.token_accuracy},
-                        {"split", split},                 {"beam", beam}};
+                        {"split", split},                 {"beam", beam},
+                        {"length_penalty", length_penalty}};
     std::printf("%s\n", j.dump().c_str());
   }
   return 0;
@@ -247,6 +254,7 @@ int translate_translate(int argc, char** argv) {
   o.add_options()
       ("checkpoint", "a checkpoint written by uwaga-translate train", value<std::string>())
       ("beam", "beam width (1: greedy)", value<std::int64_t>()->default_value("1"))
+      ("length-penalty", "beam search ranks finished sentences by score / length^α: this α (0: total log-probability, 1: per word)", value<double>()->default_value("0"))
       ("max-length", "most words produced per sentence (0: twice the source's, plus 10)", value<std::int64_t>()->default_value("0"))
       ("attention", "draw the cross-attention of the (first) translation to this SVG file", value<std::string>())
       ("sentences", "sentences to translate", value<std::vector<std::string>>())
@@ -263,6 +271,10 @@ int translate_translate(int argc, char** argv) {
   decoding.beam = r["beam"].as<std::int64_t>();
   decoding.max_length = r["max-length"].as<std::int64_t>();
   if (decoding.beam < 1) fail("translate: --beam must be at least 1, got ", decoding.beam);
+  decoding.length_penalty = r["length-penalty"].as<double>();
+  if (!(decoding.length_penalty >= 0) || !std::isfinite(decoding.length_penalty))
+    fail("translate: --length-penalty must be a finite number >= 0, got ",
+         decoding.length_penalty);
   if (decoding.max_length < 0)
     fail("translate: --max-length must be >= 0 (0: automatic), got ", decoding.max_length);
   const std::string attention_path = r.count("attention") ? r["attention"].as<std::string>() : "";

@@ -88,7 +88,7 @@ std::vector<EncodedPair> encode_pairs(const std::vector<TranslationPair>& pairs,
 TranslationEval evaluate_translation(nn::Seq2SeqTransformer& model,
                                      const std::vector<TranslationPair>& all_pairs,
                                      const TranslateRunConfig& run, std::int64_t beam,
-                                     std::int64_t limit) {
+                                     std::int64_t limit, double length_penalty) {
   NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
@@ -114,6 +114,7 @@ TranslationEval evaluate_translation(nn::Seq2SeqTransformer& model,
   decoding.bos_id = Vocabulary::kBos;
   decoding.eos_id = Vocabulary::kEos;
   decoding.beam = beam;
+  decoding.length_penalty = length_penalty;
   for (std::size_t start = 0; start < order.size(); start += kEvalBatch) {
     const std::vector<std::int64_t> index(
         order.begin() + static_cast<std::ptrdiff_t>(start),

@@ -51,12 +51,13 @@ struct TranslationEval {
   double exact_match() const { return n ? static_cast<double>(exact) / n : 0.0; }
 };
 
-// Decodes `pairs` (greedily when beam is 1, else beam search per sentence), batched, in eval
-// mode without a graph; `limit` > 0 evaluates only the first `limit` pairs.
+// Decodes `pairs` (greedily when beam is 1, else beam search per sentence with the given length
+// penalty α), batched, in eval mode without a graph; `limit` > 0 evaluates only the first
+// `limit` pairs.
 TranslationEval evaluate_translation(nn::Seq2SeqTransformer& model,
                                      const std::vector<TranslationPair>& pairs,
                                      const TranslateRunConfig& run, std::int64_t beam = 1,
-                                     std::int64_t limit = 0);
+                                     std::int64_t limit = 0, double length_penalty = 0);
 
 class TranslationTask : public optim::TrainTask {
  public:

@@ -168,7 +168,7 @@ TrainedTranslator train_translator(TranslateRunConfig run, std::int64_t max_step
 // ("w_1 … w_S EOS", cut to the model's length) and the hypothesis.
 std::pair<std::vector<std::int64_t>, nn::Hypothesis> translate_ids(
     nn::Seq2SeqTransformer& model, const TranslateRunConfig& run, const std::string& sentence,
-    std::int64_t beam, std::int64_t max_length) {
+    std::int64_t beam, std::int64_t max_length, double length_penalty) {
   if (beam < 1) fail("translate: beam must be at least 1, got ", beam);
   std::vector<std::int64_t> source = encode_source(sentence, run.src_vocab);
   if (source.size() == 1) return {source, {}};  // no words
@@ -182,6 +182,7 @@ std::pair<std::vector<std::int64_t>, nn::Hypothesis> translate_ids(
   decoding.eos_id = Vocabulary::kEos;
   decoding.beam = beam;
   decoding.max_length = max_length;
+  decoding.length_penalty = length_penalty;
   nn::Hypothesis h = beam == 1 ? nn::greedy_decode(model, {source}, decoding)[0]
                                : nn::beam_search(model, source, decoding);
   return {source, h};
@@ -194,9 +195,11 @@ std::string words_of(const std::vector<std::int64_t>& ids, const Vocabulary& voc
 }
 
 std::string translate(nn::Seq2SeqTransformer& model, const TranslateRunConfig& run,
-                      const std::string& sentence, std::int64_t beam, std::int64_t max_length) {
-  return words_of(translate_ids(model, run, sentence, beam, max_length).second.tokens,
-                  run.tgt_vocab);
+                      const std::string& sentence, std::int64_t beam, std::int64_t max_length,
+                      double length_penalty) {
+  return words_of(
+      translate_ids(model, run, sentence, beam, max_length, length_penalty).second.tokens,
+      run.tgt_vocab);
 }
 
 // The cross-attention of a translation, as `uwaga-translate translate --attention` draws it: the
@@ -204,7 +207,7 @@ std::string translate(nn::Seq2SeqTransformer& model, const TranslateRunConfig& r
 // of produced word t is the query that predicted it.
 CrossAttention cross_attention(nn::Seq2SeqTransformer& model, const TranslateRunConfig& run,
                                const std::string& sentence, std::int64_t beam) {
-  const auto [source, h] = translate_ids(model, run, sentence, beam, 0);
+  const auto [source, h] = translate_ids(model, run, sentence, beam, 0, 0.0);
   if (source.size() == 1) fail("cross_attention: '", sentence, "' has no words to translate");
   CrossAttention a;
   for (std::int64_t id : source) a.source.push_back(run.src_vocab.word(id));
@@ -263,7 +266,7 @@ void bind_translate_app(py::module_& m) {
       .def_readonly("mistakes", &TranslationEval::mistakes)
       .def("exact_match", &TranslationEval::exact_match);
   m.def("evaluate_translation", &evaluate_translation, py::arg("model"), py::arg("pairs"),
-        py::arg("run"), py::arg("beam") = 1, py::arg("limit") = 0,
+        py::arg("run"), py::arg("beam") = 1, py::arg("limit") = 0, py::arg("length_penalty") = 0.0,
         py::call_guard<py::gil_scoped_release>(),
         "Exact match and corpus BLEU-4 of the model's translations of `pairs`.");
 
@@ -283,8 +286,8 @@ void bind_translate_app(py::module_& m) {
         },
         py::arg("checkpoint"), "(run, model in eval mode) from a uwaga-translate checkpoint.");
   m.def("translate", &translate, py::arg("model"), py::arg("run"), py::arg("sentence"),
-        py::arg("beam") = 1, py::arg("max_length") = 0,
-        "English -> Spanish, greedy (beam 1) or beam search.");
+        py::arg("beam") = 1, py::arg("max_length") = 0, py::arg("length_penalty") = 0.0,
+        "English -> Spanish, greedy (beam 1) or beam search (ranked by score / length^length_penalty).");
 
   py::class_<CrossAttention>(m, "CrossAttention")
       .def_readonly("source", &CrossAttention::source)

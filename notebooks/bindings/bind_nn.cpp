@@ -309,7 +309,8 @@ void bind_seq2seq(py::module_& m) {
       .def_readwrite("bos_id", &nn::DecodingOptions::bos_id)
       .def_readwrite("eos_id", &nn::DecodingOptions::eos_id)
       .def_readwrite("max_length", &nn::DecodingOptions::max_length)
-      .def_readwrite("beam", &nn::DecodingOptions::beam);
+      .def_readwrite("beam", &nn::DecodingOptions::beam)
+      .def_readwrite("length_penalty", &nn::DecodingOptions::length_penalty);
   py::class_<nn::Hypothesis>(m, "Hypothesis")
       .def_readonly("tokens", &nn::Hypothesis::tokens)
       .def_readonly("score", &nn::Hypothesis::score)

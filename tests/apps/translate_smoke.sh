@@ -96,6 +96,9 @@ else
 fi
 "$bin" translate --checkpoint "$ckpt" --beam 3 "we are eating bread" >"$tmp/beam3.out" 2>&1 &&
   pass "translate --beam 3: $(cat "$tmp/beam3.out")" || failed "translate --beam 3: $(cat "$tmp/beam3.out")"
+"$bin" translate --checkpoint "$ckpt" --beam 3 --length-penalty 1 "we are eating bread" >"$tmp/lp.out" 2>&1 &&
+  pass "translate --beam 3 --length-penalty 1: $(cat "$tmp/lp.out")" ||
+  failed "translate --length-penalty 1: $(cat "$tmp/lp.out")"
 
 # 6. Long or empty input: bounded output, no crash.
 long=$(printf 'bread %.0s' {1..100})
@@ -148,6 +151,8 @@ expect_error "--lr expects a number" train --preset tiny --out "$tmp/bad" --lr 1
 expect_error "does not exist" eval --checkpoint "$tmp/missing.safetensors"
 expect_error "--split must be test or valid" eval --checkpoint "$ckpt" --split train
 expect_error "--beam must be at least 1" translate --checkpoint "$ckpt" --beam 0 "we eat"
+expect_error "--length-penalty must be a finite number >= 0" translate --checkpoint "$ckpt" --beam 2 --length-penalty -1 "we eat"
+expect_error "--length-penalty must be a finite number >= 0" eval --checkpoint "$ckpt" --beam 2 --length-penalty=-0.5
 expect_error "is required" translate "we eat"
 expect_error "unknown mode" fly
 expect_error "Option" train --preset tiny --out "$tmp/bad" --no-such-flag

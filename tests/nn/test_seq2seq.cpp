@@ -1,5 +1,6 @@
 // The encoder-decoder Transformer and its decoders: names, gradients, masks, decoding, and a
 // few steps of training on the real toy corpus.
+#include <cmath>
 #include <catch2/catch.hpp>
 
 #include <numeric>
@@ -324,6 +325,43 @@ TEST_CASE("decoding: a wide beam gives a non-empty translation; beams beyond V a
   REQUIRE(some_beam_differs_from_greedy);  // the wide beams did search
 }
 
+TEST_CASE("decoding: a length penalty α ranks finished sentences by score / |y|^α",
+          "[nn][seq2seq][decoding]") {
+  // The search keeps the same prefixes whatever α; only which finished sentence wins, and when
+  // the search may stop, change. So the α-winner is at least as good by score / |y|^α as the
+  // α = 0 winner, and (its total score being no higher) at least as long.
+  bool some_penalty_changed_the_winner = false;
+  for (std::uint64_t seed = 0; seed < 4; ++seed) {
+    Generator gen(seed);
+    Seq2SeqTransformer model(tiny_config("sinusoidal"), gen);  // V = 9
+    for (const std::vector<std::int64_t>& s :
+         std::vector<std::vector<std::int64_t>>{{4, 5, 6, 2}, {3, 2}, {5, 4, 2}}) {
+      DecodingOptions o;
+      o.max_length = 5;
+      o.beam = 9;
+      const Hypothesis by_sum = beam_search(model, s, o);
+      for (double alpha : {0.5, 1.0, 2.0}) {
+        o.length_penalty = alpha;
+        const Hypothesis h = beam_search(model, s, o);
+        INFO("seed " << seed << ", α " << alpha << ": " << h.tokens.size() << " words, score "
+                     << h.score << "; α = 0: " << by_sum.tokens.size() << " words, score "
+                     << by_sum.score);
+        REQUIRE((h.finished || !by_sum.finished));
+        REQUIRE(h.score <= by_sum.score);
+        REQUIRE(length_normalized_score(h, alpha) >= length_normalized_score(by_sum, alpha));
+        REQUIRE(h.tokens.size() >= by_sum.tokens.size());
+        some_penalty_changed_the_winner |= h.tokens != by_sum.tokens;
+      }
+    }
+  }
+  REQUIRE(some_penalty_changed_the_winner);
+  Hypothesis h{{7, 8}, -3.0, true};  // two words and EOS
+  REQUIRE(length_normalized_score(h, 0) == -3.0);
+  REQUIRE(length_normalized_score(h, 1) == Approx(-1.0));
+  h.finished = false;
+  REQUIRE(length_normalized_score(h, 1) == Approx(-1.5));
+}
+
 TEST_CASE("decoding: log_probabilities checks the row", "[nn][seq2seq][decoding]") {
   Tensor logits = Tensor::from_vector({0, 1, 2, 3, 4, 4, 3, 2, 1, 0}, {2, 5});
   REQUIRE(log_probabilities(logits, 1)[0] == Approx(log_probabilities(logits, 0)[4]));
@@ -339,6 +377,12 @@ TEST_CASE("decoding: options are checked", "[nn][seq2seq][decoding]") {
   DecodingOptions o;
   o.beam = 0;
   REQUIRE_THROWS_WITH(beam_search(model, {4, 2}, o), Contains("beam width must be at least 1"));
+  o = {};
+  for (double alpha : {-1.0, std::nan(""), HUGE_VAL}) {
+    o.length_penalty = alpha;
+    REQUIRE_THROWS_WITH(beam_search(model, {4, 2}, o),
+                        Contains("length penalty must be a finite number ≥ 0"));
+  }
   o = {};
   o.eos_id = 99;
   REQUIRE_THROWS_WITH(greedy_decode(model, {{4, 2}}, o), Contains("eos_id 99"));
