@@ -17,7 +17,7 @@ namespace {
 // cxxopts says "Argument 'abc' failed to parse" without the flag. Finds the flag that took the
 // value ("--epochs abc" or "--epochs=abc") so the message can name it; "" when none did.
 std::string flag_given(const std::string& value, int argc, char** argv) {
-  for (int i = 2; i < argc; ++i) {
+  for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const std::size_t eq = arg.find('=');
     if (arg.rfind("--", 0) == 0 && eq != std::string::npos && arg.substr(eq + 1) == value)
@@ -73,31 +73,31 @@ int run_modes(const char* program, const char* usage, const std::vector<Mode>& m
   } catch (const Error& e) {
     std::cerr << program << ": " << e.what() << "\n";
     return 2;
-  } catch (const cxxopts::exceptions::incorrect_argument_type& e) {
-    const std::string value = quoted_value(e.what());
-    const std::string flag = flag_given(value, argc, argv);
-    if (flag.empty()) {
-      std::cerr << program << " " << mode << ": " << e.what() << " (see --help)\n";
-    } else {
-      // The flags that can fail to parse are the numeric ones: say which kind of number.
-      char* end = nullptr;
-      const double number = std::strtod(value.c_str(), &end);
-      const bool is_number = !value.empty() && *end == '\0';
-      const char* expected = !is_number                  ? "expects a number"
-                             : !std::isfinite(number)        ? "expects a finite number"
-                             : number != std::trunc(number)  ? "expects a whole number"
-                                                             : "is out of range";
-      std::cerr << program << " " << mode << ": " << flag << " " << expected << ", got '" << value
-                << "' (see --help)\n";
-    }
-    return 2;
   } catch (const cxxopts::exceptions::exception& e) {
-    std::cerr << program << " " << mode << ": " << e.what() << " (see --help)\n";
+    std::cerr << program << " " << mode << ": " << parse_error_message(e, argc, argv)
+              << " (see --help)\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << program << ": unexpected error: " << e.what() << "\n";
     return 1;
   }
+}
+
+std::string parse_error_message(const cxxopts::exceptions::exception& e, int argc, char** argv) {
+  if (dynamic_cast<const cxxopts::exceptions::incorrect_argument_type*>(&e) == nullptr)
+    return e.what();
+  const std::string value = quoted_value(e.what());
+  const std::string flag = flag_given(value, argc, argv);
+  if (flag.empty()) return e.what();
+  // The flags that can fail to parse are the numeric ones: say which kind of number.
+  char* end = nullptr;
+  const double number = std::strtod(value.c_str(), &end);
+  const bool is_number = !value.empty() && *end == '\0';
+  const char* expected = !is_number                     ? "expects a number"
+                         : !std::isfinite(number)       ? "expects a finite number"
+                         : number != std::trunc(number) ? "expects a whole number"
+                                                        : "is out of range";
+  return flag + " " + expected + ", got '" + value + "'";
 }
 
 bool wants_help(const cxxopts::Options& o, const cxxopts::ParseResult& r) {
@@ -106,14 +106,17 @@ bool wants_help(const cxxopts::Options& o, const cxxopts::ParseResult& r) {
   return true;
 }
 
-void reject_unexpected_arguments(const cxxopts::ParseResult& r, const char* mode) {
-  if (!r.unmatched().empty()) fail(mode, ": unexpected argument '", r.unmatched()[0], "'");
+void reject_unexpected_arguments(const cxxopts::ParseResult& r, const char* mode,
+                                 const char* positional) {
+  const std::string prefix = *mode ? std::string(mode) + ": " : "";
+  if (!r.unmatched().empty()) fail(prefix, "unexpected argument '", r.unmatched()[0], "'");
   std::map<std::string, std::string> seen;
   for (const cxxopts::KeyValue& kv : r.arguments()) {
+    if (positional && kv.key() == positional) continue;
     // cxxopts keeps the last of two values without a word: "--dim 32 --dim 64" is 64.
     auto [earlier, fresh] = seen.emplace(kv.key(), kv.value());
     if (!fresh)
-      fail(mode, ": --", kv.key(), " is given twice ('", earlier->second, "', then '", kv.value(),
+      fail(prefix, "--", kv.key(), " is given twice ('", earlier->second, "', then '", kv.value(),
            "')");
     // cxxopts reads a float with a stream, which stops at the first character that is not part
     // of a number: "--lr 0.001abc" would be 0.001.
@@ -125,8 +128,15 @@ void reject_unexpected_arguments(const cxxopts::ParseResult& r, const char* mode
     }
     char* end = nullptr;
     if (is_float_flag && (std::strtod(kv.value().c_str(), &end), *end != '\0'))
-      fail(mode, ": --", kv.key(), " expects a number, got '", kv.value(), "'");
+      fail(prefix, "--", kv.key(), " expects a number, got '", kv.value(), "'");
   }
+}
+
+std::vector<std::string> positional_arguments(const cxxopts::ParseResult& r, const char* key) {
+  std::vector<std::string> given;
+  for (const cxxopts::KeyValue& kv : r.arguments())
+    if (kv.key() == key) given.push_back(kv.value());
+  return given;
 }
 
 }  // namespace uwaga::apps

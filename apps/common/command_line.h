@@ -18,12 +18,23 @@ struct Mode {
 int run_modes(const char* program, const char* usage, const std::vector<Mode>& modes, int argc,
               char** argv);
 
+// cxxopts' message, naming the flag when a value failed to parse ("--epochs expects a whole
+// number, got '1.5'" for "Argument '1.5' failed to parse").
+std::string parse_error_message(const cxxopts::exceptions::exception& e, int argc, char** argv);
+
 // Prints the mode's options and returns true when the user asked for --help.
 bool wants_help(const cxxopts::Options& o, const cxxopts::ParseResult& r);
 
 // Fails naming the first argument no flag took ("<mode>: unexpected argument 'x'"), a flag given
-// twice, or a float flag whose value has characters after the number ("--lr 0.001abc").
-void reject_unexpected_arguments(const cxxopts::ParseResult& r, const char* mode);
+// twice, or a float flag whose value has characters after the number ("--lr 0.001abc"). A mode
+// that takes arguments names the option that collects them (`positional`, which may repeat);
+// an empty `mode` puts no prefix before the message.
+void reject_unexpected_arguments(const cxxopts::ParseResult& r, const char* mode,
+                                 const char* positional = nullptr);
+
+// The arguments collected by the positional option `key`, as given. (r[key] would split each at
+// its commas, cxxopts' separator for lists: "we eat, they read" would be two sentences.)
+std::vector<std::string> positional_arguments(const cxxopts::ParseResult& r, const char* key);
 
 // field = the flag's value, when the user gave the flag.
 template <class T>

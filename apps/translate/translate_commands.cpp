@@ -263,6 +263,7 @@ int translate_translate(int argc, char** argv) {
   o.parse_positional({"sentences"});
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
+  reject_unexpected_arguments(r, "translate", "sentences");
   if (!r.count("checkpoint")) fail("translate: --checkpoint FILE is required");
   apply_thread_flag(r, false);
   nn::DecodingOptions decoding;
@@ -286,7 +287,7 @@ int translate_translate(int argc, char** argv) {
 
   std::vector<std::string> sentences;
   const bool from_stdin = !r.count("sentences");
-  if (!from_stdin) sentences = r["sentences"].as<std::vector<std::string>>();
+  if (!from_stdin) sentences = positional_arguments(r, "sentences");
   bool attention_done = false;
   std::string line;
   for (std::size_t i = 0;; ++i) {

@@ -36,7 +36,8 @@ std::string class_name(const VitRunConfig& run, std::int64_t c) {
 std::vector<NamedImage> images_from_flags(const cxxopts::ParseResult& r, const VitRunConfig& run,
                                           const char* mode) {
   std::vector<NamedImage> images;
-  for (const std::string& path : r.unmatched()) images.push_back({path, read_pnm(path)});
+  for (const std::string& path : positional_arguments(r, "images"))
+    images.push_back({path, read_pnm(path)});
   if (r.count("index")) {
     const std::int64_t index = r["index"].as<std::int64_t>();
     std::string dir =
@@ -83,7 +84,9 @@ void common_flags(cxxopts::Options& o) {
       ("index", "use image N of the test split", value<std::int64_t>())
       ("data-dir", "where the dataset's files are (default: data/cache/DATASET)", value<std::string>())
       ("threads", "threads for uwaga and OpenBLAS", value<int>())
+      ("images", "PGM/PPM image files", value<std::vector<std::string>>())
       ("h,help", "show this help");
+  o.parse_positional({"images"});
 }
 
 }  // namespace
@@ -91,12 +94,10 @@ void common_flags(cxxopts::Options& o) {
 int vit_predict(int argc, char** argv) {
   cxxopts::Options o("uwaga-vit predict", "Top-3 classes of images (PGM/PPM files or --index N).");
   o.positional_help("[IMAGE ...]");
-  o.allow_unrecognised_options();
   common_flags(o);
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
-  for (auto& a : r.unmatched())
-    if (a.rfind("--", 0) == 0) fail("predict: unknown option '", a, "'");
+  reject_unexpected_arguments(r, "predict", "images");
   if (!r.count("checkpoint")) fail("predict: --checkpoint FILE is required");
   if (r.count("threads")) set_num_threads(r["threads"].as<int>());
   LoadedVit vit = load_vit(r["checkpoint"].as<std::string>());
@@ -121,13 +122,11 @@ int vit_attention(int argc, char** argv) {
                      "Draw the class token's attention over the patches, per layer and as "
                      "attention rollout, over the input image (SVG).");
   o.positional_help("[IMAGE]");
-  o.allow_unrecognised_options();
   common_flags(o);
   o.add_options()("out", "the SVG file to write", value<std::string>());
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
-  for (auto& a : r.unmatched())
-    if (a.rfind("--", 0) == 0) fail("attention: unknown option '", a, "'");
+  reject_unexpected_arguments(r, "attention", "images");
   if (!r.count("checkpoint")) fail("attention: --checkpoint FILE is required");
   if (!r.count("out")) fail("attention: --out FILE.svg is required");
   if (r.count("threads")) set_num_threads(r["threads"].as<int>());

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/command_line.h"
 #include "core/elementwise.h"
 #include "core/error.h"
 #include "core/matmul.h"
@@ -218,7 +219,7 @@ int main(int argc, char** argv) {
       std::cout << o.help() << "\n";
       return 0;
     }
-    if (!r.unmatched().empty()) uwaga::fail("unexpected argument '", r.unmatched()[0], "'");
+    uwaga::apps::reject_unexpected_arguments(r, "");
     const std::int64_t D = r["dim"].as<std::int64_t>();
     const std::int64_t d_k = r["d-k"].as<std::int64_t>();
     const std::int64_t heads = r["heads"].as<std::int64_t>();
@@ -240,7 +241,8 @@ int main(int argc, char** argv) {
     std::cerr << "uwaga-walkthrough: " << e.what() << "\n";
     return 2;
   } catch (const cxxopts::exceptions::exception& e) {
-    std::cerr << "uwaga-walkthrough: " << e.what() << " (see --help)\n";
+    std::cerr << "uwaga-walkthrough: " << uwaga::apps::parse_error_message(e, argc, argv)
+              << " (see --help)\n";
     return 2;
   }
 }

@@ -154,6 +154,15 @@ expect_error "--beam must be at least 1" translate --checkpoint "$ckpt" --beam 0
 expect_error "--length-penalty must be a finite number >= 0" translate --checkpoint "$ckpt" --beam 2 --length-penalty -1 "we eat"
 expect_error "--length-penalty must be a finite number >= 0" eval --checkpoint "$ckpt" --beam 2 --length-penalty=-0.5
 expect_error "is required" translate "we eat"
+expect_error "--beam is given twice" translate --checkpoint "$ckpt" --beam 2 --beam 3 "we eat"
+expect_error "--length-penalty expects a number, got '1x'" translate --checkpoint "$ckpt" --length-penalty 1x "we eat"
+# A comma inside a sentence does not split it (cxxopts splits list values at commas).
+"$bin" translate --checkpoint "$ckpt" "we eat bread, they read" "we eat" >"$tmp/comma.out" 2>/dev/null
+if [[ $(wc -l <"$tmp/comma.out") -eq 2 ]]; then
+  pass "translate: two sentences, one with a comma, give two lines"
+else
+  failed "translate: two sentences gave $(wc -l <"$tmp/comma.out") lines: $(cat "$tmp/comma.out")"
+fi
 expect_error "unknown mode" fly
 expect_error "Option" train --preset tiny --out "$tmp/bad" --no-such-flag
 expect_error "Option" translate --checkpoint "$ckpt" --no-such-flag "we eat"

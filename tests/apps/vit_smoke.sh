@@ -120,5 +120,8 @@ expect_error "Option" train --out "$tmp/bad" --no-such-flag
 expect_error "not a PGM or PPM" predict --checkpoint "$ckpt" "$root/tests/golden/linear.safetensors"
 { printf 'P5\n32 32\n255\n'; head -c 1024 /dev/zero; } >"$tmp/big.pgm"
 expect_error "the model expects 1x28x28" predict --checkpoint "$ckpt" "$tmp/big.pgm"
+expect_error "--checkpoint is given twice" predict --checkpoint "$ckpt" --checkpoint "$ckpt" --index 0
+expect_error "no such file" predict --checkpoint "$ckpt" "$tmp/a,b.pgm"
+expect_error "Option" attention --checkpoint "$ckpt" --index 0 --no-such-flag
 if [[ $failures -eq 0 ]]; then echo "vit smoke test: all checks passed"; exit 0; fi
 echo "vit smoke test: $failures check(s) failed"; exit 1
