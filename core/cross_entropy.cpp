@@ -58,8 +58,9 @@ struct CrossEntropySaved {
 // with m = max_c z_c (so no exp overflows), s = Σ_c exp(z_c − m) and
 //   log p_c = (z_c − m) − log s,   Σ_c log p_c = (Σ_c z_c − C m) − C log s.
 // The shift by m comes first: z_t − (m + log s) would lose log s in m's rounding when |m| is
-// large (logits 1e30, 1e30 would give a loss of 0, not log 2), while z_t − m in double is exact
-// for float32 logits and for float64 ones close to m. The smoothing term is skipped when ε = 0:
+// large (logits 1e30, 1e30 would give a loss of 0, not log 2), while z_t − m in double is within
+// 2⁻⁵³ relative for float32 logits (exact when their exponents are close) and for float64 ones
+// close to m. The smoothing term is skipped when ε = 0:
 // a −∞ logit makes Σ_c log p_c = −∞, and 0 · (−∞) would be NaN. The first pass finds m and
 // Σ_c z_c (in double); the second computes exp(z_c − m), one exp per class from exp_t (the
 // vectorised polynomial for float32, std::exp for float64), and s in double. Summing z_c − m

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "core/autograd.h"
 #include "core/elementwise.h"
@@ -73,13 +74,17 @@ void sum_block(const T* x, T* out, const Block& b) {
   }
   parallel_for(b.outer, b.outer * b.n * b.inner > kParallelThreshold,
                [&](std::int64_t o0, std::int64_t o1) {
+    // Summed row by row (reading x in order) into double accumulators, as above: a float32
+    // running sum of 10⁶ values of 0.1 would be 1 % off.
+    std::vector<double> acc(static_cast<std::size_t>(b.inner));
     for (std::int64_t o = o0; o < o1; ++o) {
-      T* dst = out + o * b.inner;
-      std::fill_n(dst, b.inner, T(0));
+      std::fill(acc.begin(), acc.end(), 0.0);
       for (std::int64_t r = 0; r < b.n; ++r) {
         const T* src = x + (o * b.n + r) * b.inner;
-        for (std::int64_t i = 0; i < b.inner; ++i) dst[i] += src[i];
+        for (std::int64_t i = 0; i < b.inner; ++i) acc[i] += src[i];
       }
+      T* dst = out + o * b.inner;
+      for (std::int64_t i = 0; i < b.inner; ++i) dst[i] = static_cast<T>(acc[i]);
     }
   });
 }

@@ -12,7 +12,7 @@ namespace uwaga {
 namespace {
 
 // ---- one row of n elements, `stride` apart ------------------------------------------------------
-// The row kernels below call these with stride 1 (contiguous rows, as in attention); softmax
+// The row kernels below call these with stride 1 (contiguous rows); softmax
 // along a dim that is not the last uses stride = the size of the dims after it, which visits the
 // same (outer, n, inner) layout without a transposed copy.
 
@@ -95,7 +95,7 @@ void for_each_row(const RowLayout& L, RowFn&& row_fn) {
 
 }  // namespace
 
-// ---- the row kernels (contiguous rows; used by attention as well) -------------------------------
+// ---- the row kernels (contiguous rows) ----------------------------------------------------------
 
 template <class T>
 void softmax_rows_forward(T* y, const T* x, std::int64_t rows, std::int64_t n) {

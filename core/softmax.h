@@ -7,7 +7,8 @@
 
 namespace uwaga {
 
-// y_i = exp(x_i - max x) / Σ_j exp(x_j - max x)
+// y_i = exp(x_i - max x) / Σ_j exp(x_j - max x). A row of only −∞ gives NaN (0/0), as in
+// PyTorch; masked attention handles fully masked rows itself.
 Tensor softmax(const Tensor& x, std::int64_t dim);
 // y_i = x_i - max x - log Σ_j exp(x_j - max x)
 Tensor log_softmax(const Tensor& x, std::int64_t dim);
@@ -15,7 +16,8 @@ Tensor log_softmax(const Tensor& x, std::int64_t dim);
 Tensor softmax_composed(const Tensor& x, std::int64_t dim);
 Tensor log_softmax_composed(const Tensor& x, std::int64_t dim);
 
-// The row kernels the fused ops (and attention) use: `rows` rows of length n, contiguous.
+// The row kernels of the fused softmax: `rows` rows of length n, contiguous. Attention has its
+// own masked version of both (nn/scaled_dot_product_attention.cpp).
 //   forward:  y = softmax(x)
 //   backward: dx = y ⊙ (dy − Σ_j dy_j y_j)   (adds into dx when accumulate is true)
 template <class T> void softmax_rows_forward(T* y, const T* x, std::int64_t rows, std::int64_t n);

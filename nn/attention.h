@@ -2,7 +2,14 @@
 // The general attention layer of the lecture notes (SEEDS §2): queries Q (N_Q × D_Q) look at
 // inputs X (N_X × D_X) through learned W_K (D_X × D_Q) and W_V (D_X × D_V):
 //   K = X W_K,   V = X W_V,   E = Q Kᵀ / √D_Q,   A = softmax(E) row-wise,   Y = A V
-// Keys decide where to look, values decide what comes back.
+// Keys decide where to look, values decide what comes back. Entry by entry the scores are
+//   E_ij = ⟨Q_i, K_j⟩ / √D_Q
+// an unnormalised similarity: the cosine similarity q·k / (‖q‖‖k‖) without the norms.
+// This is the alignment model of SEEDS §1, e = f_att(s_t, h_ij), a = softmax(e), context
+// c = Σ a·h_ij, with f_att(q, k) = q·k/√D_Q: a row of Q plays the decoder state s_t, the rows of
+// X the inputs h_ij (seen through W_K for the scores and W_V for what is averaged).
+// Why √D_Q: for random q, k with unit-variance entries q·k has variance D_Q; undivided, large
+// scores saturate the softmax (one weight near 1), its gradients vanish and training stalls.
 // Weights are stored as in the notes (X W, not x Wᵀ). Init: trunc-normal(0, 0.02).
 #include "core/random.h"
 #include "nn/module.h"

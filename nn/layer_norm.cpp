@@ -10,8 +10,8 @@
 
 namespace uwaga::nn {
 
-// Each row of d values is normalised on its own: μ = mean(x), σ² = mean((x − μ)²),
-// x̂ = (x − μ)·rstd with rstd = 1/√(σ² + ε), y = γ ⊙ x̂ + β. The sums accumulate in T (the row is
+// Each row of d values is normalised on its own: μ = mean(x), σ = √(mean((x − μ)²) + ε) (ε inside
+// σ, as in the header), x̂ = (x − μ)·rstd with rstd = 1/σ, y = γ ⊙ x̂ + β. The sums accumulate in T (the row is
 // short: 64 to 256 values) and `omp simd` lets the compiler reorder them into vector lanes.
 template <class T>
 void layer_norm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, const T* bias,
@@ -40,8 +40,9 @@ void layer_norm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, c
 
 // In the forward pass  x̂ = (x − μ)·rstd  and  y = γ ⊙ x̂ + β. So:
 //   dβ = Σ_rows dy,   dγ = Σ_rows dy ⊙ x̂,   dx̂ = dy ⊙ γ
-// and since μ and rstd both depend on every x_j of the row,
-//   dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂))
+// μ and rstd depend on every x_j of the row: ∂μ/∂x_j = 1/d, ∂rstd/∂x_j = −rstd³ (x_j − μ)/d, so
+//   ∂x̂_i/∂x_j = rstd (δ_ij − 1/d − x̂_i x̂_j / d)      (ε sits inside rstd; this is exact)
+//   dx_j = Σ_i dx̂_i ∂x̂_i/∂x_j = rstd · (dx̂_j − mean(dx̂) − x̂_j · mean(dx̂ ⊙ x̂))
 // dx, dweight and dbias are written, not accumulated into (null when not wanted).
 template <class T>
 void layer_norm_backward(T* dx, T* dweight, T* dbias, const T* dout, const T* x, const T* weight,
@@ -110,7 +111,10 @@ template void layer_norm_backward<double>(double*, double*, double*, const doubl
                                           const double*, std::int64_t, std::int64_t);
 
 namespace {
-void check_layer_norm_args(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+void check_layer_norm_args(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+  // With ε = 0 a constant row would give rstd = 1/0 and x̂ = 0 · ∞ = NaN.
+  if (!(eps > 0) || !std::isfinite(eps))
+    fail("layer_norm: eps must be a finite number > 0, got ", eps);
   check_float(x, "layer_norm");
   check_float(weight, "layer_norm");
   check_float(bias, "layer_norm");
@@ -126,7 +130,7 @@ void check_layer_norm_args(const Tensor& x, const Tensor& weight, const Tensor& 
 }  // namespace
 
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
-  check_layer_norm_args(x, weight, bias);
+  check_layer_norm_args(x, weight, bias, eps);
   const std::int64_t d = x.size(-1), rows = d == 0 ? 0 : x.numel() / d;
   Tensor out = Tensor::empty(x.shape(), x.dtype());
   LayerNormSaved saved{Tensor::empty({rows}, x.dtype()), Tensor::empty({rows}, x.dtype())};
@@ -154,7 +158,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
 
 Tensor layer_norm_composed(const Tensor& x, const Tensor& weight, const Tensor& bias,
                            double eps) {
-  check_layer_norm_args(x, weight, bias);
+  check_layer_norm_args(x, weight, bias, eps);
   Tensor mu = mean(x, {-1}, true);                     // μ
   Tensor centered = x - mu;                            // x − μ
   Tensor variance = mean(centered * centered, {-1}, true);

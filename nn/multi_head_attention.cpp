@@ -52,7 +52,7 @@ Tensor MultiHeadAttention::forward(const Tensor& x, const AttentionMask& mask) {
   if (options.cross)
     fail("MultiHeadAttention: this layer is cross-attention; call forward(x, memory, mask)");
   check_input(x, options.dim, "input");
-  // Every head at once, read in place from x W_QKV: head_i = softmax(Q_i K_iᵀ/√d_k) V_i, side by
+  // Every head at once, read in place from x W_QKVᵀ + b_QKV: head_i = softmax(Q_i K_iᵀ/√d_k) V_i, side by
   // side as Concat(head_1, …, head_h); then the output projection W_O.
   Tensor heads = attention_heads(qkv->forward(x), options.heads, mask, kept());
   return proj->forward(heads);

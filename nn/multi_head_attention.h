@@ -7,6 +7,13 @@
 //   cross-attention: q    = Linear(D, D) on x (the queries' sequence),
 //                    kv   = Linear(D, 2D) on the memory (keys and values' sequence)
 //   both:            proj = Linear(D, D), the W_O that mixes the concatenated heads.
+// Linear computes x Wᵀ + b with W stored (out, in), so in the notes' symbols (d = D/h):
+//   W_i^Q = qkv.weight[i·d : (i+1)·d, :]ᵀ,  W_i^K = qkv.weight[D + i·d : D + (i+1)·d, :]ᵀ,
+//   W_i^V = qkv.weight[2D + i·d : 2D + (i+1)·d, :]ᵀ,  W_O = proj.weightᵀ ∈ R^{h·d_v × D};
+// and every projection adds its bias (qkv.bias, proj.bias), which the notes leave out.
+// Cost per layer (SEEDS §7), n tokens of width D: the scores E and A V are O(n²·D), the
+// projections O(n·D²). A recurrent layer costs O(n·D²) too but in n sequential steps, so
+// self-attention is the cheaper one while n < D; apps/bench measures the n² growth.
 #include "core/random.h"
 #include "nn/linear.h"
 #include "nn/scaled_dot_product_attention.h"

@@ -3,6 +3,9 @@
 //   E = Q Kᵀ / √d_k          alignment scores, (T × S) for each batch element and head
 //   A = softmax(E + mask)    attention weights, along each row (each row sums to 1)
 //   Y = A V                  each output row is a weighted average of the value rows
+// Row by row (the notes' per-token form, SEEDS §3, for query i):
+//   A_it = exp(q_i·k_t/√d_k) / Σ_j exp(q_i·k_j/√d_k),   y_i = Σ_t A_it v_t
+// Names: T = N_Q queries, S = N_X keys and values, d_k = D_Q, d_v = D_V (SEEDS §2).
 //
 // scaled_dot_product_attention runs as one autograd node with a hand-derived backward;
 // scaled_dot_product_attention_composed is the same formula from matmul, masked_fill and
@@ -35,9 +38,9 @@ Tensor scaled_dot_product_attention(const Tensor& Q, const Tensor& K, const Tens
                                     const AttentionMask& mask = {}, Tensor* weights = nullptr);
 // Every head of multi-head attention at once (SEEDS §4), read straight out of the projections
 // and written side by side, so no head is copied out or back in:
-//   qkv (B, T, 3·h·d) = [Q | K | V] as the fused projection x W_QKV returns it; head i of Q is
-//   columns i·d … (i+1)·d of Q, and likewise for K and V. Returns (B, T, h·d) =
-//   Concat(head_1, …, head_h), head_i = softmax(Q_i K_iᵀ/√d + mask) V_i. `weights` receives
+//   qkv (B, T, 3·h·d) = [Q | K | V] as the fused projection x W_QKVᵀ + b_QKV returns it; head i
+//   of Q is columns i·d … (i+1)·d of Q, and likewise for K and V. Returns (B, T, h·d) =
+//   Concat(head_1, …, head_h), head_i = softmax(Q_i K_iᵀ/√d_k + mask) V_i. `weights` receives
 //   A (B, h, T, T). The same numbers as split_heads → scaled_dot_product_attention →
 //   merge_heads (nn/multi_head_attention.h), as one autograd node.
 Tensor attention_heads(const Tensor& qkv, std::int64_t heads, const AttentionMask& mask = {},

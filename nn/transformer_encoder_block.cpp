@@ -14,8 +14,9 @@ TransformerEncoderBlock::TransformerEncoderBlock(std::int64_t dim, std::int64_t 
 }
 
 Tensor TransformerEncoderBlock::forward(const Tensor& z, const AttentionMask& mask) {
-  Tensor z1 = attn->forward(norm1->forward(z), mask) + z;  // z′ = MSA(LN(z)) + z
-  return mlp->forward(norm2->forward(z1)) + z1;            // z  = MLP(LN(z′)) + z′
+  // z is z_{ℓ−1}, z1 is z′_ℓ.
+  Tensor z1 = attn->forward(norm1->forward(z), mask) + z;  // z′_ℓ = MSA(LN(z_{ℓ−1})) + z_{ℓ−1}
+  return mlp->forward(norm2->forward(z1)) + z1;            // z_ℓ  = MLP(LN(z′_ℓ)) + z′_ℓ
 }
 
 }  // namespace uwaga::nn

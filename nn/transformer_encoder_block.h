@@ -1,7 +1,8 @@
 #pragma once
 // The transformer encoder block, pre-LN as in ViT (SEEDS §5):
-//   z′ = MSA(LN(z)) + z          multi-head self-attention: the only place vectors interact
-//   z  = MLP(LN(z′)) + z′        the MLP works on each vector on its own
+//   z′_ℓ = MSA(LN(z_{ℓ−1})) + z_{ℓ−1}   multi-head self-attention: the only place vectors interact
+//   z_ℓ  = MLP(LN(z′_ℓ)) + z′_ℓ          the MLP works on each vector on its own
+// for block ℓ = 1…L, taking z_{ℓ−1} and returning z_ℓ.
 // The residual additions need the attention output to have the input's width D.
 #include "nn/layer_norm.h"
 #include "nn/mlp.h"

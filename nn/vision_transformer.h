@@ -4,10 +4,13 @@
 // is put in front and learnable position embeddings E_pos ∈ R^{(N+1)×D} are added:
 //   z_0 = [x_class; x_p^1 E; x_p^2 E; …; x_p^N E] + E_pos
 // then L pre-LN encoder blocks (SEEDS §5), and the classifier reads the class token's final
-// state:  y = LN(z_L^0),  logits = y W_headᵀ + b_head.
+// state:  y = LN(z_L^0),  logits = y W_headᵀ + b_head. The head is one Linear layer, not the
+// notes' MLP head: the ViT paper uses a hidden layer only for pre-training.
 //
-// Parameter names follow timm: patch_embed.{weight,bias}, cls_token, pos_embed,
-// blocks.<i>.{norm1,attn.qkv,attn.proj,norm2,mlp.fc1,mlp.fc2}, norm, head.
+// Parameter names follow timm (cls_token, pos_embed, blocks.<i>.{norm1,attn.qkv,attn.proj,norm2,
+// mlp.fc1,mlp.fc2}, norm, head) except the patch embedding. timm's is a Conv2d
+// (patch_embed.proj.weight, (D, C, P, P)); ours is a Linear, patch_embed.weight (D, P²·C) = Eᵀ
+// over patches flattened in (P, P, C) order, plus a bias b_E that the notes' z_0 leaves out.
 // Init: Linear weights trunc-normal(0, 0.02), biases 0; cls_token and pos_embed trunc-normal(0,
 // 0.02); LayerNorm γ = 1, β = 0.
 #include <string>
@@ -55,7 +58,7 @@ class VisionTransformer : public Module {
   std::vector<Tensor> attention_maps() const;  // one per block
 
   const VitConfig config;
-  std::shared_ptr<Linear> patch_embed;  // E: (P²·C) -> D
+  std::shared_ptr<Linear> patch_embed;  // x_p E + b_E: (P²·C) -> D; its weight is Eᵀ
   Tensor cls_token;                     // x_class (1, 1, D)
   Tensor pos_embed;                     // E_pos (1, N+1, D)
   std::vector<std::shared_ptr<TransformerEncoderBlock>> blocks;

@@ -54,8 +54,10 @@ static const AdamOptions& checked(const AdamOptions& o, const char* who) {
     fail(who, ": lr must be a finite number >= 0, got ", o.lr);
   if (!(o.beta1 >= 0 && o.beta1 < 1)) fail(who, ": beta1 must be in [0, 1), got ", o.beta1);
   if (!(o.beta2 >= 0 && o.beta2 < 1)) fail(who, ": beta2 must be in [0, 1), got ", o.beta2);
-  if (!(o.eps >= 0) || !std::isfinite(o.eps))
-    fail(who, ": eps must be a finite number >= 0, got ", o.eps);
+  // eps = 0 would divide 0 by 0 for a parameter whose gradient has always been 0 (an unused
+  // embedding row): its update would be NaN.
+  if (!(o.eps > 0) || !std::isfinite(o.eps))
+    fail(who, ": eps must be a finite number > 0, got ", o.eps);
   return o;
 }
 

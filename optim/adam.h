@@ -17,7 +17,7 @@ namespace uwaga::optim {
 struct AdamOptions {
   double lr = 1e-3;
   double beta1 = 0.9, beta2 = 0.999;  // each in [0, 1)
-  double eps = 1e-8;                  // >= 0
+  double eps = 1e-8;                  // > 0 (with 0, a never-used parameter's update is 0/0)
 };
 
 class Adam : public Optimizer {

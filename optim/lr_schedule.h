@@ -35,7 +35,7 @@ class StepLr : public LrSchedule {
   double gamma_;
 };
 
-// Linear warm-up from 0, then cosine decay to a floor:
+// Linear warm-up (base/warmup at step 0, base at step warmup − 1), then cosine decay to a floor:
 //   lr(t) = base · (t + 1) / warmup                                            for t < warmup
 //   lr(t) = floor + (base − floor) · ½ (1 + cos(π (t − warmup) / (total − warmup)))   after
 // (and floor once t ≥ total).

@@ -18,7 +18,8 @@ struct ParamGroup {
 };
 
 // True for parameters that get no weight decay: fewer than 2 dims (biases, LayerNorm γ and β),
-// embeddings and the class token (names containing "embed", "pos_" or "cls_token").
+// embeddings and the class token (names containing "embed", "pos_" or "cls_token": the
+// position embeddings, word embedding tables and the ViT's patch projection patch_embed.weight).
 bool default_no_decay(const std::string& name, const Tensor& param);
 
 // Two groups from a model: decayed (weight_decay) and not decayed (no_decay(name, p) true).

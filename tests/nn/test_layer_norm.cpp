@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "core/uwaga.h"
 #include "nn/layer_norm.h"
 #include "tests/support/gradcheck.h"
@@ -55,4 +57,11 @@ TEST_CASE("layer_norm misuse gives clear errors", "[nn][layer_norm]") {
   REQUIRE_THROWS_WITH(layer_norm(Tensor::ones({2, 4}), Tensor::ones({3}), Tensor::zeros({3})),
                       Contains("layer_norm: input (2, 4) normalises 4 features but weight is (3,)"));
   REQUIRE_THROWS_WITH(LayerNorm(0), Contains("dim must be positive"));
+  for (double eps : {0.0, -1e-5, std::nan("")}) {
+    REQUIRE_THROWS_WITH(layer_norm(Tensor::ones({2, 4}), Tensor::ones({4}), Tensor::zeros({4}), eps),
+                        Contains("layer_norm: eps must be a finite number > 0"));
+    REQUIRE_THROWS_WITH(layer_norm_composed(Tensor::ones({2, 4}), Tensor::ones({4}),
+                                            Tensor::zeros({4}), eps),
+                        Contains("layer_norm: eps must be a finite number > 0"));
+  }
 }

@@ -335,6 +335,7 @@ TEST_CASE("invalid optimizer options and groups give clear errors", "[optim]") {
                       Contains("Adam: beta1 must be in [0, 1), got 1"));
   REQUIRE_THROWS_WITH(AdamW(one(), {.beta2 = -0.5}), Contains("AdamW: beta2 must be in [0, 1)"));
   REQUIRE_THROWS_WITH(Adam(one(), {.eps = -1e-8}), Contains("Adam: eps must be"));
+  REQUIRE_THROWS_WITH(Adam(one(), {.eps = 0}), Contains("Adam: eps must be a finite number > 0"));
 
   REQUIRE_THROWS_WITH(Adam({ParamGroup{{}, {w}, 0.0}}, {}), Contains("1 parameters but 0 names"));
   REQUIRE_THROWS_WITH(Adam({ParamGroup{{"w"}, {w}, -0.1}}, {}), Contains("weight_decay -0.1"));
