@@ -82,6 +82,8 @@ Tensor record(Tensor out, const char* op, std::vector<Tensor> inputs, BackwardFn
   node->versions.reserve(node->inputs.size() + node->saved.size());
   for (const Tensor& t : node->inputs) node->versions.push_back(t.defined() ? t.version() : 0);
   for (const Tensor& t : node->saved) node->versions.push_back(t.defined() ? t.version() : 0);
+  node->out_shape = out.shape();
+  node->out_dtype = out.dtype();
   node->id = next_node_id();
   out.impl().requires_grad = true;
   out.impl().grad_fn = std::move(node);
@@ -148,8 +150,8 @@ void check_versions(const Node* node) {
 
 [[noreturn]] void fail_freed(const Node* node) {
   fail("backward: the graph through '", node->op,
-       "' was already freed by an earlier backward(); call backward(/*retain_graph=*/true) the "
-       "first time to go through the graph twice");
+       "' was already freed by an earlier backward(); pass retain_graph = true to the first "
+       "backward() to go through the graph twice");
 }
 
 // Leaves own their gradient buffer. The first gradient becomes it: taken over when nothing else
@@ -174,6 +176,18 @@ void accumulate_leaf(const Tensor& leaf, Tensor g) {
 }
 
 }  // namespace
+
+std::vector<Tensor> apply_backward_rule(const Node& node, const Tensor& grad_output) {
+  check_defined(grad_output, "apply_backward_rule");
+  if (node.freed) fail_freed(&node);
+  if (grad_output.shape() != node.out_shape || grad_output.dtype() != node.out_dtype)
+    fail("apply_backward_rule: '", node.op, "' produced ", shape_str(node.out_shape), " ",
+         dtype_name(node.out_dtype), ", so dL/dout must be that too, got ",
+         shape_str(grad_output.shape()), " ", dtype_name(grad_output.dtype()));
+  check_versions(&node);
+  NoGradGuard no_grad;  // as the engine runs it
+  return node.backward(grad_output);
+}
 
 void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) {
   check_defined(root, "backward");

@@ -30,6 +30,8 @@ struct Node {
   // and the storage versions of the inputs, then of these, when the op ran.
   std::vector<Tensor> saved;
   std::vector<std::uint64_t> versions;
+  Shape out_shape;                  // the op's output: what dL/dout must look like
+  DType out_dtype = DType::Float32;
   bool freed = false;          // set once backward() has used and released this node
   std::size_t id = 0;          // creation order on its thread, unique: for stable graph drawings
 };
@@ -77,6 +79,11 @@ Tensor reduce_to(const Tensor& grad, const Shape& shape);
 
 // The engine behind Tensor::backward().
 void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_graph);
+
+// One node's backward rule alone, as the engine would run it (for teaching and tests): checks
+// that dL/dout has the output's shape and dtype, that the graph is not freed and that no input
+// was changed in place, then returns {dL/dinput_i} (undefined for inputs without a gradient).
+std::vector<Tensor> apply_backward_rule(const Node& node, const Tensor& grad_output);
 
 // Every node reachable from `root`, in topological order (inputs before the nodes using them).
 std::vector<Node*> topological_order(const Tensor& root);

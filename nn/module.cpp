@@ -84,6 +84,9 @@ void Module::zero_grad() {
 }
 
 void Module::to(DType dtype) {
+  // Parameters are trained: an integer dtype would truncate them and cannot carry gradients.
+  if (dtype != DType::Float32 && dtype != DType::Float64)
+    fail("Module::to: parameters must be float32 or float64, got ", dtype_name(dtype));
   NoGradGuard no_grad;
   for (auto& p : parameters()) {
     if (p.dtype() == dtype) continue;

@@ -23,6 +23,11 @@ void check_input(const Tensor& x, std::int64_t dim, const char* what) {
 }  // namespace
 
 std::vector<Tensor> split_heads(const Tensor& projected, std::int64_t n, std::int64_t heads) {
+  check_defined(projected, "split_heads");
+  if (n < 1 || heads < 1) fail("split_heads: n ", n, " and heads ", heads, " must be positive");
+  if (projected.dim() != 3 || projected.size(2) % (n * heads) != 0)
+    fail("split_heads: expects (B, T, n·h·d) with n = ", n, " and h = ", heads, ", got ",
+         shape_str(projected.shape()));
   const std::int64_t B = projected.size(0), T = projected.size(1);
   const std::int64_t d = projected.size(2) / (n * heads);
   // (B, T, n·h·d) -> (B, T, n, h, d) -> (n, B, h, T, d)
@@ -33,6 +38,8 @@ std::vector<Tensor> split_heads(const Tensor& projected, std::int64_t n, std::in
 }
 
 Tensor merge_heads(const Tensor& heads) {
+  check_defined(heads, "merge_heads");
+  if (heads.dim() != 4) fail("merge_heads: expects (B, h, T, d), got ", shape_str(heads.shape()));
   const std::int64_t B = heads.size(0), h = heads.size(1), T = heads.size(2), d = heads.size(3);
   return reshape(permute(heads, {0, 2, 1, 3}), {B, T, h * d});
 }

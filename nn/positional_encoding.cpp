@@ -11,6 +11,8 @@ namespace uwaga::nn {
 Tensor sinusoidal_positional_encoding(std::int64_t length, std::int64_t dim, DType dtype) {
   if (length < 0 || dim < 1)
     fail("sinusoidal_positional_encoding: length ", length, " and dim ", dim, " are invalid");
+  if (dtype != DType::Float32 && dtype != DType::Float64)
+    fail("sinusoidal_positional_encoding: sines need float32 or float64, got ", dtype_name(dtype));
   Tensor pe = Tensor::empty({length, dim}, dtype);
   for (std::int64_t pos = 0; pos < length; ++pos)
     for (std::int64_t j = 0; j < dim; ++j) {

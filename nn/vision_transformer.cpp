@@ -8,6 +8,12 @@
 
 namespace uwaga::nn {
 
+std::int64_t VitConfig::num_patches() const {
+  if (patch < 1 || image_size < patch)
+    fail("VitConfig: patch ", patch, " must be from 1 to image_size ", image_size);
+  return (image_size / patch) * (image_size / patch);
+}
+
 std::int64_t VitConfig::forward_flops() const {
   const std::int64_t T = tokens(), D = dim;
   const std::int64_t per_block = 2 * T * D * 3 * D  // qkv projection

@@ -32,7 +32,7 @@ struct VitConfig {
   std::int64_t mlp_dim = 128;
   std::int64_t num_classes = 10;
 
-  std::int64_t num_patches() const { return (image_size / patch) * (image_size / patch); }  // N
+  std::int64_t num_patches() const;  // N = (H/P)²; fails unless 1 ≤ P ≤ H
   std::int64_t tokens() const { return num_patches() + 1; }  // N + 1 with the class token
   std::int64_t patch_dim() const { return patch * patch * channels; }  // P²·C
   // Multiply-adds ×2 of one forward pass on one image (matrix products only).

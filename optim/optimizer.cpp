@@ -1,6 +1,7 @@
 #include "optim/optimizer.h"
 
 #include <cmath>
+#include <map>
 #include <set>
 
 namespace uwaga::optim {
@@ -41,6 +42,8 @@ std::vector<ParamGroup> make_param_groups(
 Optimizer::Optimizer(std::vector<ParamGroup> groups, double lr) {
   set_lr(lr);
   std::set<std::string> seen;
+  // A tensor listed twice (or two views of one storage) would be updated twice per step.
+  std::map<const void*, std::string> storages;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     ParamGroup& group = groups[g];
     if (group.names.size() != group.params.size())
@@ -59,6 +62,10 @@ Optimizer::Optimizer(std::vector<ParamGroup> groups, double lr) {
       if (!p.is_floating())
         fail("optimizer: parameter '", name, "' has dtype ", dtype_name(p.dtype()),
              "; only float32 and float64 tensors can be optimized");
+      auto [other, fresh] = storages.emplace(p.impl().storage.get(), name);
+      if (!fresh)
+        fail("optimizer: parameters '", other->second, "' and '", name,
+             "' are the same tensor (or share its storage); each would be updated twice");
     }
     if (!group.params.empty()) groups_.push_back(std::move(group));
   }

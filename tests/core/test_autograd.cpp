@@ -77,6 +77,24 @@ TEST_CASE("requires_grad propagates; no_grad and detach cut the graph", "[core][
   REQUIRE(d.is_leaf());
 }
 
+TEST_CASE("one backward rule alone is checked as the engine checks it", "[core][autograd]") {
+  Tensor a = Tensor::from_vector({2, 3}, {2}, DType::Float64).requires_grad_();
+  Tensor b = Tensor::from_vector({5, 7}, {2}, DType::Float64).requires_grad_();
+  Tensor c = a * b;
+  const Node& node = *c.grad_fn();
+  std::vector<Tensor> d = apply_backward_rule(node, Tensor::ones({2}, DType::Float64));
+  REQUIRE(d[0].to_vector() == b.to_vector());  // d(ab)/da = b
+  REQUIRE(d[1].to_vector() == a.to_vector());
+  // A dL/dout of another shape or dtype would make the rule read past its buffers.
+  REQUIRE_THROWS_WITH(apply_backward_rule(node, Tensor::ones({200, 300}, DType::Float64)),
+                      Contains("'mul' produced (2,) float64, so dL/dout must be that too, got "
+                               "(200, 300) float64"));
+  REQUIRE_THROWS_WITH(apply_backward_rule(node, Tensor::ones({2})), Contains("got (2,) float32"));
+  b.detach().fill_(0);  // changed in place after mul used it
+  REQUIRE_THROWS_WITH(apply_backward_rule(node, Tensor::ones({2}, DType::Float64)),
+                      Contains("changed in place"));
+}
+
 TEST_CASE("backward misuse gives clear errors", "[core][autograd]") {
   Tensor x = Tensor::ones({3}).requires_grad_();
   Tensor c = Tensor::ones({3});

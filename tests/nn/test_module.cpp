@@ -84,6 +84,9 @@ TEST_CASE("to(float64) converts parameters in place", "[nn][module]") {
   REQUIRE(block.attn->qkv->weight.dtype() == DType::Float64);
   REQUIRE(block.state_dict().at("attn.qkv.weight").dtype() == DType::Float64);
   REQUIRE(block.attn->qkv->weight.data<double>()[3] == static_cast<double>(before));
+  // An integer dtype would truncate the weights to 0 and cannot carry gradients.
+  REQUIRE_THROWS_WITH(block.to(DType::Int64), Contains("parameters must be float32 or float64"));
+  REQUIRE(block.attn->qkv->weight.data<double>()[3] == static_cast<double>(before));
 }
 
 TEST_CASE("load_state_dict names an entry that holds an undefined tensor", "[nn][module]") {

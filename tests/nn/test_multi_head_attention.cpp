@@ -89,6 +89,13 @@ TEST_CASE("MultiHeadAttention misuse gives clear errors", "[nn][mha]") {
   MultiHeadAttention cross({8, 2, true}, gen);
   REQUIRE_THROWS_WITH(cross.forward(Tensor::ones({2, 3, 8}), Tensor::ones({3, 4, 8})),
                       Contains("different batch sizes"));
+  REQUIRE_THROWS_WITH(split_heads(Tensor::ones({1, 4, 12}), 0, 2), Contains("must be positive"));
+  REQUIRE_THROWS_WITH(split_heads(Tensor::ones({1, 4, 12}), 3, 0), Contains("must be positive"));
+  REQUIRE_THROWS_WITH(split_heads(Tensor::ones({4, 12}), 3, 2),
+                      Contains("expects (B, T, n·h·d) with n = 3 and h = 2, got (4, 12)"));
+  REQUIRE_THROWS_WITH(split_heads(Tensor::ones({1, 4, 10}), 3, 2), Contains("got (1, 4, 10)"));
+  REQUIRE_THROWS_WITH(merge_heads(Tensor::ones({4, 2, 3})),
+                      Contains("merge_heads: expects (B, h, T, d), got (4, 2, 3)"));
 }
 
 TEST_CASE("attention_heads equals split_heads, attention per head and merge_heads; gradcheck",

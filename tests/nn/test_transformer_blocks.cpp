@@ -66,6 +66,8 @@ TEST_CASE("the decoder cannot see the future: changing a later token leaves earl
 TEST_CASE("positional encodings", "[nn][positional]") {
   Tensor pe = sinusoidal_positional_encoding(50, 16, DType::Float64);
   REQUIRE(pe.shape() == Shape{50, 16});
+  REQUIRE_THROWS_WITH(sinusoidal_positional_encoding(3, 4, DType::Int64),
+                      Contains("sines need float32 or float64, got int64"));
   REQUIRE(pe.at({0, 0}) == 0.0);  // sin(0)
   REQUIRE(pe.at({0, 1}) == 1.0);  // cos(0)
   REQUIRE(pe.at({3, 4}) == Approx(std::sin(3 / std::pow(10000.0, 4.0 / 16))));

@@ -106,6 +106,13 @@ TEST_CASE("patchify with a patch size below 1 is an error, not a division by zer
   REQUIRE_THROWS_WITH(patchify(Tensor::zeros({1, 1, 4, 4}), 0),
                       Contains("patchify") && Contains("patch size must be positive, got 0"));
   REQUIRE_THROWS_WITH(patchify(Tensor::zeros({1, 1, 4, 4}), -2), Contains("got -2"));
+  VitConfig c;
+  for (std::int64_t patch : {0, -3, 29}) {
+    c.patch = patch;
+    REQUIRE_THROWS_WITH(c.num_patches(), Contains("must be from 1 to image_size 28"));
+    REQUIRE_THROWS_WITH(c.tokens(), Contains("VitConfig: patch"));
+    REQUIRE_THROWS_WITH(c.forward_flops(), Contains("VitConfig: patch"));
+  }
 }
 
 TEST_CASE("ViT configurations beyond generous bounds fail naming the field and the limit",

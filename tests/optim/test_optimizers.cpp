@@ -341,6 +341,11 @@ TEST_CASE("invalid optimizer options and groups give clear errors", "[optim]") {
   REQUIRE_THROWS_WITH(Adam({ParamGroup{{"w"}, {w}, -0.1}}, {}), Contains("weight_decay -0.1"));
   REQUIRE_THROWS_WITH(Adam({ParamGroup{{"w"}, {w}, 0.0}, ParamGroup{{"w"}, {w}, 0.1}}, {}),
                       Contains("'w' appears twice"));
+  // The same tensor under two names would be stepped twice.
+  REQUIRE_THROWS_WITH(Sgd({ParamGroup{{"a", "b"}, {w, w}, 0.0}}, {}),
+                      Contains("'a' and 'b' are the same tensor"));
+  REQUIRE_THROWS_WITH(Sgd({ParamGroup{{"a", "b"}, {w, reshape(w, {-1})}, 0.0}}, {}),
+                      Contains("share its storage"));
   REQUIRE_THROWS_WITH(Adam({ParamGroup{}, ParamGroup{}}, {}),
                       Contains("no parameters to optimize"));
   REQUIRE_THROWS_WITH(Sgd({ParamGroup{{"i"}, {Tensor::from_indices({1}, {1})}, 0.0}}, {}),
