@@ -76,6 +76,8 @@ CheckpointInfo info_from_metadata(const std::map<std::string, std::string>& meta
 
   if (auto it = metadata.find("config"); it != metadata.end()) info.config = it->second;
   if (auto it = metadata.find("task_state"); it != metadata.end()) info.task_state = it->second;
+  if (auto it = metadata.find("trainer_state"); it != metadata.end())
+    info.trainer_state = it->second;
   return info;
 }
 
@@ -164,6 +166,7 @@ void save_checkpoint(const std::string& path, const nn::Module& model, const Opt
       {"lr", exact_double(info.lr)},
       {"config", info.config},
       {"task_state", info.task_state},
+      {"trainer_state", info.trainer_state},
   };
   save_safetensors(path, tensors, metadata);
 }

@@ -36,6 +36,7 @@ struct CheckpointInfo {
   double lr = 0.0;                  // learning rate of the last step
   std::string config;               // JSON (may be empty)
   std::string task_state;           // opaque to the checkpoint
+  std::string trainer_state;        // the trainer's sums over the epoch so far (JSON; may be empty)
 };
 
 // Writes the model's parameters, the optimizer's state (when `opt` is not null) and `info` to

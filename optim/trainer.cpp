@@ -124,6 +124,25 @@ struct Meter {
   bool has_accuracy() const { return counted > 0; }
   double accuracy() const { return static_cast<double>(correct) / static_cast<double>(counted); }
   double items_per_second() const { return seconds > 0 ? static_cast<double>(items) / seconds : 0; }
+
+  // Saved with a checkpoint, so an epoch's train loss and accuracy still cover all its steps
+  // when the run is resumed in the middle of it.
+  nlohmann::json to_json() const {
+    return {{"steps", steps},   {"items", items},         {"correct", correct},
+            {"counted", counted}, {"loss", loss},       {"grad_norm", grad_norm},
+            {"seconds", seconds}};
+  }
+  static Meter from_json(const nlohmann::json& j) {
+    Meter m;
+    m.steps = j.at("steps");
+    m.items = j.at("items");
+    m.correct = j.at("correct");
+    m.counted = j.at("counted");
+    m.loss = j.at("loss");
+    m.grad_norm = j.at("grad_norm");
+    m.seconds = j.at("seconds");
+    return m;
+  }
 };
 
 // ---- JSONL log: one object per line, flushed at once so a crash loses nothing written ----------
@@ -263,6 +282,14 @@ void Run::resume() {
   task_.begin_epoch(epoch_);
   epoch_begun_ = true;
   task_.load_state(info.task_state);
+  if (!info.trainer_state.empty()) {  // older checkpoints have none: the epoch's sums restart
+    try {
+      epoch_meter_ = Meter::from_json(nlohmann::json::parse(info.trainer_state).at("epoch"));
+    } catch (const nlohmann::json::exception& e) {
+      fail("Trainer: cannot resume from '", checkpoint_path_, "': its trainer_state is damaged (",
+           e.what(), ")");
+    }
+  }
   summary_.steps = step_;
   summary_.epochs_done = epoch_ + (epoch_finished_ ? 1 : 0);
   log_.write({{"type", "resume"}, {"step", step_}, {"epoch", epoch_ + 1},
@@ -297,6 +324,7 @@ bool Run::save() {
   info.lr = opt_.lr();
   info.config = task_.config_json();
   info.task_state = task_.save_state();
+  info.trainer_state = nlohmann::json{{"epoch", epoch_meter_.to_json()}}.dump();
   save_checkpoint(checkpoint_path_, task_.model(), &opt_, info);
   saved_step_ = step_;
   return true;
@@ -481,7 +509,7 @@ TrainSummary Run::fit() {
     if (!epoch_begun_) task_.begin_epoch(epoch_);
     epoch_begun_ = true;
     epoch_start_ = Clock::now();
-    epoch_meter_ = Meter{};
+    if (batch_ == 0) epoch_meter_ = Meter{};  // resumed mid-epoch: the saved sums go on
     while (batch_ < batches_) {
       if (budget_reached()) return stop_at_budget();  // resuming a run that used its budget
       if (!train_step()) {

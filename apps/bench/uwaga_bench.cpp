@@ -318,7 +318,7 @@ int run(int argc, char** argv) {
           "mha,layernorm,gelu,xent"))
       ("shapes", "sgemm: MxKxN for (M×K)·(K×N)", cxxopts::value<std::vector<std::string>>()->default_value(
           "1024x1024x1024,2176x64x192,2176x64x64,2176x64x128,2176x128x64"))
-      ("n", "mha-scaling: sequence lengths", cxxopts::value<std::vector<std::int64_t>>()->default_value(
+      ("lengths", "mha-scaling: sequence lengths n", cxxopts::value<std::vector<std::int64_t>>()->default_value(
           "16,32,64,128,256,512,1024"))
       ("tokens", "mha-scaling: batch · n", cxxopts::value<std::int64_t>()->default_value("4096"))
       ("count", "translate*: how many batches of the first epoch (cycled)",
@@ -364,7 +364,7 @@ int run(int argc, char** argv) {
     for (const std::string& op : args["op"].as<std::vector<std::string>>())
       std::cout << bench_micro(op, o).dump() << std::endl;
   } else if (mode == "mha-scaling") {
-    for (std::int64_t n : args["n"].as<std::vector<std::int64_t>>())
+    for (std::int64_t n : args["lengths"].as<std::vector<std::int64_t>>())
       std::cout << bench_mha_scaling(n, args["tokens"].as<std::int64_t>(), o).dump() << std::endl;
   } else if ((mode == "translate-batches" || mode == "translate" || mode == "translate-eval") &&
              args["count"].as<std::int64_t>() < 1) {

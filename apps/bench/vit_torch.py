@@ -277,7 +277,7 @@ def bench_micro_op(op, args):
 
 def bench_mha_scaling(args):
     lines, D, heads = [], 64, 4
-    for n in (int(v) for v in args.n.split(",")):
+    for n in (int(v) for v in args.lengths.split(",")):
         batch = max(1, args.tokens // n)
         layer = Attention(D, heads)
         x = torch.randn(batch, n, D, requires_grad=True)
@@ -327,7 +327,8 @@ def main():
     p.add_argument("--op", default="mha,layernorm,gelu,xent", help="micro: any of mha, layernorm, gelu, xent")
     p.add_argument("--shapes", default="1024x1024x1024,2176x64x192,2176x64x64,2176x64x128,2176x128x64",
                    help="sgemm: MxKxN for (MxK)·(KxN)")
-    p.add_argument("--n", default="16,32,64,128,256,512,1024", help="mha-scaling: sequence lengths")
+    p.add_argument("--lengths", default="16,32,64,128,256,512,1024",
+                   help="mha-scaling: sequence lengths n")
     p.add_argument("--tokens", type=int, default=4096, help="mha-scaling: batch · n")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--foreach", action="store_true", help="AdamW(foreach=True)")

@@ -199,7 +199,7 @@ int vit_eval(int argc, char** argv) {
       ("checkpoint", "a checkpoint written by uwaga-vit train", value<std::string>())
       ("dataset", "dataset to evaluate on (default: the checkpoint's)", value<std::string>())
       ("data-dir", "where the dataset's files are (default: data/cache/DATASET)", value<std::string>())
-      ("json", "end with one line of JSON: accuracy, n, loss, per_class")
+      ("json", "end with one line of JSON: accuracy, n, loss, per_class, confusion, dataset")
       ("batch-size", "images per forward pass", value<std::int64_t>()->default_value("500"))
       ("h,help", "show this help");
   add_thread_flag(o);

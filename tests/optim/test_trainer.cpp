@@ -221,6 +221,15 @@ TEST_CASE("trainer: resuming reproduces an uninterrupted run bit for bit", "[opt
       REQUIRE(losses == full.losses);  // exact, not approximate
       REQUIRE(values(b.task.model()) == values(a.task.model()));
       CHECK(second.last_eval == full.last_eval);
+      // Each epoch's train loss and accuracy cover all its steps, across the resume too.
+      auto epoch_figures = [](const std::string& log) {
+        std::vector<std::pair<double, double>> figures;
+        for (const nlohmann::json& r : read_jsonl(log + "/log.jsonl"))
+          if (r["type"] == "epoch")
+            figures.emplace_back(r["train_loss"].get<double>(), r["train_accuracy"].get<double>());
+        return figures;
+      };
+      CHECK(epoch_figures(dir_b.str()) == epoch_figures(dir_a.str()));
     }
   }
 }
