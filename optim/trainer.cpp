@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -573,6 +574,14 @@ TrainSummary Trainer::fit() {
   const std::int64_t batches = task_.batches_per_epoch();
   if (batches <= 0)
     fail("Trainer: the task has ", batches, " batches per epoch; it needs at least one");
+  // An optimizer built on another model's parameters would train nothing the task uses.
+  std::set<const void*> model_storages;
+  for (const Tensor& p : task_.model().parameters()) model_storages.insert(p.impl().storage.get());
+  for (const ParamGroup& group : optimizer_.groups())
+    for (std::size_t i = 0; i < group.params.size(); ++i)
+      if (!model_storages.count(group.params[i].impl().storage.get()))
+        fail("Trainer: the optimizer's parameter '", group.names[i],
+             "' is not a parameter of the task's model (an optimizer built for another model?)");
   if (!options_.out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options_.out_dir, ec);

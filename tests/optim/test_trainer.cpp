@@ -364,6 +364,11 @@ TEST_CASE("trainer: options and resume errors are sentences", "[optim][trainer]"
   o.checkpoint_every = -1;
   CHECK_THROWS_WITH(Trainer(s.task, s.adam, s.schedule, o),
                     Catch::Contains("checkpoint_every must be >= 0"));
+  // An optimizer over another model's parameters would leave the task's model untrained.
+  Setup other;
+  o = options("");
+  CHECK_THROWS_WITH(Trainer(s.task, other.adam, s.schedule, o).fit(),
+                    Catch::Contains("is not a parameter of the task's model"));
   // No out_dir: trains without writing anything.
   o = options("");
   o.epochs = 1;
