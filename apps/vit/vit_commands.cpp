@@ -44,19 +44,6 @@ void apply_overrides(VitRunConfig& run, const cxxopts::ParseResult& r) {
   if (r.count("no-augment")) run.augment = false;
 }
 
-void validate_run(const VitRunConfig& run) {
-  run.model.validate();
-  if (run.epochs < 1 || run.epochs > 1'000'000)
-    fail("train: --epochs must be from 1 to 1,000,000, got ", run.epochs);
-  if (run.batch_size < 1) fail("train: --batch-size must be at least 1, got ", run.batch_size);
-  if (!(run.lr > 0)) fail("train: --lr must be positive, got ", run.lr);
-  if (run.weight_decay < 0) fail("train: --weight-decay must be >= 0, got ", run.weight_decay);
-  if (run.warmup < 0) fail("train: --warmup must be >= 0, got ", run.warmup);
-  if (run.label_smoothing < 0 || run.label_smoothing >= 1)
-    fail("train: --label-smoothing must be in [0, 1), got ", run.label_smoothing);
-  if (!(run.clip_norm >= 0)) fail("train: --clip must be >= 0 (0: off), got ", run.clip_norm);
-}
-
 void check_geometry(const ImageDataset& data, const VitRunConfig& run, const std::string& what) {
   if (data.channels != run.model.channels || data.height != run.model.image_size ||
       data.width != run.model.image_size)
@@ -145,7 +132,7 @@ int vit_train(int argc, char** argv) {
     run = vit_preset(r["preset"].as<std::string>());
     apply_overrides(run, r);
   }
-  validate_run(run);
+  run.validate();
   const optim::TrainerOptions to =
       trainer_options(r, output, run.epochs, run.clip_norm, "uwaga-vit");
   const optim::DataParallelOptions parallel = replica_options(r);

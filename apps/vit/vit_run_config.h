@@ -29,6 +29,8 @@ struct VitRunConfig {
 
   std::string to_json() const;
   static VitRunConfig from_json(const std::string& json);
+  // Throws an Error naming the flag when a value cannot work.
+  void validate() const;
 };
 
 // The named presets; throws an Error listing the valid names for an unknown one.

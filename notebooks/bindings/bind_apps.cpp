@@ -44,13 +44,30 @@ struct TrainedVit {
   optim::TrainSummary summary;
 };
 
+// The checks `uwaga-vit train` makes (VitRunConfig::validate, whose messages name the flags that
+// set each field, and the data's), before a bad field surfaces as someone else's error: epochs = 0
+// as "WarmupCosineLr: warmup must be >= 0 steps", train_size = -5 silently as "all images".
+void validate_vit_run(const VitRunConfig& run, const ImageDataset& train,
+                      const ImageDataset& test) {
+  run.validate();
+  if (run.train_size > train.count)
+    fail("train_vit: run.train_size is ", run.train_size, " but the training set has ",
+         train.count, " images");
+  for (const ImageDataset* data : {&train, &test})
+    if (data->channels != run.model.channels || data->height != run.model.image_size ||
+        data->width != run.model.image_size)
+      fail("train_vit: the ", data == &train ? "training" : "test", " set has images of ",
+           data->channels, "x", data->height, "x", data->width, " but run.model expects ",
+           run.model.channels, "x", run.model.image_size, "x", run.model.image_size);
+}
+
 // As `uwaga-vit train`: the model from the run's seed, AdamW on two parameter groups, warm-up +
 // cosine, the ImageClassificationTask under the Trainer, on the first run.train_size images of
 // `all_train` (all when 0).
 TrainedVit train_vit(VitRunConfig run, const ImageDataset& all_train, const ImageDataset& test,
                      std::int64_t max_steps, const std::string& out_dir, std::int64_t log_every,
                      bool quiet) {
-  run.model.validate();
+  validate_vit_run(run, all_train, test);
   ImageDataset first_images;
   if (run.train_size > 0) first_images = take_first(all_train, run.train_size);
   const ImageDataset& train = run.train_size > 0 ? first_images : all_train;
@@ -166,9 +183,24 @@ TrainedTranslator train_translator(TranslateRunConfig run, std::int64_t max_step
 
 // One sentence through the model, as `uwaga-translate translate` does: the source ids
 // ("w_1 … w_S EOS", cut to the model's length) and the hypothesis.
+// The run's vocabularies must be the model's: a preset's run has only the 4 special tokens, and
+// its ids would index past the model's embeddings or decode to "out of range" errors.
+void check_vocabularies(const nn::Seq2SeqTransformer& model, const TranslateRunConfig& run,
+                        const char* op) {
+  const std::int64_t src = run.src_vocab.size(), tgt = run.tgt_vocab.size();
+  if (src == model.config.src_vocab && tgt == model.config.tgt_vocab) return;
+  const bool empty = src <= 4 && tgt <= 4;  // only PAD, BOS, EOS, UNK
+  fail(op, ": the run's vocabularies have ", src, " (English) and ", tgt,
+       " (Spanish) words but the model has ", model.config.src_vocab, " and ",
+       model.config.tgt_vocab, "; ",
+       empty ? "this run has no vocabularies" : "they belong to another run",
+       "; use the run returned by train_translator or load_translator");
+}
+
 std::pair<std::vector<std::int64_t>, nn::Hypothesis> translate_ids(
     nn::Seq2SeqTransformer& model, const TranslateRunConfig& run, const std::string& sentence,
     std::int64_t beam, std::int64_t max_length, double length_penalty) {
+  check_vocabularies(model, run, "translate");
   if (beam < 1) fail("translate: beam must be at least 1, got ", beam);
   std::vector<std::int64_t> source = encode_source(sentence, run.src_vocab);
   if (source.size() == 1) return {source, {}};  // no words
@@ -207,6 +239,7 @@ std::string translate(nn::Seq2SeqTransformer& model, const TranslateRunConfig& r
 // of produced word t is the query that predicted it.
 CrossAttention cross_attention(nn::Seq2SeqTransformer& model, const TranslateRunConfig& run,
                                const std::string& sentence, std::int64_t beam) {
+  check_vocabularies(model, run, "cross_attention");
   const auto [source, h] = translate_ids(model, run, sentence, beam, 0, 0.0);
   if (source.size() == 1) fail("cross_attention: '", sentence, "' has no words to translate");
   CrossAttention a;
@@ -265,8 +298,15 @@ void bind_translate_app(py::module_& m) {
       .def_readonly("token_accuracy", &TranslationEval::token_accuracy)
       .def_readonly("mistakes", &TranslationEval::mistakes)
       .def("exact_match", &TranslationEval::exact_match);
-  m.def("evaluate_translation", &evaluate_translation, py::arg("model"), py::arg("pairs"),
-        py::arg("run"), py::arg("beam") = 1, py::arg("limit") = 0, py::arg("length_penalty") = 0.0,
+  m.def("evaluate_translation",
+        [](nn::Seq2SeqTransformer& model, const std::vector<TranslationPair>& pairs,
+           const TranslateRunConfig& run, std::int64_t beam, std::int64_t limit,
+           double length_penalty) {
+          check_vocabularies(model, run, "evaluate_translation");
+          return evaluate_translation(model, pairs, run, beam, limit, length_penalty);
+        },
+        py::arg("model"), py::arg("pairs"), py::arg("run"), py::arg("beam") = 1,
+        py::arg("limit") = 0, py::arg("length_penalty") = 0.0,
         py::call_guard<py::gil_scoped_release>(),
         "Exact match and corpus BLEU-4 of the model's translations of `pairs`.");
 
@@ -287,7 +327,8 @@ void bind_translate_app(py::module_& m) {
         py::arg("checkpoint"), "(run, model in eval mode) from a uwaga-translate checkpoint.");
   m.def("translate", &translate, py::arg("model"), py::arg("run"), py::arg("sentence"),
         py::arg("beam") = 1, py::arg("max_length") = 0, py::arg("length_penalty") = 0.0,
-        "English -> Spanish, greedy (beam 1) or beam search (ranked by score / length^length_penalty).");
+        "English -> Spanish, greedy (beam 1) or beam search (ranked by score / "
+        "length^length_penalty).");
 
   py::class_<CrossAttention>(m, "CrossAttention")
       .def_readonly("source", &CrossAttention::source)

@@ -15,14 +15,18 @@
 namespace uwaga::python {
 namespace {
 
-// `with uwaga.no_grad():` — a NoGradGuard for the duration of the block.
+// `with uwaga.no_grad():` — a NoGradGuard for the duration of the block. One object may be
+// entered again inside its own block (`ng = uwaga.no_grad()`, then `with ng: ... with ng:`), so
+// it keeps a stack: each exit restores what its own enter found.
 class NoGradContext {
  public:
-  void enter() { guard_ = std::make_unique<NoGradGuard>(); }
-  void exit(const py::args&) { guard_.reset(); }
+  void enter() { guards_.push_back(std::make_unique<NoGradGuard>()); }
+  void exit(const py::args&) {
+    if (!guards_.empty()) guards_.pop_back();
+  }
 
  private:
-  std::unique_ptr<NoGradGuard> guard_;
+  std::vector<std::unique_ptr<NoGradGuard>> guards_;
 };
 
 py::object grad_or_none(const Tensor& t) {
@@ -79,16 +83,22 @@ void bind_autograd(py::module_& m) {
                                           "One op in the graph: its name, its inputs (parents) "
                                           "and its backward rule.")
       .def_property_readonly("op", [](const Node& n) { return std::string(n.op); })
-      .def_readonly("inputs", &Node::inputs)
+      .def_property_readonly("inputs",
+                             [](const Node& n) {
+                               // An input an op may go without (a bias) is None, not undefined.
+                               py::list out;
+                               for (const Tensor& in : n.inputs)
+                                 out.append(in.defined() ? py::cast(in) : py::none());
+                               return out;
+                             })
       .def_readonly("id", &Node::id)
       .def_readonly("freed", &Node::freed)
       .def("backward",
            [](const Node& n, const Tensor& grad_output) {
-             if (n.freed) fail("Node.backward: the graph behind '", n.op, "' was freed by "
-                               "backward(); use retain_graph=True to keep it");
-             NoGradGuard no_grad;  // as the engine runs it
+             // Checked as the engine checks: dL/dout's shape and dtype, a freed graph, inputs
+             // changed in place.
              std::vector<py::object> out;
-             for (const Tensor& g : n.backward(grad_output))
+             for (const Tensor& g : apply_backward_rule(n, grad_output))
                out.push_back(g.defined() ? py::cast(g) : py::none());
              return out;
            },

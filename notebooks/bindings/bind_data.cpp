@@ -35,7 +35,8 @@ void bind_images(py::module_& m) {
              return py::array_t<std::uint8_t>({d.count, d.channels, d.height, d.width},
                                               d.pixels.data(), self);
            },
-           "The pixels as a (count, C, H, W) uint8 NumPy view.");
+           "The pixels as a (count, C, H, W) uint8 NumPy view: no copy, and writable — writing "
+           "to it changes the dataset's images.");
   m.def("dataset_names", &dataset_names);
   m.def("default_data_dir", [](const std::string& name) { return data_dir(name, ""); },
         py::arg("name"), "Where data/fetch.sh puts a dataset in this repository.");

@@ -36,6 +36,22 @@ using nn::Module;
 template <class M>
 using ModuleClass = py::class_<M, Module, std::shared_ptr<M>>;
 
+// A tensor a module may legitimately go without (Linear's bias with bias=False): None then.
+py::object tensor_or_none(const Tensor& t) { return t.defined() ? py::cast(t) : py::none(); }
+
+// The attention weights a layer kept in its last forward: undefined until keep_attention(True)
+// and a forward, which the error says rather than handing Python an undefined tensor.
+const Tensor& kept_attention(const Tensor& A, const char* where, const char* keep) {
+  if (!A.defined())
+    fail(where, ": no attention weights kept; call ", keep, "(True) and run a forward first");
+  return A;
+}
+std::vector<Tensor> kept_attention(std::vector<Tensor> maps, const char* where,
+                                   const char* keep) {
+  for (const Tensor& A : maps) kept_attention(A, where, keep);
+  return maps;
+}
+
 // Y, or (Y, A) when the weights were asked for.
 py::object with_weights(const Tensor& Y, const Tensor& A, bool return_weights) {
   if (return_weights) return py::make_tuple(Y, A);
@@ -73,7 +89,9 @@ void bind_layers(py::module_& m) {
            py::arg("out_features"), py::arg("gen"), py::arg("bias") = true)
       .def("__call__", &nn::Linear::forward, py::arg("x"))
       .def_readonly("weight", &nn::Linear::weight)
-      .def_readonly("bias", &nn::Linear::bias);
+      .def_property_readonly("bias",
+                             [](const nn::Linear& l) { return tensor_or_none(l.bias); },
+                             "b, or None for a Linear made with bias=False");
 
   ModuleClass<nn::LayerNorm>(m, "LayerNorm", "LN(x) = gamma * (x - mu) / sigma + beta")
       .def(py::init<std::int64_t, double>(), py::arg("dim"), py::arg("eps") = 1e-5)
@@ -172,7 +190,11 @@ void bind_attention(py::module_& m) {
            py::arg("causal") = false)
       .def("keep_attention", &nn::MultiHeadAttention::keep_attention, py::arg("on") = true,
            "Keep the per-head weights A (B, h, T, S) of every forward in .attention.")
-      .def_property_readonly("attention", &nn::MultiHeadAttention::attention)
+      .def_property_readonly("attention",
+                             [](const nn::MultiHeadAttention& a) {
+                               return kept_attention(a.attention(), "MultiHeadAttention.attention",
+                                                     "keep_attention");
+                             })
       .def_property_readonly("dim", [](const nn::MultiHeadAttention& a) { return a.options.dim; })
       .def_property_readonly("heads",
                              [](const nn::MultiHeadAttention& a) { return a.options.heads; })
@@ -253,7 +275,11 @@ void bind_vit(py::module_& m) {
       .def("__call__", &nn::VisionTransformer::forward, py::arg("images"),
            "(B, C, H, W) -> logits (B, classes)")
       .def("keep_attention", &nn::VisionTransformer::keep_attention, py::arg("on") = true)
-      .def("attention_maps", &nn::VisionTransformer::attention_maps,
+      .def("attention_maps",
+           [](const nn::VisionTransformer& v) {
+             return kept_attention(v.attention_maps(), "VisionTransformer.attention_maps",
+                                   "keep_attention");
+           },
            "One A (B, h, N+1, N+1) per block, from the last forward.")
       .def_readonly("config", &nn::VisionTransformer::config)
       .def_readonly("patch_embed", &nn::VisionTransformer::patch_embed)
@@ -298,7 +324,12 @@ void bind_seq2seq(py::module_& m) {
       .def("padding_mask", &nn::Seq2SeqTransformer::padding_mask, py::arg("ids"))
       .def("keep_cross_attention", &nn::Seq2SeqTransformer::keep_cross_attention,
            py::arg("on") = true)
-      .def("cross_attention_maps", &nn::Seq2SeqTransformer::cross_attention_maps,
+      .def("cross_attention_maps",
+           [](const nn::Seq2SeqTransformer& s) {
+             return kept_attention(s.cross_attention_maps(),
+                                   "Seq2SeqTransformer.cross_attention_maps",
+                                   "keep_cross_attention");
+           },
            "One A (B, h, T, S) per decoder block, from the last forward.")
       .def_readonly("config", &nn::Seq2SeqTransformer::config)
       .def_readonly("encoder", &nn::Seq2SeqTransformer::encoder)

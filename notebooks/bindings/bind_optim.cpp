@@ -17,23 +17,85 @@ namespace {
 using namespace optim;
 using Metrics = std::map<std::string, double>;  // (a macro argument cannot hold the comma)
 
-// A TrainTask whose methods are written in Python (subclass uwaga.optim.TrainTask).
+// A TrainTask whose methods are written in Python (subclass uwaga.optim.TrainTask). Each method
+// checks what the Python one returned and names the method when it is the wrong type (pybind11's
+// own cast error names neither). The trainer runs without the GIL; each call takes it back.
 class PyTrainTask : public TrainTask {
  public:
-  nn::Module& model() override { PYBIND11_OVERRIDE_PURE(nn::Module&, TrainTask, model); }
+  nn::Module& model() override {
+    py::gil_scoped_acquire gil;
+    py::object m = call("model");
+    if (!py::isinstance<nn::Module>(m)) throw wrong_return("model", "a uwaga.nn.Module", m);
+    // The trainer gets a reference; a model() that builds a new module on each call would leave
+    // it dangling, so the module it returned last is kept alive here.
+    model_ = m.cast<std::shared_ptr<nn::Module>>();
+    return *model_;
+  }
   std::int64_t batches_per_epoch() const override {
-    PYBIND11_OVERRIDE_PURE(std::int64_t, TrainTask, batches_per_epoch);
+    py::gil_scoped_acquire gil;
+    py::object n = call("batches_per_epoch");
+    if (!PyIndex_Check(n.ptr()) || py::isinstance<py::bool_>(n))
+      throw wrong_return("batches_per_epoch", "an int", n);
+    return n.cast<std::int64_t>();
   }
   void begin_epoch(std::int64_t epoch) override {
-    PYBIND11_OVERRIDE_PURE(void, TrainTask, begin_epoch, epoch);
+    py::gil_scoped_acquire gil;
+    call("begin_epoch", epoch);  // whatever it returns is ignored
   }
   StepResult train_batch(std::int64_t index) override {
-    PYBIND11_OVERRIDE_PURE(StepResult, TrainTask, train_batch, index);
+    py::gil_scoped_acquire gil;
+    py::object r = call("train_batch", index);
+    if (!py::isinstance<StepResult>(r))
+      throw wrong_return("train_batch", "a uwaga.optim.StepResult(loss, items)", r);
+    return r.cast<StepResult>();
   }
-  Metrics evaluate() override { PYBIND11_OVERRIDE_PURE(Metrics, TrainTask, evaluate); }
+  Metrics evaluate() override {
+    py::gil_scoped_acquire gil;
+    py::object r = call("evaluate");
+    const char* expected = "a dict of metric name (str) -> number";
+    if (!py::isinstance<py::dict>(r)) throw wrong_return("evaluate", expected, r);
+    Metrics metrics;
+    for (auto [name, value] : r.cast<py::dict>()) {
+      const auto bad = [&](const py::handle& what, const std::string& role) {
+        return py::type_error("TrainTask.evaluate() must return " + std::string(expected) + "; " +
+                              role + " " + std::string(py::repr(what)) + " is " + type_name(what));
+      };
+      if (!py::isinstance<py::str>(name)) throw bad(name, "the key");
+      // A number, or anything with __float__ (NumPy scalars, one-element tensors).
+      const double v = PyFloat_AsDouble(value.ptr());
+      if (v == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        throw bad(value, "the value of '" + name.cast<std::string>() + "',");
+      }
+      metrics[name.cast<std::string>()] = v;
+    }
+    return metrics;
+  }
   std::string config_json() const override {
-    PYBIND11_OVERRIDE_PURE(std::string, TrainTask, config_json, );
+    py::gil_scoped_acquire gil;
+    py::object r = call("config_json");
+    if (!py::isinstance<py::str>(r)) throw wrong_return("config_json", "a str (JSON)", r);
+    return r.cast<std::string>();
   }
+
+ private:
+  // The Python subclass's method `name`, called; NotImplementedError when it has none.
+  template <class... Args>
+  py::object call(const char* name, Args... args) const {
+    py::function f = py::get_override(static_cast<const TrainTask*>(this), name);
+    if (!f) {
+      PyErr_Format(PyExc_NotImplementedError, "a TrainTask subclass must define %s()", name);
+      throw py::error_already_set();
+    }
+    return f(args...);
+  }
+  static py::type_error wrong_return(const char* method, const char* expected,
+                                     const py::handle& got) {
+    return py::type_error("TrainTask." + std::string(method) + "() must return " + expected +
+                          ", got " + type_name(got));
+  }
+
+  std::shared_ptr<nn::Module> model_;  // what model() returned last
 };
 
 void bind_optimizers(py::module_& m) {
@@ -128,9 +190,11 @@ void bind_trainer(py::module_& m) {
       .def_readwrite("items", &StepResult::items)
       .def_readwrite("correct", &StepResult::correct);
   py::class_<TrainTask, PyTrainTask>(m, "TrainTask",
-                                     "What to train: subclass it and define model(), "
-                                     "batches_per_epoch(), begin_epoch(e), train_batch(i) "
-                                     "(returning a StepResult) and evaluate().")
+                                     "What to train: subclass it and define model() (a "
+                                     "uwaga.nn.Module), batches_per_epoch() (an int), "
+                                     "begin_epoch(e), train_batch(i) (a StepResult), "
+                                     "evaluate() (a dict name -> number) and config_json() "
+                                     "(a str).")
       .def(py::init<>())
       .def("model", &TrainTask::model, py::return_value_policy::reference_internal)
       .def("batches_per_epoch", &TrainTask::batches_per_epoch)

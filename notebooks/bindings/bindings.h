@@ -3,8 +3,8 @@
 // Python and C++ and forwards: every formula lives in the C++ library.
 //
 // Tensors and NumPy: Tensor.numpy() (and np.asarray(t)) is a view of the tensor's storage — no
-// copy; writing through it writes the tensor. uwaga.tensor(array) copies once, because a Storage
-// owns its aligned buffer.
+// copy; writing through it writes the tensor (autograd does not see such writes). uwaga.tensor(array)
+// and uwaga.from_numpy(array) copy once, because a Storage owns its aligned buffer.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
@@ -27,9 +27,14 @@ void bind_apps(py::module_& m);      // uwaga.apps: presets, training, translati
 
 // A NumPy view of t's storage (no copy); the array keeps the storage alive.
 py::array to_numpy(const Tensor& t);
-// A tensor holding a copy of `obj` (anything np.asarray accepts). Without a dtype: float32 and
-// float64 stay, integers become int64, other floats and bools become float32.
+// A tensor holding a copy of `obj` (numbers, anything np.asarray turns into bools or numbers).
+// Without a dtype: float32 and float64 stay, integers become int64, other floats and bools become
+// float32. Strings, objects, complex numbers and dates are a TypeError; so is a value int64 cannot
+// hold exactly (NaN, 1e19, 2**63) — never a silent wrap-around.
 Tensor from_numpy(const py::handle& obj, std::optional<DType> dtype);
+
+// The Python type name of obj ("int", "NoneType", "Linear"), for error messages.
+std::string type_name(const py::handle& obj);
 
 // An AttentionMask from the keyword arguments the Python functions take.
 nn::AttentionMask make_mask(const std::optional<Tensor>& key_padding, bool causal);

@@ -8,6 +8,10 @@ namespace uwaga::python {
 
 std::string source_dir() { return UWAGA_SOURCE_DIR; }
 
+std::string type_name(const py::handle& obj) {
+  return py::str(py::type::of(obj).attr("__name__"));
+}
+
 }  // namespace uwaga::python
 
 PYBIND11_MODULE(_uwaga, m) {

@@ -1,0 +1,300 @@
+"""Bad input at the Python boundary: a clear error naming the argument, never a crash, a hang or a
+silently wrong answer (plain unittest; CTest runs them with test_bindings.py as `python_bindings`).
+
+    PYTHONPATH=build/notebooks python3 -m unittest discover -s tests/python -v
+"""
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+import numpy as np
+
+if "UWAGA_PYTHON_PATH" in os.environ:
+    sys.path.insert(0, os.environ["UWAGA_PYTHON_PATH"])
+import uwaga  # noqa: E402
+
+F64 = uwaga.float64
+
+
+class Truthiness(unittest.TestCase):
+    def test_a_one_element_tensor_is_its_number(self):
+        self.assertTrue(bool(uwaga.tensor(5.0)))  # was False: len() of a 0-d tensor was 0
+        self.assertFalse(bool(uwaga.tensor(0.0)))
+        self.assertFalse(bool(uwaga.tensor([0.0])))  # was True: len() was 1
+        self.assertTrue(bool(uwaga.tensor([[3]])))
+        self.assertEqual(float(uwaga.tensor([2.5])), 2.5)
+        self.assertEqual(int(uwaga.tensor(7)), 7)
+        self.assertEqual(int(uwaga.tensor(-2.7)), -2)  # as int(-2.7)
+
+    def test_several_elements_are_ambiguous_and_0d_has_no_len(self):
+        with self.assertRaisesRegex(ValueError, "ambiguous"):
+            bool(uwaga.tensor([1.0, 2.0]))
+        with self.assertRaisesRegex(ValueError, "ambiguous"):
+            bool(uwaga.zeros([0]))
+        with self.assertRaisesRegex(TypeError, "0-d"):
+            len(uwaga.tensor(5.0))
+        self.assertEqual(len(uwaga.zeros([3, 2])), 3)
+        with self.assertRaisesRegex(TypeError, "0-d"):
+            list(uwaga.tensor(5.0))  # was [] (iteration stopped at the IndexError of t[0])
+        self.assertEqual([r.shape for r in uwaga.zeros([3, 2])], [(2,)] * 3)
+        with self.assertRaisesRegex(TypeError, r"float\(\).*shape"):
+            float(uwaga.tensor([1.0, 2.0]))
+        with self.assertRaisesRegex(TypeError, r"int\(\)"):
+            int(uwaga.zeros([2, 2]))
+        with self.assertRaises(ValueError):
+            int(uwaga.tensor(float("nan")))
+
+    def test_item_of_an_int64_tensor_is_an_exact_int(self):
+        big = 2 ** 62 + 1  # a double keeps 53 bits: through float this was 2**62
+        got = uwaga.tensor([big]).item()
+        self.assertIsInstance(got, int)
+        self.assertEqual(got, big)
+        self.assertEqual(int(uwaga.tensor(big)), big)
+        self.assertIsInstance(uwaga.tensor(1.5).item(), float)
+
+
+class NumpyOperands(unittest.TestCase):
+    def test_numpy_scalars_on_the_left_stay_in_the_graph(self):
+        for scalar in (np.float64(2.0), np.float32(2.0), np.int64(2)):
+            x = uwaga.tensor([1.0, 3.0], dtype=F64, requires_grad=True)
+            y = scalar * x  # NumPy used to compute this itself and return an ndarray
+            self.assertIsInstance(y, uwaga.Tensor, type(scalar))
+            y.sum().backward()
+            np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
+        x = uwaga.tensor([1.0, 4.0], dtype=F64, requires_grad=True)
+        for got, want in [(np.float64(1.0) + x, [2.0, 5.0]), (np.float32(1.0) - x, [0.0, -3.0]),
+                          (np.float64(4.0) / x, [4.0, 1.0]), (x * np.float32(3.0), [3.0, 12.0])]:
+            self.assertIsInstance(got, uwaga.Tensor)
+            self.assertIsNotNone(got.grad_fn)
+            np.testing.assert_array_equal(got.numpy(), want)
+
+    def test_numpy_arrays_are_refused_on_either_side(self):
+        x = uwaga.tensor([1.0, 2.0], requires_grad=True)
+        m = uwaga.ones([2, 2])
+        for compute in (lambda: x + np.ones(2), lambda: np.ones(2) + x, lambda: np.ones(2) * x,
+                        lambda: x - np.ones(1), lambda: np.ones(2) / x,
+                        lambda: m @ np.ones((2, 2)), lambda: np.ones((2, 2)) @ m):
+            with self.assertRaisesRegex(TypeError, r"uwaga\.tensor\(array\)"):
+                compute()
+        with self.assertRaises(TypeError):  # a ufunc on a tensor would leave the graph silently
+            np.exp(x)
+        np.testing.assert_array_equal(np.asarray(x), [1.0, 2.0])  # conversion still works
+
+
+class TensorConversion(unittest.TestCase):
+    def test_values_int64_cannot_hold_are_refused(self):
+        for data, dtype in [([2 ** 63], None), (np.array([2 ** 64 - 1], np.uint64), None),
+                            ([float("nan")], uwaga.int64), ([1e19], uwaga.int64),
+                            ([float("inf")], uwaga.int64), (np.array([-1e19]), uwaga.int64)]:
+            with self.assertRaisesRegex(ValueError, "does not fit in int64"):
+                uwaga.tensor(data, dtype=dtype)
+        self.assertEqual(uwaga.tensor([2 ** 63 - 1]).item(), 2 ** 63 - 1)
+        self.assertEqual(uwaga.tensor(np.array([7], np.uint64)).item(), 7)
+        self.assertEqual(uwaga.tensor([-2.7], dtype=uwaga.int64).item(), -2)  # truncated
+        self.assertEqual(uwaga.tensor([True, False]).dtype, uwaga.float32)
+
+    def test_non_numbers_are_a_type_error_naming_the_kind(self):
+        with self.assertRaisesRegex(TypeError, "None"):
+            uwaga.tensor(None)  # was a NaN scalar
+        for data, source, kind in [(["a"], "list", "U"), ({"a": 1}, "dict", "O"),
+                                   ([1, None], "list", "O"), ([2 ** 64], "list", "O"),
+                                   (np.array([1 + 2j]), "ndarray", "c"), (b"x", "bytes", "S"),
+                                   (np.datetime64("2020-01-01"), "datetime64", "M"),
+                                   (np.array([1], "timedelta64[s]"), "ndarray", "m")]:
+            # ['a'] and {'a': 1} were "Internal error: error_already_set called while Python
+            # error indicator not set"; complex lost its imaginary part, dates became floats.
+            with self.assertRaisesRegex(TypeError, f"convert {source} to float32: .*kind '{kind}'"):
+                uwaga.tensor(data)
+        with self.assertRaisesRegex(TypeError, "convert list to int64"):
+            uwaga.tensor(["1"], dtype=uwaga.int64)
+
+    def test_from_numpy_copies(self):
+        a = np.zeros(3)
+        t = uwaga.from_numpy(a)
+        a[0] = 5.0
+        self.assertEqual(t.numpy()[0], 0.0)  # unlike torch.from_numpy
+        self.assertIn("COPY", uwaga.from_numpy.__doc__)
+        self.assertIn("autograd", uwaga.Tensor.numpy.__doc__)
+        self.assertIn("writable", uwaga.data.ImageDataset.images.__doc__)
+
+
+class Dims(unittest.TestCase):
+    def test_any_integer_like_is_a_dim(self):
+        x = uwaga.tensor(np.arange(6.0).reshape(2, 3))
+        np.testing.assert_array_equal(x.sum(np.int64(0)).numpy(), [3.0, 5.0, 7.0])
+        np.testing.assert_array_equal(x.mean([np.int32(1)]).numpy(), [1.0, 4.0])
+        self.assertEqual(x.reshape(np.int64(3), 2).shape, (3, 2))
+        self.assertEqual(x.permute((np.int64(1), 0)).shape, (3, 2))
+        np.testing.assert_array_equal(x[np.int64(1)].numpy(), [3.0, 4.0, 5.0])
+
+    def test_floats_are_not_dims(self):
+        x = uwaga.zeros([2, 3])
+        with self.assertRaisesRegex(TypeError, "reshape: sizes must be integers, got float 2.0"):
+            x.reshape(2.0, 3)
+        with self.assertRaisesRegex(TypeError, "view"):
+            x.view((6.0,))
+        with self.assertRaisesRegex(TypeError, "sum: dims"):
+            x.sum(0.0)
+        with self.assertRaisesRegex(TypeError, "sum: dims"):
+            x.sum("0")
+
+    def test_cast_errors_name_the_types(self):
+        x = uwaga.tensor([1.0], dtype=F64, requires_grad=True)
+        # PYBIND11_DETAILED_ERROR_MESSAGES: was "Unable to cast Python instance to C++ type"
+        with self.assertRaisesRegex(RuntimeError, "type <class 'int'> to C.. type 'uwaga::Tensor'"):
+            uwaga.gradcheck(lambda t: 5, [x])
+
+
+class NoGrad(unittest.TestCase):
+    def test_one_object_entered_twice(self):
+        ng = uwaga.no_grad()
+        with ng:
+            with ng:  # the inner exit used to drop the only guard, the outer one found none
+                self.assertFalse(uwaga.grad_enabled())
+            self.assertFalse(uwaga.grad_enabled())
+        self.assertTrue(uwaga.grad_enabled())  # was left off for good
+
+
+class UndefinedTensors(unittest.TestCase):
+    def setUp(self):
+        self.gen = uwaga.Generator(0)
+
+    def test_an_absent_bias_is_none(self):
+        layer = uwaga.nn.Linear(3, 2, self.gen, bias=False)
+        self.assertIsNone(layer.bias)  # was tensor(undefined)
+        self.assertEqual(uwaga.nn.Linear(3, 2, self.gen).bias.shape, (2,))
+        x = uwaga.ones([1, 3])
+        y = uwaga.linear(x, layer.weight)
+        for i in y.grad_fn.inputs:  # None or a usable tensor, never an undefined one
+            self.assertTrue(i is None or i.numel() > 0)
+
+    def test_attention_weights_before_they_exist(self):
+        mha = uwaga.nn.MultiHeadAttention(8, 2, self.gen)
+        with self.assertRaisesRegex(uwaga.Error, r"keep_attention\(True\) and run a forward"):
+            mha.attention
+        vit = uwaga.nn.VisionTransformer(
+            uwaga.nn.VitConfig(image_size=8, patch=4, dim=16, depth=1, heads=2, mlp_dim=32),
+            self.gen)
+        vit.keep_attention()
+        with self.assertRaisesRegex(uwaga.Error, r"keep_attention\(True\) and run a forward"):
+            vit.attention_maps()
+        vit(uwaga.randn([1, 1, 8, 8], self.gen))
+        self.assertEqual(len(vit.attention_maps()), 1)
+
+
+class TrainTaskReturns(unittest.TestCase):
+    """A TrainTask written in Python: what each method returns is checked and named."""
+
+    @staticmethod
+    def fit(**overrides):
+        gen = uwaga.Generator(0)
+        net = uwaga.nn.Linear(2, 1, gen)
+        x = uwaga.randn([8, 2], gen)
+        methods = {
+            "model": lambda self: net,
+            "batches_per_epoch": lambda self: 2,
+            "begin_epoch": lambda self, epoch: None,
+            "train_batch": lambda self, i: uwaga.optim.StepResult((net(x) ** 2).mean(), 8),
+            "evaluate": lambda self: {"loss": 1.0},
+            "config_json": lambda self: "{}",
+        }
+        methods.update(overrides)
+        methods = {k: v for k, v in methods.items() if v is not None}
+        Task = type("Task", (uwaga.optim.TrainTask,), methods)
+        task = Task()
+        opt = uwaga.optim.SGD(uwaga.optim.make_param_groups(net, 0.0), lr=0.01)
+        with tempfile.TemporaryDirectory() as out_dir:  # out_dir: config_json() is called
+            options = uwaga.optim.TrainerOptions(epochs=1, quiet=True, out_dir=out_dir)
+            return uwaga.optim.Trainer(task, opt, uwaga.optim.ConstantLr(0.01), options).fit()
+
+    def test_a_well_behaved_task_trains(self):
+        summary = self.fit(evaluate=lambda self: {"loss": np.float32(0.5), "n": 3})
+        self.assertEqual(summary.steps, 2)
+        self.assertEqual(summary.last_eval, {"loss": 0.5, "n": 3.0})
+
+    def test_model_building_a_new_module_each_call_does_not_crash(self):
+        # It returned a reference into a module Python then freed: a segfault. In a child process
+        # so that a crash fails this test rather than ending the run.
+        script = textwrap.dedent("""
+            import sys; sys.path.insert(0, sys.argv[1])
+            import uwaga
+            g = uwaga.Generator(0)
+            class Task(uwaga.optim.TrainTask):
+                def model(self): return uwaga.nn.Linear(3, 2, g)
+                def batches_per_epoch(self): return 3
+                def begin_epoch(self, e): pass
+                def train_batch(self, i):
+                    return uwaga.optim.StepResult((self.model()(uwaga.ones([1, 3])) ** 2).sum(), 1)
+                def evaluate(self): return {}
+                def config_json(self): return "{}"
+            task = Task()
+            opt = uwaga.optim.SGD(uwaga.optim.make_param_groups(task.model(), 0.0), lr=0.1)
+            trainer = uwaga.optim.Trainer(task, opt, uwaga.optim.ConstantLr(0.1),
+                                          uwaga.optim.TrainerOptions(epochs=2, quiet=True))
+            try:
+                print("steps", trainer.fit().steps)
+            except uwaga.Error as e:  # the trainer may refuse a model that changes: fine
+                print("uwaga.Error:", e)
+            """)
+        path = os.environ.get("UWAGA_PYTHON_PATH", os.path.dirname(os.path.dirname(uwaga.__file__)))
+        run = subprocess.run([sys.executable, "-c", script, path], capture_output=True, text=True,
+                             timeout=120)
+        self.assertEqual(run.returncode, 0, run.stderr)  # -11 was the segfault
+        self.assertRegex(run.stdout, "steps 6|uwaga.Error: ")
+
+    def test_wrong_return_types_name_the_method(self):
+        cases = [
+            ({"model": lambda self: 5},
+             r"TrainTask\.model\(\) must return a uwaga\.nn\.Module, got int"),
+            ({"batches_per_epoch": lambda self: 2.0},
+             r"batches_per_epoch\(\) must return an int, got float"),
+            ({"train_batch": lambda self, i: None},  # was "fit(): incompatible function arguments"
+             r"train_batch\(\) must return a uwaga\.optim\.StepResult.*got NoneType"),
+            ({"evaluate": lambda self: {"acc": "high"}},
+             r"evaluate\(\) must return .*'acc'.*is str"),
+            ({"evaluate": lambda self: [1.0]}, r"evaluate\(\) must return a dict.*got list"),
+            ({"evaluate": lambda self: {1: 1.0}}, r"evaluate\(\).*the key 1 is int"),
+            ({"config_json": lambda self: 3}, r"config_json\(\) must return a str.*got int"),
+        ]
+        for override, message in cases:
+            with self.assertRaisesRegex(TypeError, message):
+                self.fit(**override)
+        with self.assertRaisesRegex(NotImplementedError, r"must define train_batch\(\)"):
+            self.fit(train_batch=None)
+
+
+class Apps(unittest.TestCase):
+    def test_train_vit_checks_the_run_first(self):
+        empty = uwaga.data.ImageDataset()  # never reached: the run is checked before the data
+        for field, value, message in [("epochs", 0, "--epochs must be from 1"),
+                                      ("epochs", -1, "--epochs must be from 1"),
+                                      ("train_size", -5, r"--train-size must be >= 0")]:
+            run = uwaga.apps.vit_preset("mnist-tiny")
+            setattr(run, field, value)
+            with self.assertRaisesRegex(uwaga.Error, message):  # was a WarmupCosineLr error / "all"
+                uwaga.apps.train_vit(run, empty, empty)
+        run = uwaga.apps.vit_preset("mnist-tiny")
+        with self.assertRaisesRegex(uwaga.Error, "training set has images of 0x0x0"):
+            uwaga.apps.train_vit(run, empty, empty)
+
+    def test_translating_with_a_run_without_vocabularies(self):
+        config = uwaga.apps.translate_preset("tiny").model
+        config.src_vocab, config.tgt_vocab = 50, 60
+        model = uwaga.nn.Seq2SeqTransformer(config, uwaga.Generator(0))
+        preset = uwaga.apps.translate_preset("tiny")  # as returned: no vocabularies yet
+        message = "this run has no vocabularies; use the run returned by train_translator"
+        with self.assertRaisesRegex(uwaga.Error, message):  # was "id 83 out of range"
+            uwaga.apps.translate(model, preset, "we are eating bread")
+        with self.assertRaisesRegex(uwaga.Error, "cross_attention: .*" + message):
+            uwaga.apps.cross_attention(model, preset, "we are eating bread")
+        pairs = [uwaga.data.TranslationPair("we eat", "comemos")]
+        with self.assertRaisesRegex(uwaga.Error, "evaluate_translation: .*" + message):
+            uwaga.apps.evaluate_translation(model, pairs, preset)
+
+
+if __name__ == "__main__":
+    unittest.main()
