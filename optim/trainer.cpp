@@ -468,7 +468,19 @@ bool Run::end_epoch() {
 TrainSummary Run::fit() {
   const auto start = Clock::now();
   params_ = task_.model().parameters();
-  if (o_.resume) resume();
+  if (o_.resume) {
+    resume();
+  } else {
+    // Marks where this run's records begin (a directory whose earlier run never saved a
+    // checkpoint, e.g. one stopped by a NaN, can hold another run's log before it).
+    const std::string text = task_.config_json();
+    json config = text.empty() ? json() : json::parse(text, nullptr, false);
+    if (config.is_discarded()) config = text;  // not JSON: kept as the task wrote it
+    log_.write({{"type", "start"},
+                {"epochs", o_.epochs},
+                {"batches_per_epoch", batches_},
+                {"config", config}});
+  }
   StopSignalGuard signals(o_.quiet);
   task_.model().train();
 

@@ -323,7 +323,7 @@ TEST_CASE("trainer: the JSONL log has a record per logged step and per epoch, ac
 
   std::vector<nlohmann::json> records = read_jsonl(dir.str() + "/log.jsonl");
   std::vector<std::int64_t> step_records, epoch_records;
-  int resumes = 0;
+  int resumes = 0, starts = 0;
   for (const auto& r : records) {
     REQUIRE(r.contains("type"));
     if (r["type"] == "step") {
@@ -341,11 +341,17 @@ TEST_CASE("trainer: the JSONL log has a record per logged step and per epoch, ac
     } else if (r["type"] == "resume") {
       ++resumes;
       CHECK(r["step"] == 10);
+    } else if (r["type"] == "start") {
+      ++starts;
+      CHECK(r["epochs"] == 2);
+      CHECK(r["batches_per_epoch"] == 8);
     }
   }
   CHECK(step_records == std::vector<std::int64_t>{4, 8, 12, 16});
   CHECK(epoch_records == std::vector<std::int64_t>{1, 2});
   CHECK(resumes == 1);
+  CHECK(starts == 1);
+  CHECK(records.front()["type"] == "start");
 }
 
 TEST_CASE("trainer: options and resume errors are sentences", "[optim][trainer]") {
