@@ -5,10 +5,14 @@
 # Each run writes a new directory under runs/ (nothing earlier is overwritten).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash apps/setup.sh
-if [[ ! -f data/cache/mnist/t10k-labels-idx1-ubyte ]]; then
-  bash data/fetch.sh mnist
+# BUILD_DIR and BUILD_TARGETS as for apps/setup.sh; uwaga-vit is always built.
+if [[ -n "${BUILD_TARGETS:-}" && " $BUILD_TARGETS " != *" uwaga-vit "* ]]; then
+  export BUILD_TARGETS="$BUILD_TARGETS uwaga-vit"
 fi
+bash apps/setup.sh
+# Always: it checks the files' MD5 (under a second when they are there) and repairs a partial fetch.
+bash data/fetch.sh mnist
 out="runs/mnist-tiny-$(date +%Y%m%d-%H%M%S)"
 echo "quickstart: training mnist-tiny into $out"
-./build/apps/uwaga-vit train --preset mnist-tiny --data-dir data/cache/mnist --out "$out" "$@"
+"${BUILD_DIR:-build}/apps/uwaga-vit" train --preset mnist-tiny --data-dir data/cache/mnist \
+  --out "$out" "$@"

@@ -7,22 +7,37 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential cmake pkg-config libopenblas-openmp-dev catch2 libcxxopts-dev
-          zlib1g-dev nlohmann-json3-dev xz-utils curl
-          pybind11-dev python3-dev python3-numpy python3-matplotlib jupyter-nbconvert
+# Needed to build the library, the programs and the C++ tests.
+required=(build-essential cmake pkg-config libopenblas-openmp-dev catch2 libcxxopts-dev
+          zlib1g-dev nlohmann-json3-dev xz-utils curl)
+# For the Python bindings, the notebooks and their tests (CMake skips them when these are absent).
+optional=(pybind11-dev python3-dev python3-numpy python3-matplotlib jupyter-nbconvert
           python3-nbclient python3-ipykernel graphviz ${UWAGA_EXTRA_PACKAGES:-})
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+missing_required=() missing_optional=()
+for p in "${required[@]}"; do installed "$p" || missing_required+=("$p"); done
+for p in "${optional[@]}"; do installed "$p" || missing_optional+=("$p"); done
+missing=("${missing_required[@]}" "${missing_optional[@]}")
 if ((${#missing[@]})); then
-  echo "setup: installing ${missing[*]}"
-  if [[ $(id -u) -ne 0 ]]; then
-    echo "setup: not root; run: sudo apt-get install -y ${missing[*]}" >&2
+  if [[ $(id -u) -eq 0 ]]; then
+    echo "setup: installing ${missing[*]}"
+    log=$(mktemp)
+    if ! { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+             --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+      tail -n 15 "$log" >&2
+      rm -f "$log"
+      echo "setup: apt-get could not install ${missing[*]} (its last lines above)" >&2
+      exit 1
+    fi
+    rm -f "$log"
+  elif ((${#missing_required[@]})); then
+    echo "setup: missing ${missing_required[*]}; as root run:" \
+         "apt-get install -y ${missing[*]}" >&2
     exit 1
+  else
+    echo "setup: without ${missing_optional[*]} the Python bindings and notebooks are not" \
+         "built (as root: apt-get install -y ${missing_optional[*]})" >&2
   fi
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 build_dir=${BUILD_DIR:-build}

