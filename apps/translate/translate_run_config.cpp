@@ -52,15 +52,7 @@ void TranslateRunConfig::validate() const {
   if (corpus.train_size < 1) fail("--train-size must be at least 1, got ", corpus.train_size);
   if (corpus.valid_size < 1) fail("--valid-size must be at least 1, got ", corpus.valid_size);
   if (corpus.test_size < 1) fail("--test-size must be at least 1, got ", corpus.test_size);
-  if (epochs < 1 || epochs > 1'000'000) fail("--epochs must be from 1 to 1,000,000, got ", epochs);
-  if (batch_size < 1) fail("--batch-size must be at least 1, got ", batch_size);
-  if (!(lr > 0)) fail("--lr must be positive, got ", lr);
-  if (!(min_lr >= 0)) fail("--min-lr must be >= 0, got ", min_lr);
-  if (!(weight_decay >= 0)) fail("--weight-decay must be >= 0, got ", weight_decay);
-  if (warmup < 0) fail("--warmup must be >= 0, got ", warmup);
-  if (!(label_smoothing >= 0 && label_smoothing < 1))
-    fail("--label-smoothing must be in [0, 1), got ", label_smoothing);
-  if (!(clip_norm >= 0)) fail("--clip must be >= 0 (0: off), got ", clip_norm);
+  check_training_settings(*this);
   if (eval_size < 0) fail("--eval-size must be >= 0, got ", eval_size);
 }
 
