@@ -10,12 +10,9 @@
 namespace uwaga::nn {
 
 void Seq2SeqConfig::validate() const {
-  // At least 1, and at most a generous bound, far above any model this code can train: a mistyped
-  // flag or a corrupt checkpoint fails here rather than hanging in a loop of 10¹² blocks or
-  // overflowing a size.
+  // At least 1, and at most a generous bound, far above any model this code can train.
   auto in_range = [](const char* name, std::int64_t v, std::int64_t limit) {
-    if (v < 1) fail("seq2seq config: ", name, " must be positive, got ", v);
-    if (v > limit) fail("seq2seq config: ", name, " ", v, " is above the limit of ", limit);
+    check_size_in_range("seq2seq config", name, v, limit);
   };
   in_range("src_vocab", src_vocab, 1000000);
   in_range("tgt_vocab", tgt_vocab, 1000000);

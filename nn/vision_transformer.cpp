@@ -24,12 +24,10 @@ std::int64_t VitConfig::forward_flops() const {
 }
 
 void VitConfig::validate() const {
-  // At least 1, and at most a generous bound, far above any model this code can train: a mistyped
-  // flag or a corrupt checkpoint fails here rather than hanging in a loop of 10¹² blocks or
-  // overflowing a size. Within the bounds forward_flops() fits in int64.
+  // At least 1, and at most a generous bound, far above any model this code can train. Within
+  // the bounds forward_flops() fits in int64.
   auto in_range = [](const char* name, std::int64_t v, std::int64_t limit) {
-    if (v < 1) fail("vit config: ", name, " must be positive, got ", v);
-    if (v > limit) fail("vit config: ", name, " ", v, " is above the limit of ", limit);
+    check_size_in_range("vit config", name, v, limit);
   };
   in_range("image size", image_size, 65536);
   in_range("channels", channels, 1024);
