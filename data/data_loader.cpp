@@ -47,7 +47,9 @@ DataLoader::DataLoader(const ImageDataset& data, DataLoaderOptions options)
 
 std::int64_t DataLoader::batches_per_epoch() const {
   const std::int64_t n = data_->count, B = options_.batch_size;
-  return options_.drop_last ? n / B : (n + B - 1) / B;
+  // Not (n + B - 1) / B: that overflows for a batch size near the int64 limit (eval
+  // --batch-size 9223372036854775807 means "all images in one batch", not "no batch").
+  return n / B + (!options_.drop_last && n % B != 0 ? 1 : 0);
 }
 
 std::vector<std::int64_t> DataLoader::epoch_order(std::int64_t epoch) const {

@@ -147,10 +147,17 @@ IdxImages read_idx_images(const std::string& path) {
   images.count = dims[0];
   images.height = dims[1];
   images.width = dims[2];
-  // Each dimension is below 2^32, so rows * cols fits in 64 bits; count * that may not, and a
-  // damaged header claiming that much data is simply a file that is too short.
-  const std::uint64_t per_image = static_cast<std::uint64_t>(images.height * images.width);
-  if (per_image != 0 && static_cast<std::uint64_t>(images.count) > bytes.size() / per_image)
+  // An image of no pixels is a damaged header, not a dataset: refused here, where the file can
+  // be named, rather than later as a shape the model does not expect.
+  if (images.height == 0 || images.width == 0)
+    fail(path, ": the header gives images of ", images.height, " x ", images.width,
+         " pixels; an image needs at least one row and one column");
+  // Each dimension is below 2^32, so rows * cols fits in an unsigned 64-bit product (not always
+  // in a signed one: 2^32 - 1 squared is above 2^63); count * that may not, and a damaged header
+  // claiming that much data is simply a file that is too short.
+  const std::uint64_t per_image =
+      static_cast<std::uint64_t>(images.height) * static_cast<std::uint64_t>(images.width);
+  if (static_cast<std::uint64_t>(images.count) > bytes.size() / per_image)
     fail(path, ": truncated file: the header promises ", images.count, " images of ",
          images.height, " x ", images.width, " but the file has only ", bytes.size(), " bytes");
   const std::size_t pixels = static_cast<std::size_t>(images.count) * per_image;
@@ -178,6 +185,9 @@ ImageDataset load_idx(const std::string& images_path, const std::string& labels_
   if (class_names.empty())
     for (int d = 0; d < 10; ++d) class_names.push_back(std::to_string(d));
   IdxImages images = read_idx_images(images_path);
+  // A valid IDX file may hold no images, but no dataset can: nothing to train on, evaluate or
+  // normalise by. Said here, naming the file, instead of by whatever first divides by the count.
+  if (images.count == 0) fail(images_path, ": holds no images (the header's count is 0)");
   std::vector<std::int64_t> labels =
       read_idx_labels(labels_path, static_cast<std::int64_t>(class_names.size()));
   if (static_cast<std::int64_t>(labels.size()) != images.count)

@@ -30,7 +30,8 @@ IdxImages read_idx_images(const std::string& path);
 // Labels must lie in 0 .. num_classes - 1.
 std::vector<std::int64_t> read_idx_labels(const std::string& path, std::int64_t num_classes = 10);
 
-// Images and labels together as a one-channel dataset; class_names default to "0" .. "9".
+// Images and labels together as a one-channel dataset of at least one image; class_names default
+// to "0" .. "9".
 ImageDataset load_idx(const std::string& images_path, const std::string& labels_path,
                       std::vector<std::string> class_names = {});
 

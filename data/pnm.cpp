@@ -83,8 +83,10 @@ ImageDataset read_pnm(const std::string& path) {
   const long maxval = next_number(bytes, pos, path, "header");
   if (width < 1 || height < 1 || width > 16384 || height > 16384)
     fail("read_pnm: '", path, "': implausible size ", width, "x", height);
-  if (maxval < 1 || maxval > 255)
-    fail("read_pnm: '", path, "': maximum value ", maxval, " is not supported (8-bit only)");
+  // Netpbm allows maxval up to 65535; above 255 each binary sample takes two bytes, big-endian
+  // (what image tools write for 16-bit sources). Every sample is rescaled to 0..255 below.
+  if (maxval < 1 || maxval > 65535)
+    fail("read_pnm: '", path, "': maximum value ", maxval, " is out of range (1..65535)");
   ImageDataset image;
   image.count = 1;
   image.channels = (kind == '3' || kind == '6') ? 3 : 1;
@@ -92,21 +94,36 @@ ImageDataset read_pnm(const std::string& path) {
   image.width = width;
   image.labels = {0};
   const std::int64_t n = image.channels * height * width;
-  std::vector<std::uint8_t> interleaved(static_cast<std::size_t>(n));  // (H, W, C) as stored
-  // Checked in both formats: a binary byte above maxval would wrap around when rescaled
+  // (H, W, C) as stored. Filled value by value and allocated only once the file is known to hold
+  // the data: a header promising 16384 x 16384 pixels must not cost 800 MB when the file is short.
+  std::vector<std::uint16_t> interleaved;
+  // Checked in both formats: a binary sample above maxval would wrap around when rescaled
   // (255 * 255 / 15 is not a byte).
   auto store = [&](std::int64_t i, long v) {
     if (v > maxval)
       fail("read_pnm: '", path, "': value ", v, " at ", sample_position(i, width, image.channels),
            " exceeds the maximum ", maxval, " given in the header");
-    interleaved[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(v);
+    interleaved.push_back(static_cast<std::uint16_t>(v));
   };
   if (kind == '5' || kind == '6') {
-    ++pos;  // the single white-space byte after maxval
-    if (bytes.size() < pos + static_cast<std::size_t>(n))
-      fail("read_pnm: '", path, "' is truncated: expected ", n, " pixel bytes, found ",
-           bytes.size() > pos ? bytes.size() - pos : 0);
-    for (std::int64_t i = 0; i < n; ++i) store(i, static_cast<std::uint8_t>(bytes[pos + i]));
+    // Exactly one white-space byte separates maxval from the samples; a comment may come before
+    // it ("255# note\n": its newline is that byte), and anything else would shift every pixel.
+    if (pos < bytes.size() && bytes[pos] == '#')
+      while (pos < bytes.size() && bytes[pos] != '\n') ++pos;
+    if (pos < bytes.size() && !std::isspace(static_cast<unsigned char>(bytes[pos])))
+      fail("read_pnm: '", path, "': malformed header (expected a white-space byte after the "
+           "maximum value at byte ", pos, ")");
+    ++pos;
+    const std::int64_t sample_bytes = maxval > 255 ? 2 : 1;
+    const std::size_t found = bytes.size() > pos ? bytes.size() - pos : 0;
+    if (found < static_cast<std::size_t>(n * sample_bytes))
+      fail("read_pnm: '", path, "' is truncated: expected ", n * sample_bytes, " pixel bytes",
+           sample_bytes == 2 ? " (2 per sample for a maximum value above 255)" : "", ", found ",
+           found);
+    interleaved.reserve(static_cast<std::size_t>(n));
+    const auto* samples = reinterpret_cast<const unsigned char*>(bytes.data() + pos);
+    for (std::int64_t i = 0; i < n; ++i)
+      store(i, sample_bytes == 2 ? (samples[2 * i] << 8) | samples[2 * i + 1] : samples[i]);
   } else {
     for (std::int64_t i = 0; i < n; ++i) {
       skip_space(bytes, pos);
@@ -120,7 +137,7 @@ ImageDataset read_pnm(const std::string& path) {
   for (std::int64_t c = 0; c < image.channels; ++c)
     for (std::int64_t p = 0; p < height * width; ++p)
       image.pixels[c * height * width + p] = static_cast<std::uint8_t>(
-          interleaved[p * image.channels + c] * 255 / maxval);
+          interleaved[static_cast<std::size_t>(p * image.channels + c)] * 255 / maxval);
   return image;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// Netpbm images: PGM (P2 text, P5 binary; grayscale) and PPM (P3 text, P6 binary; RGB), 8-bit.
+// Netpbm images: PGM (P2 text, P5 binary; grayscale) and PPM (P3 text, P6 binary; RGB), with
+// 8-bit or 16-bit samples (maximum value up to 65535), rescaled to bytes 0..255.
 // The simplest formats that every image tool can write (`convert digit.png digit.pgm`).
 #include <string>
 

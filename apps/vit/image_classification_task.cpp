@@ -24,6 +24,16 @@ DataLoaderOptions loader_options(const VitRunConfig& run, bool train, std::int64
   return o;
 }
 
+// The training loader's options, once the training set is known to fill one batch: training
+// drops the last partial batch, so fewer images than --batch-size leave nothing to train on. (The
+// DataLoader would refuse too, but in its own words, naming neither flag.)
+DataLoaderOptions train_loader_options(const VitRunConfig& run, const ImageDataset& train) {
+  if (train.count < run.batch_size)
+    fail("train: the training set has ", train.count, " images, fewer than one batch of ",
+         run.batch_size, "; lower --batch-size or raise --train-size");
+  return loader_options(run, true, run.batch_size);
+}
+
 std::int64_t count_correct(const Tensor& logits, const Tensor& labels) {
   std::vector<std::int64_t> predicted = argmax(logits, 1).to_indices();
   std::vector<std::int64_t> truth = labels.to_indices();
@@ -69,18 +79,14 @@ ImageClassificationTask::ImageClassificationTask(nn::VisionTransformer& model,
     : model_(model),
       test_(test),
       run_(run),
-      loader_(train, loader_options(run, true, run.batch_size)),
+      loader_(train, train_loader_options(run, train)),
       parallel_(
           model,
           [&run] {
             Generator unused(0);  // a replica's initial values are replaced by the model's
             return std::make_shared<nn::VisionTransformer>(run.model, unused);
           },
-          parallel) {
-  if (loader_.batches_per_epoch() == 0)
-    fail("the training set has ", train.count, " images, fewer than one batch of ",
-         run.batch_size, "; lower --batch-size or raise --train-size");
-}
+          parallel) {}
 
 optim::StepResult ImageClassificationTask::loss_on(nn::VisionTransformer& model, const Tensor& images,
                                                    const Tensor& labels) const {

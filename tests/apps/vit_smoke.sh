@@ -120,6 +120,19 @@ expect_error "Option" train --out "$tmp/bad" --no-such-flag
 expect_error "not a PGM or PPM" predict --checkpoint "$ckpt" "$root/tests/golden/linear.safetensors"
 { printf 'P5\n32 32\n255\n'; head -c 1024 /dev/zero; } >"$tmp/big.pgm"
 expect_error "the model expects 1x28x28" predict --checkpoint "$ckpt" "$tmp/big.pgm"
+# A training set smaller than one batch: the message names both flags that can fix it.
+expect_error "fewer than one batch of 128; lower --batch-size or raise --train-size" \
+  train --out "$tmp/bad" --data-dir "$data" --train-size 100
+# A dataset directory whose files hold no images: the file is named.
+mkdir -p "$tmp/empty"
+printf '\0\0\x08\x03\0\0\0\0\0\0\0\x1c\0\0\0\x1c' >"$tmp/empty/t10k-images-idx3-ubyte"
+printf '\0\0\x08\x01\0\0\0\0' >"$tmp/empty/t10k-labels-idx1-ubyte"
+expect_error "t10k-images-idx3-ubyte: holds no images" eval --checkpoint "$ckpt" --data-dir "$tmp/empty"
+# A 16-bit PGM (maximum value 65535, two bytes a sample) is read, not refused.
+{ printf 'P5\n28 28\n65535\n'; head -c 1568 /dev/zero; } >"$tmp/deep.pgm"
+"$bin" predict --checkpoint "$ckpt" "$tmp/deep.pgm" >"$tmp/predict3.out" 2>&1 &&
+  grep -q "deep.pgm:" "$tmp/predict3.out" && pass "predict 16-bit FILE.pgm" ||
+  failed "predict 16-bit FILE.pgm: $(cat "$tmp/predict3.out")"
 expect_error "--checkpoint is given twice" predict --checkpoint "$ckpt" --checkpoint "$ckpt" --index 0
 expect_error "no such file" predict --checkpoint "$ckpt" "$tmp/a,b.pgm"
 expect_error "Option" attention --checkpoint "$ckpt" --index 0 --no-such-flag
