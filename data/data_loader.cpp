@@ -72,8 +72,16 @@ std::vector<std::int64_t> DataLoader::batch_indices(const std::vector<std::int64
   return {order.begin() + begin, order.begin() + end};
 }
 
-Batch DataLoader::batch(std::int64_t epoch, std::int64_t b) const {
-  return make_batch(batch_indices(epoch_order(epoch), b), epoch);
+const std::vector<std::int64_t>& DataLoader::order_of(std::int64_t epoch) {
+  if (order_epoch_ != epoch) {
+    order_ = epoch_order(epoch);
+    order_epoch_ = epoch;
+  }
+  return order_;
+}
+
+Batch DataLoader::batch(std::int64_t epoch, std::int64_t b) {
+  return make_batch(batch_indices(order_of(epoch), b), epoch);
 }
 
 Batch DataLoader::make_batch(const std::vector<std::int64_t>& indices, std::int64_t epoch) const {
@@ -113,11 +121,7 @@ bool DataLoader::next(Batch& batch) {
     position_ = {position_.epoch + 1, 0};
     return false;
   }
-  if (order_epoch_ != position_.epoch) {
-    order_ = epoch_order(position_.epoch);
-    order_epoch_ = position_.epoch;
-  }
-  batch = make_batch(batch_indices(order_, position_.batch), position_.epoch);
+  batch = make_batch(batch_indices(order_of(position_.epoch), position_.batch), position_.epoch);
   ++position_.batch;
   return true;
 }

@@ -71,8 +71,10 @@ class DataLoader {
   // identity without shuffle).
   std::vector<std::int64_t> epoch_order(std::int64_t epoch) const;
 
-  // Batch `b` of epoch `epoch`, independent of the current position.
-  Batch batch(std::int64_t epoch, std::int64_t b) const;
+  // Batch `b` of epoch `epoch`, independent of the current position. Not const: the epoch's
+  // order is kept between calls (drawing a permutation of MNIST's 60,000 indices took 0.36 ms, 2 %
+  // of a 2-thread mnist-tiny step, when every batch drew its own).
+  Batch batch(std::int64_t epoch, std::int64_t b);
 
   // The images at `indices` as a batch, augmented as in epoch `epoch` when augmentation is on.
   Batch make_batch(const std::vector<std::int64_t>& indices, std::int64_t epoch) const;
@@ -80,12 +82,14 @@ class DataLoader {
  private:
   std::vector<std::int64_t> batch_indices(const std::vector<std::int64_t>& order,
                                           std::int64_t b) const;
+  // epoch_order(epoch), drawn once and kept until another epoch is asked for.
+  const std::vector<std::int64_t>& order_of(std::int64_t epoch);
 
   const ImageDataset* data_;
   DataLoaderOptions options_;
   std::vector<float> lut_;  // (C, 256): the normalised value of each byte in each channel
   LoaderPosition position_;
-  std::int64_t order_epoch_ = -1;  // the epoch whose permutation order_ holds
+  std::int64_t order_epoch_ = -1;  // the epoch whose permutation order_ holds (-1: none yet)
   std::vector<std::int64_t> order_;
 };
 

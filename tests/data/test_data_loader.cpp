@@ -121,6 +121,35 @@ TEST_CASE("DataLoader: every image exactly once per epoch; drop_last", "[data][l
   }
 }
 
+TEST_CASE("DataLoader: batch(e, b) is epoch e's order cut in batches, whatever was asked before",
+          "[data][loader]") {
+  // batch() keeps the last epoch's permutation: asking for other epochs in between, or running
+  // next() through another epoch, must not leave a stale one behind.
+  const ImageDataset d = synthetic(10);
+  DataLoaderOptions options;
+  options.batch_size = 4;
+  options.shuffle = true;
+  options.seed = 5;
+  DataLoader loader(d, options);
+  const DataLoader reference(d, options);
+  auto expect = [&](std::int64_t epoch, std::int64_t b) {
+    const std::vector<std::int64_t> order = reference.epoch_order(epoch);
+    const std::int64_t end = std::min<std::int64_t>(4 * b + 4, 10);
+    REQUIRE(loader.batch(epoch, b).indices ==
+            std::vector<std::int64_t>(order.begin() + 4 * b, order.begin() + end));
+  };
+  expect(1, 0);
+  expect(0, 2);
+  expect(1, 1);
+  const std::vector<std::int64_t> order0 = reference.epoch_order(0);
+  Batch b;
+  REQUIRE(loader.next(b));  // epoch 0 through next(), then batch() of epoch 1 again
+  REQUIRE(b.indices == std::vector<std::int64_t>(order0.begin(), order0.begin() + 4));
+  expect(1, 2);
+  REQUIRE(loader.next(b));  // next() after batch() switched epochs: still epoch 0's order
+  REQUIRE(b.indices == std::vector<std::int64_t>(order0.begin() + 4, order0.begin() + 8));
+}
+
 TEST_CASE("DataLoader: images are normalised per channel", "[data][loader]") {
   const ImageDataset d = synthetic(5);
   DataLoaderOptions options;
@@ -245,7 +274,7 @@ TEST_CASE("augment: deterministic per seed, different per epoch, off in evaluati
   DataLoaderOptions eval = train;
   eval.augment = AugmentOptions::none();
 
-  const DataLoader a(d, train), b(d, train), e(d, eval);
+  DataLoader a(d, train), b(d, train), e(d, eval);
   const std::vector<float> a0 = floats(a.batch(0, 0).images);
   REQUIRE(a0 == floats(b.batch(0, 0).images));  // same seed, same epoch: same pixels
   REQUIRE(a0 != floats(a.batch(1, 0).images));  // another epoch: other crops
