@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -12,8 +13,34 @@ namespace {
 
 const char* const kSpecials[] = {"<pad>", "<bos>", "<eos>", "<unk>"};
 
-bool is_separator(unsigned char c) {
-  return c < 0x80 && (std::isspace(c) || std::ispunct(c));
+// Punctuation and spaces outside ASCII that separate words, as UTF-8 bytes: without them "¿we" or
+// "bread”" would be one word, and a file saved with a byte-order mark would glue it to its first
+// word. The corpus holds none of them, so they change no trained model.
+const char* const kUnicodeSeparators[] = {
+    "\xC2\xA0",  // no-break space
+    "\xC2\xA1",  // ¡
+    "\xC2\xBF",  // ¿
+    "\xC2\xAB",  // «
+    "\xC2\xBB",  // »
+    "\xE2\x80\x93",  // – en dash
+    "\xE2\x80\x94",  // — em dash
+    "\xE2\x80\x98",  // ‘
+    "\xE2\x80\x99",  // ’ (the typographic apostrophe: "don’t" splits as "don't" does)
+    "\xE2\x80\x9C",  // “
+    "\xE2\x80\x9D",  // ”
+    "\xE2\x80\xA6",  // …
+    "\xE2\x80\x8B",  // zero-width space
+    "\xEF\xBB\xBF",  // byte-order mark (zero-width no-break space)
+};
+
+// Every ASCII character but letters and digits: spaces, punctuation and control characters.
+bool is_ascii_separator(unsigned char c) { return c < 0x80 && !std::isalnum(c); }
+
+// The length in bytes of the non-ASCII separator starting at text[i], or 0 for none.
+std::size_t unicode_separator_at(const std::string& text, std::size_t i) {
+  for (const char* sep : kUnicodeSeparators)
+    if (text.compare(i, std::strlen(sep), sep) == 0) return std::strlen(sep);
+  return 0;
 }
 
 }  // namespace
@@ -21,15 +48,24 @@ bool is_separator(unsigned char c) {
 std::vector<std::string> tokenize(const std::string& text) {
   std::vector<std::string> words;
   std::string word;
-  for (unsigned char c : text) {
-    if (is_separator(c)) {
-      if (!word.empty()) words.push_back(std::move(word));
-      word.clear();
+  auto end_word = [&] {
+    if (!word.empty()) words.push_back(std::move(word));
+    word.clear();
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (is_ascii_separator(c)) {
+      end_word();
+    } else if (c < 0x80) {
+      word.push_back(static_cast<char>(std::tolower(c)));
+    } else if (const std::size_t n = unicode_separator_at(text, i)) {
+      end_word();
+      i += n - 1;
     } else {
-      word.push_back(c < 0x80 ? static_cast<char>(std::tolower(c)) : static_cast<char>(c));
+      word.push_back(static_cast<char>(c));
     }
   }
-  if (!word.empty()) words.push_back(std::move(word));
+  end_word();
   return words;
 }
 

@@ -13,9 +13,12 @@
 
 namespace uwaga {
 
-// Splits text into words: ASCII letters are lowercased, ASCII punctuation and whitespace separate
-// words and are dropped; other bytes (UTF-8 letters such as "é") stay as they are.
-// "We are eating bread." -> {"we", "are", "eating", "bread"}.
+// Splits text into words: ASCII letters are lowercased; ASCII punctuation, whitespace and control
+// characters separate words and are dropped, and so are the common non-ASCII separators
+// (¿ ¡ « » ‘ ’ “ ” … – —, the no-break and zero-width spaces, a byte-order mark); other bytes
+// (UTF-8 letters such as "é") stay as they are.
+//   "We are eating bread." -> {"we", "are", "eating", "bread"}
+//   "¿Él come pan?"        -> {"Él", "come", "pan"}   (only ASCII letters are lowercased)
 std::vector<std::string> tokenize(const std::string& text);
 
 class Vocabulary {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "core/autograd.h"
 #include "core/indexing.h"
@@ -158,8 +157,21 @@ std::vector<Hypothesis> greedy_decode(Seq2SeqTransformer& model,
 
 double length_normalized_score(const Hypothesis& h, double length_penalty) {
   if (length_penalty == 0) return h.score;
-  const auto words = static_cast<double>(h.tokens.size() + (h.finished ? 1 : 0));
-  return h.score / std::pow(std::max(words, 1.0), length_penalty);
+  return h.score / std::pow(ranked_length(h), length_penalty);
+}
+
+double ranked_length(const Hypothesis& h) {
+  return std::max(static_cast<double>(h.tokens.size() + (h.finished ? 1 : 0)), 1.0);
+}
+
+bool ranks_above(double score_a, double length_a, double score_b, double length_b,
+                 double length_penalty) {
+  if (length_penalty == 0 || length_a == length_b || score_a == 0 || score_b == 0)
+    return score_a > score_b;  // the same order as score / length^α: no division needed
+  // a / La^α > b / Lb^α with a, b < 0  ⟺  log(−a) − log(−b) < α (log La − log Lb). In logs no
+  // power overflows: 32^α is infinite from α ≈ 205 on, and every quotient would then be −0.
+  return std::log(-score_a) - std::log(-score_b) <
+         length_penalty * (std::log(length_a) - std::log(length_b));
 }
 
 Hypothesis beam_search(Seq2SeqTransformer& model, const std::vector<std::int64_t>& source,
@@ -194,8 +206,10 @@ Hypothesis beam_search(Seq2SeqTransformer& model, const std::vector<std::int64_t
     return a.token < b.token;
   };
 
-  auto ranked = [&](const Hypothesis& h) {
-    return length_normalized_score(h, options.length_penalty);
+  // Whether finished (or truncated) sentence a ranks above b: score / |y|^α, compared in logs.
+  auto above = [&](const Hypothesis& a, const Hypothesis& b) {
+    return ranks_above(a.score, ranked_length(a), b.score, ranked_length(b),
+                       options.length_penalty);
   };
 
   std::vector<Beam> alive = {{{options.bos_id}, 0.0}};
@@ -232,13 +246,16 @@ Hypothesis beam_search(Seq2SeqTransformer& model, const std::vector<std::int64_t
     }
     alive = std::move(next);
     if (!finished.empty()) {
-      double best_finished = -std::numeric_limits<double>::infinity();
-      for (const Hypothesis& h : finished) best_finished = std::max(best_finished, ranked(h));
-      // The best a prefix of score s ≤ 0 can still reach is s / bound^α (1 when α = 0).
-      const double longest = std::pow(static_cast<double>(bound), options.length_penalty);
+      const Hypothesis* best_finished = &finished[0];
+      for (const Hypothesis& h : finished)
+        if (above(h, *best_finished)) best_finished = &h;
+      // The best a prefix of score s ≤ 0 can still reach is s / bound^α: a sentence of `bound`
+      // words (EOS included) with the score it has now.
       bool can_improve = false;
       for (const Beam& beam : alive)
-        can_improve = can_improve || beam.score / longest > best_finished;
+        can_improve = can_improve ||
+                      ranks_above(beam.score, static_cast<double>(bound), best_finished->score,
+                                  ranked_length(*best_finished), options.length_penalty);
       if (!can_improve) break;
     }
   }
@@ -247,7 +264,7 @@ Hypothesis beam_search(Seq2SeqTransformer& model, const std::vector<std::int64_t
   auto best_of = [&](const std::vector<Hypothesis>& hs) {
     std::size_t best = 0;
     for (std::size_t i = 1; i < hs.size(); ++i)
-      if (ranked(hs[i]) > ranked(hs[best])) best = i;
+      if (above(hs[i], hs[best])) best = i;
     return hs[best];
   };
   if (!finished.empty()) return best_of(finished);

@@ -47,7 +47,15 @@ struct Hypothesis {
 };
 
 // What beam search ranks finished sentences by: score / |y|^α, |y| the words produced with EOS.
+// For display: with a large α, |y|^α overflows and every such quotient is −0; beam search
+// compares with ranks_above instead.
 double length_normalized_score(const Hypothesis& h, double length_penalty);
+// |y|: the words of h, EOS included when it finished (at least 1).
+double ranked_length(const Hypothesis& h);
+// Whether score_a / length_a^α > score_b / length_b^α, for scores ≤ 0, compared in logarithms
+// so that it stays right for any finite α ≥ 0 (for α = 0: score_a > score_b exactly).
+bool ranks_above(double score_a, double length_a, double score_b, double length_b,
+                 double length_penalty);
 
 // The length bound for a source of `source_length` ids under `options`.
 std::int64_t decoding_length_bound(const Seq2SeqTransformer& model, std::int64_t source_length,

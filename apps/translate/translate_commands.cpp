@@ -101,6 +101,54 @@ std::string padded(const std::string& word, std::size_t width) {
   return word + std::string(letters < width ? width - letters : 0, ' ');
 }
 
+// The length of the well-formed UTF-8 character at text[i] (1 to 4 bytes), or 0 when the bytes
+// there are not one: a stray continuation byte, a truncated or overlong sequence, a surrogate
+// (the ranges of the Unicode standard, table 3-7).
+std::size_t utf8_character_at(const std::string& text, std::size_t i) {
+  auto byte = [&](std::size_t k) -> unsigned {
+    return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u;
+  };
+  auto in = [&](std::size_t k, unsigned lo, unsigned hi) { return byte(k) >= lo && byte(k) <= hi; };
+  const unsigned c = byte(0);
+  std::size_t n = 0;
+  unsigned lo = 0x80, hi = 0xBF;  // the range of the second byte
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) n = 2;
+  if (c >= 0xE0 && c <= 0xEF) n = 3;
+  if (c >= 0xF0 && c <= 0xF4) n = 4;
+  if (c == 0xE0) lo = 0xA0;  // not overlong
+  if (c == 0xED) hi = 0x9F;  // not a surrogate
+  if (c == 0xF0) lo = 0x90;  // not overlong
+  if (c == 0xF4) hi = 0x8F;  // not above U+10FFFF
+  if (n == 0 || !in(1, lo, hi)) return 0;
+  for (std::size_t k = 2; k < n; ++k)
+    if (!in(k, 0x80, 0xBF)) return 0;
+  return n;
+}
+
+// `text` safe to print and to put in the SVG: a tab becomes a space, and bytes that are not UTF-8
+// and other control characters (an escape, a stray CR) become U+FFFD "�". Raw, they garbled the
+// terminal and made the SVG ill-formed XML that no viewer would open.
+std::string printable(const std::string& text) {
+  static const std::string kReplacement = "\xEF\xBF\xBD";
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t n = utf8_character_at(text, i);
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\t') {
+      out += ' ';
+      i += 1;
+    } else if (n == 0 || (n == 1 && (c < 0x20 || c == 0x7F))) {
+      out += kReplacement;
+      i += 1;
+    } else {
+      out.append(text, i, n);
+      i += n;
+    }
+  }
+  return out;
+}
+
 std::string words_of(const std::vector<std::int64_t>& ids, const Vocabulary& vocab) {
   std::string s;
   for (std::int64_t id : ids) s += (s.empty() ? "" : " ") + vocab.word(id);
@@ -255,7 +303,7 @@ int translate_translate(int argc, char** argv) {
       ("checkpoint", "a checkpoint written by uwaga-translate train", value<std::string>())
       ("beam", "beam width (1: greedy)", value<std::int64_t>()->default_value("1"))
       ("length-penalty", "beam search ranks finished sentences by score / length^α: this α (0: total log-probability, 1: per word)", value<double>()->default_value("0"))
-      ("max-length", "most words produced per sentence (0: twice the source's, plus 10)", value<std::int64_t>()->default_value("0"))
+      ("max-length", "most words produced per sentence, EOS included (0: twice the source's, plus 10); at most the model's max_length", value<std::int64_t>()->default_value("0"))
       ("attention", "draw the cross-attention of the (first) translation to this SVG file", value<std::string>())
       ("sentences", "sentences to translate", value<std::vector<std::string>>())
       ("h,help", "show this help");
@@ -293,6 +341,7 @@ int translate_translate(int argc, char** argv) {
   for (std::size_t i = 0;; ++i) {
     if (from_stdin) {
       if (!std::getline(std::cin, line)) break;
+      if (!line.empty() && line.back() == '\r') line.pop_back();  // a CRLF line end
     } else {
       if (i >= sentences.size()) break;
       line = sentences[i];
@@ -301,7 +350,14 @@ int translate_translate(int argc, char** argv) {
     std::vector<std::int64_t> source = encode_source(line, en, &unknown);
     for (const auto& w : unknown)
       std::fprintf(stderr, "uwaga-translate: '%s' is not in the English vocabulary; it is read "
-                   "as <unk>\n", w.c_str());
+                   "as <unk>\n", printable(w).c_str());
+    // "don't" splits at its apostrophe into "don" and "t", both unknown, and the negation is
+    // lost without a word about it: say what the corpus writes instead.
+    const bool apostrophe = line.find('\'') != std::string::npos ||
+                            line.find("\xE2\x80\x99") != std::string::npos;  // ' or ’
+    if (!unknown.empty() && apostrophe)
+      std::fprintf(stderr, "uwaga-translate: the corpus has no contractions; write them out "
+                   "(\"do not\", \"does not\", \"we are\", \"i am\")\n");
     if (source.size() == 1) {  // no words: nothing to translate
       std::printf("\n");
       std::fflush(stdout);
@@ -319,7 +375,7 @@ int translate_translate(int argc, char** argv) {
                                                 : nn::beam_search(model, source, decoding);
     if (!h.finished)
       std::fprintf(stderr, "uwaga-translate: the translation of '%s' reached the length bound "
-                   "without ending\n", line.c_str());
+                   "without ending\n", printable(line).c_str());
     std::printf("%s\n", words_of(h.tokens, es).c_str());
     std::fflush(stdout);
 
@@ -341,8 +397,9 @@ int translate_translate(int argc, char** argv) {
       model.keep_cross_attention(false);
       for (const Tensor& map : model.cross_attention_maps())  // (1, h, T, S)
         a.layers.push_back(reshape(map, {map.size(1), map.size(2), map.size(3)}));
-      save_attention_svg(a, "\"" + line + "\" -> \"" + words_of(h.tokens, es) + "\"",
-                         attention_path);
+      const std::string title =
+          "\"" + printable(line) + "\" -> \"" + words_of(h.tokens, es) + "\"";
+      save_attention_svg(a, title, attention_path);
       const std::vector<std::int64_t> strongest = a.strongest_source();
       const std::vector<double> mean = a.average();
       std::fprintf(stderr, "cross-attention (average over layers and heads) written to %s:\n",

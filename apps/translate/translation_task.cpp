@@ -79,7 +79,7 @@ std::vector<EncodedPair> encode_pairs(const std::vector<TranslationPair>& pairs,
     const auto longest = static_cast<std::int64_t>(std::max(e.source.size(), e.target.size() - 1));
     if (longest > run.model.max_length)
       fail("the pair '", p.english, "' => '", p.spanish, "' needs ", longest,
-           " positions, more than max_length ", run.model.max_length);
+           " positions, more than max_length ", run.model.max_length, "; raise --max-length");
     out.push_back(std::move(e));
   }
   return out;

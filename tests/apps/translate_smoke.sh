@@ -83,6 +83,12 @@ else
   failed "translate with an unknown word exited with $?: $(cat "$tmp/unk.err")"
 fi
 
+# 4b. A contraction ("don't": two unknown words, the negation lost) is explained once.
+"$bin" translate --checkpoint "$ckpt" "we don't eat bread" >/dev/null 2>"$tmp/contraction.err"
+[[ $(grep -c "write them out" "$tmp/contraction.err") -eq 1 ]] &&
+  pass "translate: contractions explained ($(tail -1 "$tmp/contraction.err"))" ||
+  failed "translate: contraction: $(cat "$tmp/contraction.err")"
+
 # 5. Greedy and --beam 1 give identical output; stdin gives one line per line.
 sentences=("we are eating bread" "my mother is cooking the fish in the kitchen" "i do not have a car"
            "they sleep" "xyzzy plugh")
@@ -121,6 +127,31 @@ else
   failed "translate --attention exited with $?: $(cat "$tmp/att.err")"
 fi
 
+# 7b. Pasted or saved text: a byte-order mark, CRLF line ends, a no-break space and Spanish
+# punctuation translate as the plain sentence does, with no unknown word; bytes that are not
+# UTF-8 and control characters neither garble the messages nor break the SVG (XML).
+"$bin" translate --checkpoint "$ckpt" "we are eating bread" >"$tmp/plain.out" 2>/dev/null
+printf '\xef\xbb\xbfwe are eating bread\r\n\xc2\xbfwe are\xc2\xa0eating bread?\r\n' |
+  "$bin" translate --checkpoint "$ckpt" >"$tmp/pasted.out" 2>"$tmp/pasted.err"
+if [[ $(sed -n 1p "$tmp/pasted.out") == $(cat "$tmp/plain.out") &&
+      $(sed -n 2p "$tmp/pasted.out") == $(cat "$tmp/plain.out") && ! -s $tmp/pasted.err ]]; then
+  pass "translate: BOM, CRLF, no-break space and ¿? read as the plain sentence"
+else
+  failed "translate: pasted text: $(cat "$tmp/pasted.out" "$tmp/pasted.err")"
+fi
+printf 'we eat \xff bread\x01\r\n' |
+  "$bin" translate --checkpoint "$ckpt" --max-length 1 --attention "$tmp/bytes.svg" \
+    >/dev/null 2>"$tmp/bytes.err"
+utf8_text() {  # the file is UTF-8 (iconv) and holds no CR or other control character but LF
+  iconv -f UTF-8 -t UTF-8 "$1" >/dev/null 2>&1 && ! LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f]' "$1"
+}
+if grep -q "not in the English vocabulary" "$tmp/bytes.err" && utf8_text "$tmp/bytes.err" &&
+   utf8_text "$tmp/bytes.svg"; then
+  pass "translate: stray bytes and control characters are shown as U+FFFD, the SVG stays UTF-8"
+else
+  failed "translate: stray bytes: $(cat -A "$tmp/bytes.err")"
+fi
+
 # 8. --help on every mode.
 for mode in train eval translate; do
   "$bin" "$mode" --help >"$tmp/help.out" 2>&1 && grep -q -- "--" "$tmp/help.out" &&
@@ -139,6 +170,7 @@ expect_error() {  # expected-text, then the arguments
   fi
 }
 expect_error "not divisible by heads" train --preset tiny --out "$tmp/bad" --heads 5
+expect_error "raise --max-length" train --preset tiny --out "$tmp/bad" --max-length 5
 expect_error "unknown preset" train --preset huge --out "$tmp/bad"
 expect_error "is required" train
 expect_error "'sinusoidal' or 'learned'" train --preset tiny --out "$tmp/bad" --positions rotary
