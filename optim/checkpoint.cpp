@@ -71,8 +71,10 @@ CheckpointInfo info_from_metadata(const std::map<std::string, std::string>& meta
   char* end = nullptr;
   errno = 0;
   info.lr = std::strtod(lr->second.c_str(), &end);
-  if (lr->second.empty() || *end != '\0' || errno == ERANGE)
-    fail(where, ": metadata \"lr\" must be a number, got ", in_quotes(lr->second));
+  // strtod also reads "nan", "inf" and "-1": no learning rate the trainer could resume with.
+  if (lr->second.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(info.lr) ||
+      info.lr < 0)
+    fail(where, ": metadata \"lr\" must be a finite number >= 0, got ", in_quotes(lr->second));
 
   if (auto it = metadata.find("config"); it != metadata.end()) info.config = it->second;
   if (auto it = metadata.find("task_state"); it != metadata.end()) info.task_state = it->second;
@@ -190,6 +192,13 @@ CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, Optim
   for (const auto& [name, t] : model_state)
     if (t.is_floating() && !all_finite(t))
       fail(where, ": parameter '", name, "' holds NaN or inf (saved from a run that diverged?)");
+  // The optimizer's state matters as much: an inf in Adam's second moment freezes its parameter
+  // for good, a NaN reaches the parameters at the next step.
+  if (opt)
+    for (const auto& [key, t] : optim_state)
+      if (t.is_floating() && !all_finite(t))
+        fail(where, ": optimizer state '", key, "' holds NaN or inf (saved from a run that "
+             "diverged?)");
   if (auto bad = dtype_mismatches(model, model_state); !bad.empty())
     fail(where, ": the checkpoint does not fit the model. Dtype mismatch (", bad.size(), "): ",
          join(bad), ".");

@@ -45,12 +45,15 @@ void save_checkpoint(const std::string& path, const nn::Module& model, const Opt
                      const CheckpointInfo& info);
 
 // Reads `path` and copies its values into `model` (and `opt`, when not null). Every parameter name,
-// shape and dtype must match; the error names the file and lists what does not. When loading
-// fails, the model is left as it was. Returns the metadata.
+// shape and dtype must match; the error names the file and lists what does not. A parameter (or,
+// with `opt`, an optimizer state tensor) holding NaN or inf is refused, as is a metadata "lr" that
+// is not a finite number >= 0. When loading fails, the model is left as it was. Returns the
+// metadata.
 CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, Optimizer* opt);
 
 // True when no element of the float tensor `t` is NaN or ±inf. Checkpoints hold finite values only:
-// the Trainer stops rather than save a diverged model, and load_checkpoint refuses one.
+// the Trainer stops rather than save a diverged model or optimizer state, and load_checkpoint
+// refuses one.
 bool all_finite(const Tensor& t);
 
 // Only the metadata (reads the header, not the tensors): e.g. the config, to build the right

@@ -1,9 +1,12 @@
 #include "optim/trainer.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cmath>
@@ -78,6 +81,33 @@ class StopSignalGuard {
 
   struct sigaction old_int_ {};
   struct sigaction old_term_ {};
+};
+
+// ---- one run per output directory ------------------------------------------------------------
+// Two processes training into one directory (a second terminal, a resume started while the run
+// still goes on) would interleave their logs and overwrite each other's checkpoints. The run
+// holds an exclusive flock() on the directory itself, released when it ends or dies; a second
+// run fails at once. Where the file system cannot lock (some network mounts), runs go unlocked.
+class DirectoryLock {
+ public:
+  explicit DirectoryLock(const std::string& dir) {
+    if (dir.empty()) return;
+    fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd_ < 0) return;  // writing into it will fail with a clearer error
+    if (::flock(fd_, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK) return;
+    ::close(fd_);
+    fd_ = -1;
+    fail("Trainer: another run is already training into '", dir,
+         "' (it holds the directory's lock); wait for it to end, or use another output directory");
+  }
+  ~DirectoryLock() {
+    if (fd_ >= 0) ::close(fd_);  // releases the lock
+  }
+  DirectoryLock(const DirectoryLock&) = delete;
+  DirectoryLock& operator=(const DirectoryLock&) = delete;
+
+ private:
+  int fd_ = -1;
 };
 
 // ---- formatting ---------------------------------------------------------------------------------
@@ -226,6 +256,12 @@ class Run {
   }
 
   TrainSummary fit();
+  // Logs the stop record of a run ended by an exception (a full disk, a failing task), and clears
+  // the progress bar; the caller prints the message.
+  void stop_on_error(const std::string& message) {
+    progress_.clear();
+    log_.write({{"type", "stop"}, {"reason", "error"}, {"step", step_}, {"message", message}});
+  }
 
  private:
   void resume();
@@ -282,7 +318,12 @@ void Run::resume() {
   // when the checkpoint was written, whatever begin_epoch touches.
   task_.begin_epoch(epoch_);
   epoch_begun_ = true;
-  task_.load_state(info.task_state);
+  try {
+    task_.load_state(info.task_state);
+  } catch (const Error& e) {
+    fail("Trainer: cannot resume from '", checkpoint_path_, "': its task_state is damaged (",
+         e.what(), ")");
+  }
   if (!info.trainer_state.empty()) {  // older checkpoints have none: the epoch's sums restart
     try {
       epoch_meter_ = Meter::from_json(nlohmann::json::parse(info.trainer_state).at("epoch"));
@@ -317,6 +358,13 @@ bool Run::save() {
     if (!all_finite(p))
       return stop_non_finite("after step " + std::to_string(step_),
                              "parameter '" + name + "' holds NaN or inf");
+  // The same for the optimizer's state: a gradient of 1e21 is finite, its square in float32 is
+  // not, and an inf in Adam's second moment freezes that parameter from then on (and would make
+  // the checkpoint unloadable).
+  for (const auto& [key, t] : opt_.state())
+    if (t.is_floating() && !all_finite(t))
+      return stop_non_finite("after step " + std::to_string(step_),
+                             "optimizer state '" + key + "' holds NaN or inf");
   CheckpointInfo info;
   info.step = step_;
   info.epoch = epoch_;
@@ -326,7 +374,15 @@ bool Run::save() {
   info.config = task_.config_json();
   info.task_state = task_.save_state();
   info.trainer_state = nlohmann::json{{"epoch", epoch_meter_.to_json()}}.dump();
-  save_checkpoint(checkpoint_path_, task_.model(), &opt_, info);
+  try {
+    save_checkpoint(checkpoint_path_, task_.model(), &opt_, info);
+  } catch (const Error& e) {
+    fail("Trainer: cannot save the checkpoint of step ", step_, " (",
+         saved_step_ >= 0 ? "the last one, of step " + std::to_string(saved_step_) +
+                                ", is kept as it was"
+                          : std::string("none was written before"),
+         "): ", e.what());
+  }
   saved_step_ = step_;
   return true;
 }
@@ -601,8 +657,18 @@ TrainSummary Trainer::fit() {
       fail("Trainer: cannot create the output directory '", options_.out_dir, "': ",
            ec.message());
   }
+  DirectoryLock lock(options_.out_dir);
+  // A fresh run would overwrite the checkpoint at its first save: the earlier run's work, lost.
+  if (!options_.resume && !options_.out_dir.empty() && std::filesystem::exists(checkpoint_path()))
+    fail("Trainer: '", options_.out_dir, "' already holds a run (", checkpoint_path(),
+         "); continue it with resume, or train into another out_dir");
   Run run(task_, optimizer_, schedule_, options_, checkpoint_path(), log_path());
-  return run.fit();
+  try {
+    return run.fit();
+  } catch (const std::exception& e) {
+    run.stop_on_error(e.what());  // the log says how the run ended; the caller prints the error
+    throw;
+  }
 }
 
 }  // namespace uwaga::optim

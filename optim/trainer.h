@@ -24,13 +24,17 @@
 // Files in out_dir:
 //   checkpoint.safetensors  rewritten atomically at each epoch end, every checkpoint_every steps,
 //                           on max_steps and on SIGINT / SIGTERM — never after a non-finite value
+//                           (in a parameter or in the optimizer's state); when a save fails (a
+//                           full disk), fit() throws and the previous checkpoint stays whole
 //   log.jsonl               appended across resumes, one object per line:
 //     {"type":"step", "step", "epoch", "batch", "loss", "accuracy"?, "lr", "grad_norm",
 //      "items_per_s"}                     (loss, accuracy, grad_norm: means since the last line)
 //     {"type":"epoch", "epoch", "step", "lr", "seconds", "train_loss"?, "train_accuracy"?,
 //      "items_per_s"?, "test_<metric>"...}
 //     {"type":"resume", ...}   {"type":"stop", "reason": "interrupted" | "non_finite" |
-//      "max_steps", "message"}
+//      "max_steps" | "error", "message"}   ("error": an exception, e.g. a full disk, ended fit())
+// One run at a time per out_dir: fit() holds a lock on the directory, and a second run training
+// into it meanwhile (another process) fails at once, naming the directory.
 // Steps and epochs count from 1 in logs and messages ("step 3" is the third update). An epoch's
 // train metrics cover the steps this process ran (after a resume, only the rest of the epoch).
 #include <cstdint>
@@ -76,7 +80,8 @@ struct TrainerOptions {
   std::int64_t max_steps = 0;         // 0: no limit; counts steps across resumes
   double clip_norm = 0.0;             // 0: only measure the gradient norm
   std::string out_dir;                // checkpoint.safetensors and log.jsonl; empty: no files
-  bool resume = false;                // continue from out_dir/checkpoint.safetensors
+  bool resume = false;                // continue from out_dir/checkpoint.safetensors; without
+                                      // it, an out_dir holding one is refused, not overwritten
   std::int64_t log_every = 50;        // steps between log lines (and JSONL records); 0: none
   std::int64_t checkpoint_every = 0;  // steps between checkpoints; 0: only at epoch ends
   bool evaluate_each_epoch = true;

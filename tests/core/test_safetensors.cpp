@@ -365,6 +365,43 @@ TEST_CASE("safetensors: damaged files give errors naming the file and the proble
   }
 }
 
+// A header nested a million levels deep used to crash the reader (a stack overflow in the error
+// message, which printed the offending value with the recursive json::dump()).
+TEST_CASE("safetensors: deeply nested or huge header values give errors, not crashes",
+          "[safetensors]") {
+  TempDir dir;
+  const std::size_t depth = 1000000;
+  const std::string nested = std::string(depth, '[') + std::string(depth, ']');
+  const std::string shape = R"("shape":[2],)";
+  const std::string offsets = R"("data_offsets":[0,8])";
+  SECTION("a tensor entry") {
+    CHECK_THAT(load_error(dir, raw_file(R"({"x":)" + nested + "}", "")),
+               Contains("tensor 'x': expected an object, got [[...]]"));
+  }
+  SECTION("the dtype, the shape, the offsets") {
+    CHECK_THAT(load_error(dir, raw_file(R"({"x":{"dtype":)" + nested + "," + shape + offsets +
+                                        "}}", "")),
+               Contains("unsupported dtype [[...]]"));
+    CHECK_THAT(load_error(dir, raw_file(R"({"x":{"dtype":"F32","shape":)" + nested + "," +
+                                        offsets + "}}", "")),
+               Contains("shape must be a list of non-negative integers, got [[...]]"));
+    CHECK_THAT(load_error(dir, raw_file(R"({"x":{"dtype":"F32",)" + shape +
+                                        R"("data_offsets":)" + nested + "}}", "")),
+               Contains("data_offsets must be two non-negative integers"));
+  }
+  SECTION("a metadata value") {
+    CHECK_THAT(load_error(dir, raw_file(R"({"__metadata__":{"k":)" + nested + "}}", "")),
+               Contains("metadata entry \"k\" must be a string, got [[...]]"));
+  }
+  SECTION("a long value is cut short in the message") {
+    const std::string message = load_error(
+        dir, raw_file(R"({"x":{"dtype":")" + std::string(100000, 'A') + R"(",)" + shape +
+                      offsets + "}}", ""));
+    CHECK_THAT(message, Contains("unsupported dtype \"AAAA") && Contains("..."));
+    CHECK(message.size() < 1000);
+  }
+}
+
 TEST_CASE("safetensors: saving rejects what cannot be written", "[safetensors]") {
   TempDir dir;
   const std::string path = dir.file("out.safetensors");

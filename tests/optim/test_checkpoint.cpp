@@ -299,3 +299,57 @@ TEST_CASE("overwriting a checkpoint is atomic", "[optim][checkpoint]") {
     CHECK(read_checkpoint_info(path).step == 1);
   }
 }
+
+// Before: load_checkpoint checked the parameters only. An inf or NaN in Adam's moments loaded
+// silently: the parameter froze (inf) or turned NaN at the first step after the resume.
+TEST_CASE("a checkpoint whose optimizer state holds NaN or inf is refused for training",
+          "[optim][checkpoint]") {
+  TempDir dir("ckpt-nan-state");
+  const std::string path = dir.file("checkpoint.safetensors");
+  Generator gen(1);
+  nn::MLP saved(4, 8, gen);
+  Adam adam(make_param_groups(saved, 0.0), AdamOptions{});
+  train_a_little(saved, adam, 2, 3);
+  save_checkpoint(path, saved, &adam, CheckpointInfo{});
+  // The same file with one element of fc1.weight's second moment made inf.
+  SafetensorsFile file = load_safetensors(path);
+  file.tensors.at("optim.fc1.weight.exp_avg_sq").set_flat(3, INFINITY);
+  save_safetensors(path, file.tensors, file.metadata);
+
+  nn::MLP model(4, 8, gen);
+  Adam model_adam(make_param_groups(model, 0.0), AdamOptions{});
+  const auto before = values(model);
+  CHECK(error_of([&] { load_checkpoint(path, model, &model_adam); }) ==
+        "load_checkpoint: '" + path +
+            "': optimizer state 'fc1.weight.exp_avg_sq' holds NaN or inf (saved from a run that "
+            "diverged?)");
+  CHECK(values(model) == before);
+  CHECK(model_adam.state().size() == 1);  // still only "step": nothing loaded
+  // The weights alone are fine, for evaluation.
+  CHECK_NOTHROW(load_checkpoint(path, model, nullptr));
+  CHECK(values(model) == values(saved));
+}
+
+// Before: strtod read "nan", "inf" and "-1" as learning rates; resuming then failed in
+// Optimizer::set_lr with a message that named no file.
+TEST_CASE("a checkpoint's learning rate must be a finite number >= 0", "[optim][checkpoint]") {
+  TempDir dir("ckpt-lr");
+  const std::string path = dir.file("checkpoint.safetensors");
+  Generator gen(1);
+  nn::MLP model(4, 8, gen);
+  save_checkpoint(path, model, nullptr, CheckpointInfo{});
+  SafetensorsFile file = load_safetensors(path);
+  for (const std::string lr : {"nan", "inf", "-inf", "-0.5", "1e999", "0.1x", ""}) {
+    INFO("lr " << lr);
+    file.metadata["lr"] = lr;
+    save_safetensors(path, file.tensors, file.metadata);
+    CHECK(error_of([&] { read_checkpoint_info(path); }) ==
+          "read_checkpoint_info: '" + path + "': metadata \"lr\" must be a finite number >= 0, "
+          "got '" + lr + "'");
+    CHECK_THAT(error_of([&] { load_checkpoint(path, model, nullptr); }),
+               Catch::StartsWith("load_checkpoint: '" + path + "': metadata \"lr\""));
+  }
+  file.metadata["lr"] = std::string(1, '0');
+  save_safetensors(path, file.tensors, file.metadata);
+  CHECK(read_checkpoint_info(path).lr == 0.0);
+}

@@ -2,11 +2,15 @@
 // The loss goes down; a run interrupted (by max_steps or by SIGINT) and resumed reproduces the
 // uninterrupted run's losses bit for bit; a NaN stops the run without touching the last
 // checkpoint; the JSONL log parses.
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -18,6 +22,7 @@
 #include "core/elementwise.h"
 #include "core/indexing.h"
 #include "core/reduction.h"
+#include "core/safetensors.h"
 #include "nn/mlp.h"
 #include "optim/adam.h"
 #include "optim/checkpoint.h"
@@ -58,6 +63,7 @@ class XorTask : public TrainTask {
 
   // Test hooks, counted in calls of train_batch on this object (1-based).
   int nan_loss_at = 0, nan_grad_at = 0, sigint_at = 0;
+  int huge_grad_at = 0;  // a finite loss and gradient whose square overflows float32
   int calls = 0;
 
   nn::Module& model() override { return *model_; }
@@ -87,6 +93,11 @@ class XorTask : public TrainTask {
       // A finite loss whose gradient is NaN: d√u/du = 1/(2√u) at u = 0, times 0.
       Tensor w = model_->fc1->weight;
       loss = loss + 0.0 * sum(sqrt(w - w));
+    }
+    if (calls == huge_grad_at) {
+      // Adds 0 to the loss, and 1e21 to the gradient of each element of fc1.weight.
+      Tensor w = model_->fc1->weight;
+      loss = loss + 1e21 * sum(w - w.detach());
     }
     if (calls == sigint_at) ::raise(SIGINT);
     return {loss, kBatch, correct(logits, y)};
@@ -379,4 +390,196 @@ TEST_CASE("trainer: options and resume errors are sentences", "[optim][trainer]"
   o = options("");
   o.epochs = 1;
   CHECK(Trainer(s.task, s.adam, s.schedule, o).fit().steps == 8);
+}
+
+// Before: the trainer checked only the parameters before saving. A gradient of 1e21 is finite
+// (so is its norm, in double), but Adam squares it in float32: its second moment became inf, the
+// parameter finite but frozen for good, and that inf was saved — a checkpoint that
+// load_checkpoint now refuses.
+TEST_CASE("trainer: an optimizer state turned inf stops the run and keeps the last checkpoint",
+          "[optim][trainer]") {
+  TempDir dir("trainer-inf-state");
+  const std::string path = dir.file("checkpoint.safetensors");
+  Setup s;
+  TrainerOptions o = options(dir.str());
+  o.checkpoint_every = 1;
+  o.clip_norm = 0;  // clipping would tame the gradient
+  s.task.huge_grad_at = 3;
+  TrainSummary summary = Trainer(s.task, s.adam, s.schedule, o).fit();
+  CHECK(summary.stopped_non_finite);
+  CHECK_THAT(summary.message,
+             Catch::StartsWith("after step 3: optimizer state 'fc1.weight.exp_avg_sq' holds NaN "
+                               "or inf") &&
+                 Catch::Contains("the last checkpoint (step 2"));
+  CHECK(read_checkpoint_info(path).step == 2);
+  Setup fresh;
+  CHECK_NOTHROW(load_checkpoint(path, fresh.task.model(), &fresh.adam));
+}
+
+// Before: nothing kept two processes from training into one directory at once (a second
+// terminal, or --resume while the run still went on): their logs interleaved and each
+// overwrote the other's checkpoint.
+TEST_CASE("trainer: a directory another run is training into is refused", "[optim][trainer]") {
+  TempDir dir("trainer-lock");
+  Setup s;
+  TrainerOptions o = options(dir.str());
+  o.epochs = 1;
+  {
+    // Another run's lock (flock locks of two open() calls conflict even within one process).
+    const int fd = ::open(dir.str().c_str(), O_RDONLY | O_DIRECTORY);
+    REQUIRE(fd >= 0);
+    REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+    CHECK_THROWS_WITH(Trainer(s.task, s.adam, s.schedule, o).fit(),
+                      Catch::Contains("another run is already training into '" + dir.str() + "'"));
+    CHECK(dir.entries().empty());  // not a line of log written into the other run's directory
+    ::close(fd);
+  }
+  // Once that run has ended, the directory is free; and fit() releases it when it returns.
+  CHECK(Trainer(s.task, s.adam, s.schedule, o).fit().steps == 8);
+  o.resume = true;
+  o.epochs = 2;
+  CHECK(Trainer(s.task, s.adam, s.schedule, o).fit().steps == 16);
+}
+
+namespace {
+
+// Makes writes past `bytes` in any file fail with EFBIG, as a full disk would, while it lives.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    REQUIRE(::getrlimit(RLIMIT_FSIZE, &old_) == 0);
+    struct rlimit limit = old_;
+    limit.rlim_cur = bytes;
+    old_handler_ = ::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of death
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &limit) == 0);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &old_);
+    ::signal(SIGXFSZ, old_handler_);
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+ private:
+  struct rlimit old_ {};
+  void (*old_handler_)(int) = nullptr;
+};
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+// Before: a failed save (a full disk) ended fit() with save_safetensors' error alone, and the log
+// had no stop record: it ended on an "epoch" record as if the epoch had been saved.
+TEST_CASE("trainer: a checkpoint that cannot be saved ends the run with a logged error",
+          "[optim][trainer]") {
+  TempDir dir("trainer-save-fails");
+  const std::string path = dir.file("checkpoint.safetensors");
+  Setup s;
+  TrainerOptions o = options(dir.str());
+  o.log_every = 0;
+  std::string error;
+  SECTION("no checkpoint yet") {
+    {
+      FileSizeLimit limit(2000);  // room for the log's few records, not for a checkpoint
+      try {
+        Trainer(s.task, s.adam, s.schedule, o).fit();
+      } catch (const Error& e) {
+        error = e.what();
+      }
+    }
+    CHECK_THAT(error, Catch::StartsWith("Trainer: cannot save the checkpoint of step 8 (none was "
+                                        "written before): save_safetensors") &&
+                          Catch::Contains("File too large"));
+    CHECK(dir.entries() == std::vector<std::string>{"log.jsonl"});
+  }
+  SECTION("a checkpoint already: it is kept") {
+    o.max_steps = 8;
+    Trainer(s.task, s.adam, s.schedule, o).fit();
+    const std::string before = file_bytes(path);
+    const auto log_size = std::filesystem::file_size(dir.file("log.jsonl"));
+    REQUIRE(before.size() > log_size + 1500);
+    o.max_steps = 0;
+    o.resume = true;
+    {
+      FileSizeLimit limit(static_cast<rlim_t>(log_size + 1500));
+      try {
+        Trainer(s.task, s.adam, s.schedule, o).fit();
+      } catch (const Error& e) {
+        error = e.what();
+      }
+    }
+    CHECK_THAT(error, Catch::StartsWith("Trainer: cannot save the checkpoint of step 16 (the last "
+                                        "one, of step 8, is kept as it was): save_safetensors") &&
+                          Catch::Contains("File too large"));
+    CHECK(file_bytes(path) == before);
+    CHECK(dir.entries() == std::vector<std::string>{"checkpoint.safetensors", "log.jsonl"});
+  }
+  const std::vector<nlohmann::json> records = read_jsonl(dir.file("log.jsonl"));
+  REQUIRE(!records.empty());
+  CHECK(records.back()["type"] == "stop");
+  CHECK(records.back()["reason"] == "error");
+  CHECK(records.back()["message"] == error);
+}
+
+// Before: a Trainer without resume, given an out_dir that held a run (a notebook cell run twice),
+// overwrote that run's checkpoint at its first save. The apps refused such an --out themselves;
+// the library now does too.
+TEST_CASE("trainer: a fresh run never overwrites the checkpoint of an earlier run",
+          "[optim][trainer]") {
+  TempDir dir("trainer-no-overwrite");
+  const std::string path = dir.file("checkpoint.safetensors");
+  TrainerOptions o = options(dir.str());
+  o.epochs = 1;
+  {
+    Setup s;
+    Trainer(s.task, s.adam, s.schedule, o).fit();
+  }
+  const std::int64_t saved_step = read_checkpoint_info(path).step;
+  const auto log_size = std::filesystem::file_size(dir.file("log.jsonl"));
+  Setup again;
+  CHECK_THROWS_WITH(Trainer(again.task, again.adam, again.schedule, o).fit(),
+                    Catch::Contains("'" + dir.str() + "' already holds a run (" + path + ")") &&
+                        Catch::Contains("continue it with resume"));
+  CHECK(again.task.calls == 0);
+  CHECK(read_checkpoint_info(path).step == saved_step);
+  CHECK(std::filesystem::file_size(dir.file("log.jsonl")) == log_size);
+}
+
+// Before: a damaged task_state (the task's generators) stopped the resume with the task's own
+// error, which named neither the checkpoint nor what in it was wrong.
+TEST_CASE("trainer: resuming from a checkpoint with damaged run state names the file",
+          "[optim][trainer]") {
+  TempDir dir("trainer-damaged-state");
+  const std::string path = dir.file("checkpoint.safetensors");
+  TrainerOptions o = options(dir.str());
+  o.max_steps = 4;
+  o.checkpoint_every = 4;
+  {
+    Setup s;
+    Trainer(s.task, s.adam, s.schedule, o).fit();
+  }
+  SafetensorsFile file = load_safetensors(path);
+  o.max_steps = 0;
+  o.resume = true;
+  Setup s;
+  SECTION("task_state") {
+    file.metadata["task_state"] = "xoshiro256** 1 2 3";
+    save_safetensors(path, file.tensors, file.metadata);
+    CHECK_THROWS_WITH(Trainer(s.task, s.adam, s.schedule, o).fit(),
+                      Catch::StartsWith("Trainer: cannot resume from '" + path +
+                                        "': its task_state is damaged (generator_state_from_"
+                                        "string: expected 7 fields, got 4"));
+  }
+  SECTION("trainer_state") {
+    file.metadata["trainer_state"] = R"({"epoch": {"steps": "four"}})";
+    save_safetensors(path, file.tensors, file.metadata);
+    CHECK_THROWS_WITH(Trainer(s.task, s.adam, s.schedule, o).fit(),
+                      Catch::StartsWith("Trainer: cannot resume from '" + path +
+                                        "': its trainer_state is damaged"));
+  }
+  CHECK(s.task.calls == 0);
 }
