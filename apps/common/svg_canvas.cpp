@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "apps/common/printable_text.h"
 #include "core/error.h"
 
 namespace uwaga::apps {
@@ -31,8 +32,9 @@ void SvgCanvas::rect(double x, double y, double w, double h, Rgb c, double opaci
 
 void SvgCanvas::text(double x, double y, const std::string& s, double size, const char* anchor,
                      double rotate) {
+  // XML text: no control characters or broken UTF-8 (printable), and <, >, & as entities.
   std::string escaped;
-  for (char ch : s) {
+  for (char ch : printable(s)) {
     if (ch == '<') escaped += "&lt;";
     else if (ch == '>') escaped += "&gt;";
     else if (ch == '&') escaped += "&amp;";

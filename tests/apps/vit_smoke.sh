@@ -57,6 +57,14 @@ fi
 "$bin" attention --checkpoint "$ckpt" --data-dir "$data" --index 3 --out "$tmp/att.svg" >"$tmp/att.out" 2>&1 &&
   grep -q "<svg" "$tmp/att.svg" && grep -q "rollout" "$tmp/att.svg" && pass "attention: SVG drawn" ||
   failed "attention: $(cat "$tmp/att.out")"
+# The SVG's title holds the file name: a byte that is not UTF-8 or a control character in it
+# must not make the SVG ill-formed XML (it is drawn as U+FFFD).
+odd=$tmp/$'odd\xff\x01.pgm'
+cp "$tmp/blank.pgm" "$odd"
+"$bin" attention --checkpoint "$ckpt" "$odd" --out "$tmp/odd.svg" >"$tmp/odd.out" 2>&1 &&
+  /usr/bin/python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$tmp/odd.svg" &&
+  pass "attention: a file name with stray bytes still gives well-formed SVG" ||
+  failed "attention with an odd file name: $(cat "$tmp/odd.out")"
 
 # 5. --resume continues to the new step budget on the run's own data (the first 2048 images, 32
 # steps an epoch), taking the run's flags again and a second epoch.
