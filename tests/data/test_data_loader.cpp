@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <type_traits>
 
@@ -324,4 +325,26 @@ TEST_CASE("image_dataset: take_first and channel_stats", "[data]") {
   d.labels[1] = 2;
   REQUIRE_THROWS_WITH(check_image_dataset(d, "toy"),
                       Contains("toy") && Contains("label 2 at index 1; expected 0..1"));
+}
+
+TEST_CASE("DataLoader: a batch size near the int64 limit is one batch of every image",
+          "[data][loader]") {
+  // batches_per_epoch used to compute (n + B - 1) / B, which overflows (undefined behaviour; in
+  // practice a negative count, so the loader refused "no full batch ... with drop_last" although
+  // drop_last was off). uwaga-vit eval takes --batch-size as given.
+  ImageDataset data;
+  data.count = 3;
+  data.channels = 1;
+  data.height = 2;
+  data.width = 2;
+  data.pixels.assign(12, 7);
+  data.labels = {0, 1, 0};
+  data.class_names = {"a", "b"};
+  DataLoaderOptions options;
+  options.batch_size = std::numeric_limits<std::int64_t>::max();
+  DataLoader loader(data, options);
+  REQUIRE(loader.batches_per_epoch() == 1);
+  REQUIRE(loader.batch(0, 0).indices == std::vector<std::int64_t>{0, 1, 2});
+  options.drop_last = true;
+  REQUIRE_THROWS_WITH(DataLoader(data, options), Contains("make no full batch"));
 }

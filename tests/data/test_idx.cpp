@@ -227,3 +227,41 @@ TEST_CASE("idx: the real MNIST and Fashion-MNIST, when fetched", "[data][idx][re
     }
   }
 }
+
+TEST_CASE("idx: images of no rows or no columns are refused, naming the file",
+          "[data][idx]") {
+  TempDir dir;
+  write_bytes(dir.file("labels"), idx_labels({1, 2}));
+  write_bytes(dir.file("no-rows"), idx_images(2, 0, 28));
+  REQUIRE_THROWS_WITH(load_idx(dir.file("no-rows"), dir.file("labels")),
+                      Contains(dir.file("no-rows")) && Contains("images of 0 x 28 pixels"));
+  write_bytes(dir.file("no-columns"), idx_images(2, 28, 0));
+  REQUIRE_THROWS_WITH(read_idx_images(dir.file("no-columns")),
+                      Contains(dir.file("no-columns")) && Contains("images of 28 x 0 pixels"));
+}
+
+TEST_CASE("idx: a file of no images is not a dataset", "[data][idx]") {
+  TempDir dir;
+  write_bytes(dir.file("images"), idx_images(0, 28, 28));
+  write_bytes(dir.file("labels"), idx_labels({}));
+  // The reader itself accepts it: a valid IDX file.
+  REQUIRE(read_idx_images(dir.file("images")).count == 0);
+  REQUIRE_THROWS_WITH(load_idx(dir.file("images"), dir.file("labels")),
+                      Contains(dir.file("images")) && Contains("holds no images"));
+}
+
+TEST_CASE("idx: rows x columns beyond a signed 64-bit product is a truncated file",
+          "[data][idx]") {
+  // (2^32 - 1)^2 > 2^63: the product used to be taken in int64 (undefined behaviour, which the
+  // UWAGA_SANITIZE build stops at); it fits an unsigned 64-bit product.
+  TempDir dir;
+  Bytes header;
+  put_be32(header, 2051);
+  put_be32(header, 1);
+  put_be32(header, 0xffffffffu);
+  put_be32(header, 0xffffffffu);
+  write_bytes(dir.file("wide"), header);
+  REQUIRE_THROWS_WITH(read_idx_images(dir.file("wide")),
+                      Contains(dir.file("wide")) && Contains("truncated") &&
+                          Contains("promises 1 images of 4294967295 x 4294967295"));
+}

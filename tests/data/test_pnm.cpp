@@ -1,6 +1,9 @@
 // The Netpbm reader (PGM / PPM, text and binary) on small files written here, right and broken:
-// what is not a regular file, pixel values above the header's maximum, short pixel data.
+// what is not a regular file, pixel values above the header's maximum, short pixel data, headers
+// promising far more than the file holds, 16-bit samples, comments after the maximum value.
 #include <catch2/catch.hpp>
+
+#include <sys/resource.h>
 
 #include <filesystem>
 #include <string>
@@ -17,6 +20,13 @@ namespace {
 
 void write_text(const std::string& path, const std::string& text) {
   write_bytes(path, Bytes(text.begin(), text.end()));
+}
+
+// The peak resident memory of this process so far, in megabytes (Linux reports kilobytes).
+long peak_rss_mb() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024;
 }
 
 }  // namespace
@@ -100,4 +110,69 @@ TEST_CASE("pnm: short pixel data says how many values were expected and found", 
   write_text(dir.file("short5.pgm"), std::string("P5 2 2 255\n") + char(1) + char(2));
   REQUIRE_THROWS_WITH(read_pnm(dir.file("short5.pgm")),
                       Contains("truncated") && Contains("expected 4 pixel bytes, found 2"));
+}
+
+TEST_CASE("pnm: a short file whose header promises a huge image costs no huge allocation",
+          "[data][pnm]") {
+  TempDir dir;
+  // 16384 x 16384 x 3 samples: 805 MB, which the reader used to allocate (and zero) before it
+  // looked at the file's size. The peak can only grow if the reader touches that memory; when an
+  // earlier test in the same process already peaked higher this check passes vacuously (CTest
+  // runs each test case in a process of its own).
+  const long before = peak_rss_mb();
+  write_text(dir.file("huge.ppm"), "P6\n16384 16384\n255\n" + std::string(3, '\0'));
+  REQUIRE_THROWS_WITH(read_pnm(dir.file("huge.ppm")),
+                      Contains(dir.file("huge.ppm")) && Contains("truncated") &&
+                          Contains("expected 805306368 pixel bytes, found 3"));
+  write_text(dir.file("huge.pgm"), "P2\n16384 16384\n255\n1 2 3\n");
+  REQUIRE_THROWS_WITH(read_pnm(dir.file("huge.pgm")),
+                      Contains(dir.file("huge.pgm")) &&
+                          Contains("expected 268435456 values, found 3"));
+  CHECK(peak_rss_mb() - before < 100);
+}
+
+TEST_CASE("pnm: 16-bit samples (maximum value above 255) are read and rescaled to bytes",
+          "[data][pnm]") {
+  TempDir dir;
+  // Binary: two bytes per sample, most significant first.
+  write_text(dir.file("deep.pgm"), std::string("P5\n3 1\n65535\n") + char(0) + char(0) +
+                                       char(0xff) + char(0xff) + char(0x80) + char(0x00));
+  const ImageDataset deep = read_pnm(dir.file("deep.pgm"));
+  REQUIRE(deep.width == 3);
+  REQUIRE(deep.pixels == std::vector<std::uint8_t>{0, 255, 127});
+  // Colour, maximum 1000: 1000 -> 255, 500 -> 127, 4 -> 1.
+  write_text(dir.file("deep.ppm"), std::string("P6 1 1 1000\n") + char(0x03) + char(0xe8) +
+                                       char(0x01) + char(0xf4) + char(0x00) + char(0x04));
+  REQUIRE(read_pnm(dir.file("deep.ppm")).pixels == std::vector<std::uint8_t>{255, 127, 1});
+  // Text: the same values as numbers.
+  write_text(dir.file("deep-text.pgm"), "P2 3 1 65535 0 65535 32768\n");
+  REQUIRE(read_pnm(dir.file("deep-text.pgm")).pixels == std::vector<std::uint8_t>{0, 255, 127});
+  // A short 16-bit file counts bytes, two per sample.
+  write_text(dir.file("short.pgm"), std::string("P5 2 1 65535\n") + char(1) + char(2) + char(3));
+  REQUIRE_THROWS_WITH(read_pnm(dir.file("short.pgm")),
+                      Contains("truncated") && Contains("expected 4 pixel bytes") &&
+                          Contains("found 3"));
+  // A sample above the maximum is refused as in 8-bit files.
+  write_text(dir.file("over.pgm"), std::string("P5 1 1 1000\n") + char(0x03) + char(0xe9));
+  REQUIRE_THROWS_WITH(read_pnm(dir.file("over.pgm")),
+                      Contains("value 1001") && Contains("exceeds the maximum 1000"));
+  // Netpbm's limit.
+  write_text(dir.file("too-deep.pgm"), "P2 1 1 65536 0\n");
+  REQUIRE_THROWS_WITH(read_pnm(dir.file("too-deep.pgm")),
+                      Contains(dir.file("too-deep.pgm")) && Contains("maximum value 65536") &&
+                          Contains("1..65535"));
+}
+
+TEST_CASE("pnm: what follows the maximum value of a binary image", "[data][pnm]") {
+  TempDir dir;
+  // A comment right after it is legal; the newline that ends the comment is then the one
+  // white-space byte before the samples (as libnetpbm reads it).
+  write_text(dir.file("comment.pgm"),
+             std::string("P5\n2 1\n255# written by an image tool\n") + char(7) + char(9));
+  REQUIRE(read_pnm(dir.file("comment.pgm")).pixels == std::vector<std::uint8_t>{7, 9});
+  // Anything else would shift every pixel by a byte and go unnoticed.
+  write_text(dir.file("glued.pgm"), std::string("P5\n2 1\n255") + "X" + char(7) + char(9));
+  REQUIRE_THROWS_WITH(read_pnm(dir.file("glued.pgm")),
+                      Contains(dir.file("glued.pgm")) && Contains("malformed header") &&
+                          Contains("white-space byte after the maximum value"));
 }

@@ -1,5 +1,5 @@
-// Decoding under extreme settings (audit of the translator pipeline): length penalties so large
-// that |y|^α overflows a double must still rank finished sentences by score / |y|^α.
+// Decoding under extreme settings: length penalties so large that |y|^α overflows a double must
+// still rank finished sentences by score / |y|^α.
 #include <catch2/catch.hpp>
 
 #include "core/uwaga.h"

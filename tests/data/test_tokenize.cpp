@@ -1,5 +1,5 @@
-// The tokenizer on what users type or paste (audit of the translator pipeline): Spanish and
-// typographic punctuation, no-break spaces, a byte-order mark, CRLF line ends.
+// The tokenizer on what users type or paste: Spanish and typographic punctuation, no-break
+// spaces, a byte-order mark, CRLF line ends.
 #include <catch2/catch.hpp>
 
 #include "data/vocabulary.h"
