@@ -482,15 +482,16 @@ TEST_CASE("trainer: a checkpoint that cannot be saved ends the run with a logged
   TrainerOptions o = options(dir.str());
   o.log_every = 0;
   std::string error;
-  SECTION("no checkpoint yet") {
-    {
-      FileSizeLimit limit(2000);  // room for the log's few records, not for a checkpoint
-      try {
-        Trainer(s.task, s.adam, s.schedule, o).fit();
-      } catch (const Error& e) {
-        error = e.what();
-      }
+  auto fit_under = [&](rlim_t bytes) {  // fit() with files limited to `bytes`; keeps its error
+    FileSizeLimit limit(bytes);
+    try {
+      Trainer(s.task, s.adam, s.schedule, o).fit();
+    } catch (const Error& e) {
+      error = e.what();
     }
+  };
+  SECTION("no checkpoint yet") {
+    fit_under(2000);  // room for the log's few records, not for a checkpoint
     CHECK_THAT(error, Catch::StartsWith("Trainer: cannot save the checkpoint of step 8 (none was "
                                         "written before): save_safetensors") &&
                           Catch::Contains("File too large"));
@@ -504,14 +505,7 @@ TEST_CASE("trainer: a checkpoint that cannot be saved ends the run with a logged
     REQUIRE(before.size() > log_size + 1500);
     o.max_steps = 0;
     o.resume = true;
-    {
-      FileSizeLimit limit(static_cast<rlim_t>(log_size + 1500));
-      try {
-        Trainer(s.task, s.adam, s.schedule, o).fit();
-      } catch (const Error& e) {
-        error = e.what();
-      }
-    }
+    fit_under(static_cast<rlim_t>(log_size + 1500));
     CHECK_THAT(error, Catch::StartsWith("Trainer: cannot save the checkpoint of step 16 (the last "
                                         "one, of step 8, is kept as it was): save_safetensors") &&
                           Catch::Contains("File too large"));
