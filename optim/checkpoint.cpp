@@ -189,16 +189,13 @@ CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, Optim
   if (!foreign.empty())
     fail(where, ": tensors outside \"model.\" and \"optim.\" (", foreign.size(), "): ",
          join(foreign), ".");
-  for (const auto& [name, t] : model_state)
-    if (t.is_floating() && !all_finite(t))
-      fail(where, ": parameter '", name, "' holds NaN or inf (saved from a run that diverged?)");
+  if (auto name = first_non_finite(model_state))
+    fail(where, ": parameter '", *name, "' holds NaN or inf (saved from a run that diverged?)");
   // The optimizer's state matters as much: an inf in Adam's second moment freezes its parameter
   // for good, a NaN reaches the parameters at the next step.
-  if (opt)
-    for (const auto& [key, t] : optim_state)
-      if (t.is_floating() && !all_finite(t))
-        fail(where, ": optimizer state '", key, "' holds NaN or inf (saved from a run that "
-             "diverged?)");
+  if (auto key = opt ? first_non_finite(optim_state) : std::nullopt)
+    fail(where, ": optimizer state '", *key, "' holds NaN or inf (saved from a run that "
+         "diverged?)");
   if (auto bad = dtype_mismatches(model, model_state); !bad.empty())
     fail(where, ": the checkpoint does not fit the model. Dtype mismatch (", bad.size(), "): ",
          join(bad), ".");

@@ -18,6 +18,7 @@
 // checkpoint whole. Because the format is plain safetensors, numpy or the `safetensors` Python
 // package can read the weights back ("model." prefix stripped, they are a PyTorch state dict).
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/random.h"
@@ -55,6 +56,15 @@ CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, Optim
 // the Trainer stops rather than save a diverged model or optimizer state, and load_checkpoint
 // refuses one.
 bool all_finite(const Tensor& t);
+
+// The name of the first float tensor in `named` (name–tensor pairs: a state dict, named
+// parameters, an optimizer's state) that holds NaN or ±inf; nullopt when all are finite.
+template <class Named>
+std::optional<std::string> first_non_finite(const Named& named) {
+  for (const auto& [name, t] : named)
+    if (t.is_floating() && !all_finite(t)) return name;
+  return std::nullopt;
+}
 
 // Only the metadata (reads the header, not the tensors): e.g. the config, to build the right
 // model before load_checkpoint.

@@ -354,17 +354,14 @@ bool Run::save() {
   if (checkpoint_path_.empty()) return true;
   // Finite gradients and a finite learning rate can still overflow a parameter (a learning rate
   // of 1e30, say); a checkpoint of NaN would be worse than none.
-  for (const auto& [name, p] : task_.model().named_parameters())
-    if (!all_finite(p))
-      return stop_non_finite("after step " + std::to_string(step_),
-                             "parameter '" + name + "' holds NaN or inf");
+  const std::string when = "after step " + std::to_string(step_);
+  if (auto name = first_non_finite(task_.model().named_parameters()))
+    return stop_non_finite(when, "parameter '" + *name + "' holds NaN or inf");
   // The same for the optimizer's state: a gradient of 1e21 is finite, its square in float32 is
   // not, and an inf in Adam's second moment freezes that parameter from then on (and would make
   // the checkpoint unloadable).
-  for (const auto& [key, t] : opt_.state())
-    if (t.is_floating() && !all_finite(t))
-      return stop_non_finite("after step " + std::to_string(step_),
-                             "optimizer state '" + key + "' holds NaN or inf");
+  if (auto key = first_non_finite(opt_.state()))
+    return stop_non_finite(when, "optimizer state '" + *key + "' holds NaN or inf");
   CheckpointInfo info;
   info.step = step_;
   info.epoch = epoch_;
