@@ -80,18 +80,18 @@ const std::vector<std::int64_t>& DataLoader::order_of(std::int64_t epoch) {
   return order_;
 }
 
-Batch DataLoader::batch(std::int64_t epoch, std::int64_t b) {
+ImageBatch DataLoader::batch(std::int64_t epoch, std::int64_t b) {
   return make_batch(batch_indices(order_of(epoch), b), epoch);
 }
 
-Batch DataLoader::make_batch(const std::vector<std::int64_t>& indices, std::int64_t epoch) const {
+ImageBatch DataLoader::make_batch(const std::vector<std::int64_t>& indices, std::int64_t epoch) const {
   const ImageDataset& d = *data_;
   const std::int64_t B = static_cast<std::int64_t>(indices.size());
   const std::int64_t C = d.channels, H = d.height, W = d.width, CHW = d.image_size();
   for (std::int64_t i : indices)
     if (i < 0 || i >= d.count)
       fail("DataLoader: image index ", i, " out of range for ", d.count, " images");
-  Batch batch;
+  ImageBatch batch;
   batch.images = Tensor::empty({B, C, H, W}, DType::Float32);
   batch.labels = Tensor::empty({B}, DType::Int64);
   batch.indices = indices;
@@ -116,7 +116,7 @@ Batch DataLoader::make_batch(const std::vector<std::int64_t>& indices, std::int6
   return batch;
 }
 
-bool DataLoader::next(Batch& batch) {
+bool DataLoader::next(ImageBatch& batch) {
   if (position_.batch >= batches_per_epoch()) {
     position_ = {position_.epoch + 1, 0};
     return false;
@@ -131,6 +131,11 @@ void DataLoader::set_position(const LoaderPosition& position) {
     fail("DataLoader: cannot resume at epoch ", position.epoch, ", batch ", position.batch,
          "; an epoch has ", batches_per_epoch(), " batches");
   position_ = position;
+}
+
+Batch DataLoader::batch(std::int64_t index) {
+  ImageBatch b = batch(epoch_, index);
+  return {{b.images}, b.labels};
 }
 
 }  // namespace uwaga

@@ -7,7 +7,7 @@
 //   options.augment = AugmentOptions::cifar10();
 //   DataLoader loader(train_set, options);
 //   for (std::int64_t epoch = loader.position().epoch; epoch < epochs; ++epoch) {
-//     Batch batch;
+//     ImageBatch batch;
 //     while (loader.next(batch)) { ... batch.images (B, C, H, W), batch.labels (B,) ... }
 //   }
 //
@@ -24,11 +24,12 @@
 
 #include "core/tensor.h"
 #include "data/augment.h"
+#include "data/batch_source.h"
 #include "data/image_dataset.h"
 
 namespace uwaga {
 
-struct Batch {
+struct ImageBatch {
   Tensor images;                      // (B, C, H, W) float32
   Tensor labels;                      // (B,) int64
   std::vector<std::int64_t> indices;  // (B,) where each image sits in the dataset
@@ -50,7 +51,9 @@ struct LoaderPosition {
   std::int64_t batch = 0;
 };
 
-class DataLoader {
+// As a BatchSource (for the Trainer), a loader's batch is images in, labels out:
+// Batch{inputs = {images (B, C, H, W)}, targets = labels (B,)}.
+class DataLoader : public BatchSource {
  public:
   // The loader keeps a reference to `data`, which must outlive it (hence no temporaries).
   DataLoader(const ImageDataset& data, DataLoaderOptions options);
@@ -58,11 +61,13 @@ class DataLoader {
 
   const ImageDataset& dataset() const { return *data_; }
   const DataLoaderOptions& options() const { return options_; }
-  std::int64_t batches_per_epoch() const;
+  std::int64_t batches_per_epoch() const override;
+  void begin_epoch(std::int64_t epoch) override { epoch_ = epoch; }
+  Batch batch(std::int64_t index) override;  // batch(epoch, index) of the epoch begun last
 
   // Builds the next batch of the current epoch and returns true; at the end of the epoch returns
   // false (leaving `batch` alone) and moves the position to batch 0 of the next epoch.
-  bool next(Batch& batch);
+  bool next(ImageBatch& batch);
 
   LoaderPosition position() const { return position_; }
   void set_position(const LoaderPosition& position);  // resume from a checkpoint
@@ -71,13 +76,13 @@ class DataLoader {
   // identity without shuffle).
   std::vector<std::int64_t> epoch_order(std::int64_t epoch) const;
 
-  // Batch `b` of epoch `epoch`, independent of the current position. Not const: the epoch's
+  // ImageBatch `b` of epoch `epoch`, independent of the current position. Not const: the epoch's
   // order is kept between calls (drawing a permutation of MNIST's 60,000 indices took 0.36 ms, 2 %
   // of a 2-thread mnist-tiny step, when every batch drew its own).
-  Batch batch(std::int64_t epoch, std::int64_t b);
+  ImageBatch batch(std::int64_t epoch, std::int64_t b);
 
   // The images at `indices` as a batch, augmented as in epoch `epoch` when augmentation is on.
-  Batch make_batch(const std::vector<std::int64_t>& indices, std::int64_t epoch) const;
+  ImageBatch make_batch(const std::vector<std::int64_t>& indices, std::int64_t epoch) const;
 
  private:
   std::vector<std::int64_t> batch_indices(const std::vector<std::int64_t>& order,
@@ -89,6 +94,7 @@ class DataLoader {
   DataLoaderOptions options_;
   std::vector<float> lut_;  // (C, 256): the normalised value of each byte in each channel
   LoaderPosition position_;
+  std::int64_t epoch_ = 0;  // begun last, for batch(index)
   std::int64_t order_epoch_ = -1;  // the epoch whose permutation order_ holds (-1: none yet)
   std::vector<std::int64_t> order_;
 };

@@ -16,4 +16,15 @@ Linear::Linear(std::int64_t in_features, std::int64_t out_features, Generator& g
 
 Tensor Linear::forward(const Tensor& x) const { return linear(x, weight, bias); }
 
+Tensor Linear::forward_batch(const std::vector<Tensor>& inputs) {
+  expect_inputs(inputs, 1, "Linear", "x (B, in)");
+  return forward(inputs[0]);
+}
+
+std::shared_ptr<Model> Linear::replica() const {
+  Generator unused(0);  // a replica's initial values are replaced by the model's
+  return in_my_dtype(
+      std::make_shared<Linear>(weight.size(1), weight.size(0), unused, bias.defined()));
+}
+
 }  // namespace uwaga::nn

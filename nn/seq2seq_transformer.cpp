@@ -184,6 +184,16 @@ Tensor Seq2SeqTransformer::decode_last(const Tensor& tgt_in, const Tensor& memor
   return head->forward(last);                                      // (B, V_tgt)
 }
 
+Tensor Seq2SeqTransformer::forward_batch(const std::vector<Tensor>& inputs) {
+  expect_inputs(inputs, 2, "Seq2SeqTransformer", "src (B, S) and tgt_in (B, T)");
+  return forward(inputs[0], inputs[1]);
+}
+
+std::shared_ptr<Model> Seq2SeqTransformer::replica() const {
+  Generator unused(0);  // a replica's initial values are replaced by the model's
+  return in_my_dtype(std::make_shared<Seq2SeqTransformer>(config, unused));
+}
+
 Tensor Seq2SeqTransformer::forward(const Tensor& src, const Tensor& tgt_in) {
   Tensor memory = encode(src);
   return decode(tgt_in, memory, padding_mask(src));

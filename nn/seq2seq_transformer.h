@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "nn/dropout.h"
+#include "nn/model.h"
 #include "nn/embedding.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
@@ -55,12 +56,14 @@ struct Seq2SeqConfig {
 // Ragged id sequences -> one (B, L) int64 tensor, L the longest, shorter rows filled with pad.
 Tensor pad_sequences(const std::vector<std::vector<std::int64_t>>& sequences, std::int64_t pad);
 
-class Seq2SeqTransformer : public Module {
+class Seq2SeqTransformer : public Model {
  public:
   Seq2SeqTransformer(const Seq2SeqConfig& config, Generator& gen);
 
   // Teacher forcing: src (B, S), tgt_in (B, T) int64 -> logits (B, T, V_tgt).
   Tensor forward(const Tensor& src, const Tensor& tgt_in);
+  Tensor forward_batch(const std::vector<Tensor>& inputs) override;  // {src, tgt_in}
+  std::shared_ptr<Model> replica() const override;
 
   // src (B, S) -> memory (B, S, D), the encoder's output after its final LayerNorm.
   Tensor encode(const Tensor& src);
@@ -78,7 +81,7 @@ class Seq2SeqTransformer : public Module {
   void keep_cross_attention(bool on);
   std::vector<Tensor> cross_attention_maps() const;  // one per decoder block
 
-  // The dropout on the embeddings (its generator is part of a run's exact state).
+  // The dropout on the embeddings (the trainer reseeds it for every micro-batch: seed_dropout).
   Dropout& embedding_dropout() { return *dropout; }
 
   const Seq2SeqConfig config;

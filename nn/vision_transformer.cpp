@@ -100,6 +100,16 @@ VisionTransformer::VisionTransformer(const VitConfig& c, Generator& gen) : confi
   head = register_module("head", std::make_shared<Linear>(c.dim, c.num_classes, gen));
 }
 
+Tensor VisionTransformer::forward_batch(const std::vector<Tensor>& inputs) {
+  expect_inputs(inputs, 1, "VisionTransformer", "images (B, C, H, W)");
+  return forward(inputs[0]);
+}
+
+std::shared_ptr<Model> VisionTransformer::replica() const {
+  Generator unused(0);  // a replica's initial values are replaced by the model's
+  return in_my_dtype(std::make_shared<VisionTransformer>(config, unused));
+}
+
 Tensor VisionTransformer::forward(const Tensor& images) {
   if (images.dim() != 4 || images.size(1) != config.channels ||
       images.size(2) != config.image_size || images.size(3) != config.image_size)

@@ -18,6 +18,7 @@
 
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
+#include "nn/model.h"
 #include "nn/transformer_encoder_block.h"
 
 namespace uwaga::nn {
@@ -47,11 +48,13 @@ struct VitConfig {
 // (P, P, C) — pixel by pixel, channels innermost.
 Tensor patchify(const Tensor& images, std::int64_t patch);
 
-class VisionTransformer : public Module {
+class VisionTransformer : public Model {
  public:
   VisionTransformer(const VitConfig& config, Generator& gen);
 
   Tensor forward(const Tensor& images);  // (B, C, H, W) -> logits (B, classes)
+  Tensor forward_batch(const std::vector<Tensor>& inputs) override;  // {images}
+  std::shared_ptr<Model> replica() const override;
 
   // Keeps each block's attention weights (B, h, N+1, N+1) from the next forward on.
   void keep_attention(bool on);

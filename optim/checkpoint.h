@@ -70,7 +70,7 @@ std::optional<std::string> first_non_finite(const Named& named) {
 // model before load_checkpoint.
 CheckpointInfo read_checkpoint_info(const std::string& path);
 
-// A generator's exact state as one line of text and back, for TrainTask::save_state:
+// A generator's exact state as one line of text and back, for a checkpoint's trainer_state:
 //   "xoshiro256** <s0> <s1> <s2> <s3> <has_spare> <spare bits>"   (numbers in hexadecimal)
 std::string generator_state_to_string(const Generator::State& state);
 Generator::State generator_state_from_string(const std::string& text);

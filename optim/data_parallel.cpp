@@ -4,10 +4,13 @@
 
 #include <exception>
 
+#include "core/autograd.h"
 #include "core/elementwise.h"
 #include "core/threads.h"
 
 namespace uwaga::optim {
+
+namespace {
 
 int resolve_threads(int threads) {
   if (threads < 0) fail("DataParallel: threads must be ≥ 0 (0: uwaga's thread count), got ", threads);
@@ -15,13 +18,21 @@ int resolve_threads(int threads) {
   return threads == 0 ? num_threads() : threads;
 }
 
-std::vector<std::vector<RowRange>> deal_rows(std::int64_t rows, int threads,
+std::vector<Tensor> parameters_of(const nn::Module& m) {
+  std::vector<Tensor> out;
+  for (auto& [name, p] : m.named_parameters()) out.push_back(p);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<RowRange>> deal_rows(std::int64_t rows, int workers,
                                              std::int64_t micro_batch) {
   if (rows < 1) fail("DataParallel: a batch needs at least one row, got ", rows);
-  if (threads < 1) fail("DataParallel: threads must be ≥ 1, got ", threads);
-  std::vector<std::vector<RowRange>> plan(threads);
-  for (int t = 0; t < threads; ++t) {
-    const std::int64_t begin = rows * t / threads, end = rows * (t + 1) / threads;
+  if (workers < 1) fail("DataParallel: threads must be ≥ 1, got ", workers);
+  std::vector<std::vector<RowRange>> plan(workers);
+  for (int t = 0; t < workers; ++t) {
+    const std::int64_t begin = rows * t / workers, end = rows * (t + 1) / workers;
     const std::int64_t share = end - begin;
     if (share == 0) continue;
     const std::int64_t pieces =
@@ -92,6 +103,80 @@ void add_gradient(Tensor& into, Tensor& from) {
   if (acc.defined()) add_inplace(acc, g);
   else into.set_grad(g);  // taken over: `from` lets go of it below
   from.zero_grad();
+}
+
+DataParallel::DataParallel(nn::Model& model, DataParallelOptions options,
+                           GradientReduction* reduction)
+    : model_(model), options_(options), reduction_(reduction ? reduction : &single_process_) {
+  if (options_.micro_batch < 0)
+    fail("DataParallel: micro_batch must be ≥ 0 (0: no limit), got ", options_.micro_batch);
+  const int threads = resolve_threads(options_.threads);
+  for (int t = 1; t < threads; ++t) {
+    std::shared_ptr<nn::Model> replica = model_.replica();
+    replica->alias_parameters(model_);
+    replicas_.push_back(std::move(replica));
+  }
+  params_ = parameters_of(model_);
+  for (auto& replica : replicas_) replica_params_.push_back(parameters_of(*replica));
+  shares_ = share_by_size(params_, threads);
+}
+
+StepResult DataParallel::gradient(const Batch& batch, const nn::Loss& loss,
+                                  std::uint64_t dropout_seed) {
+  // This process trains workers [rank·T, (rank + 1)·T) of the size·T that share the batch.
+  const int T = threads(), first_worker = reduction_->rank() * T;
+  const std::vector<std::vector<RowRange>> all_workers =
+      deal_rows(batch.rows(), reduction_->size() * T, options_.micro_batch);
+  const std::vector<std::vector<RowRange>> plan(all_workers.begin() + first_worker,
+                                                all_workers.begin() + first_worker + T);
+  const std::int64_t counted = loss.count(batch.targets);  // n: the whole batch's
+  if (counted < 1) fail("DataParallel: the batch has no target the loss counts (all padding?)");
+  for (auto& replica : replicas_) replica->train(model_.is_training());
+
+  std::vector<double> loss_sum(T, 0.0);
+  std::vector<std::int64_t> items(T, 0), correct(T, 0);
+  auto compute = [&](int t) {
+    nn::Model& model = t == 0 ? model_ : *replicas_[t - 1];
+    for (const RowRange& range : plan[t]) {
+      const Batch part = batch.rows(range.begin, range.end);
+      model.seed_dropout(dropout_seed + 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(range.begin + 1));
+      const Tensor output = model.forward_batch(part.inputs);
+      const Tensor L_c = loss(output, part.targets);
+      if (!L_c.defined() || L_c.numel() != 1)
+        fail("DataParallel: the loss must have one element, got ",
+             L_c.defined() ? shape_str(L_c.shape()) : std::string("an undefined tensor"));
+      const std::int64_t n_c = loss.count(part.targets);
+      const double weight = static_cast<double>(n_c) / static_cast<double>(counted);  // n_c/n
+      loss_sum[t] += weight * L_c.item();
+      items[t] += n_c;
+      if (correct[t] >= 0) {
+        NoGradGuard no_grad;
+        const std::int64_t right = loss.correct(output, part.targets);
+        correct[t] = right < 0 ? -1 : correct[t] + right;
+      }
+      // ∂L/∂L_c = n_c/n: the seed of this micro-batch's backward pass.
+      L_c.backward(Tensor::full(L_c.shape(), weight, L_c.dtype()));
+    }
+  };
+  // ∇L = Σ_t (replica t's gradients), summed into the model's: each thread adds up its own share
+  // of the parameters, right after the last replica has finished (no serial pass, no second
+  // parallel region).
+  auto sum_replicas = [&](int t) {
+    for (std::size_t i = shares_[t]; i < shares_[t + 1]; ++i)
+      for (auto& replica : replica_params_) add_gradient(params_[i], replica[i]);
+  };
+  run_on_threads(T, compute, sum_replicas);
+
+  std::vector<double> sums = {0.0, 0.0, 0.0};  // loss, items, correct (−1: not counted)
+  for (int t = 0; t < T; ++t) {
+    sums[0] += loss_sum[t];
+    sums[1] += static_cast<double>(items[t]);
+    sums[2] = sums[2] < 0 || correct[t] < 0 ? -1.0 : sums[2] + static_cast<double>(correct[t]);
+  }
+  std::vector<Tensor> grads;
+  for (const Tensor& p : params_) grads.push_back(p.grad());
+  reduction_->all_reduce(grads, sums);  // and across processes
+  return {sums[0], static_cast<std::int64_t>(sums[1]), static_cast<std::int64_t>(sums[2])};
 }
 
 }  // namespace uwaga::optim

@@ -12,27 +12,33 @@
 //
 // Thread t runs replica t (thread 0 runs the model itself) over its micro-batches, starting the
 // backward pass of each L_c from the seed gradient B_c/B instead of 1, so the replica's gradients
-// accumulate its part of ∇L. At the end the replicas' gradients are added into the model's.
+// accumulate its part of ∇L. At the end the replicas' gradients are added into the model's, and
+// the GradientReduction adds up those of the processes training the same batch (one, by
+// default: gradient_reduction.h).
 // Replicas alias the model's parameter storage (nn::Module::alias_parameters): the optimizer
 // updates the model and every replica sees the new values; only the gradients are per replica.
 //
 // A loss that is a mean over something other than rows — a translation's loss is a mean over
 // target words, and sentences have different lengths — splits the same way with B_c/B replaced by
-// the micro-batch's share of those items: step() takes that share as weight_of(range).
+// the micro-batch's share of those items, n_c/n, which the loss counts (nn/loss.h).
 //
 // Micro-batches help on one thread too: `micro_batch` rows at a time keep a block's activations
 // in the core's cache (gradient accumulation — the same ∇L, summed in another order).
 //
-// The split depends only on B, the thread count and micro_batch: a run is reproducible for a given
-// thread count, and differs from a run on another thread count in the last bits (summation order).
+// The split depends only on B, the process and thread counts and micro_batch: a run is
+// reproducible for given counts, and differs from a run on other counts in the last bits
+// (summation order).
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
 
+#include "core/random.h"
 #include "core/tensor.h"
-#include "nn/module.h"
-#include "optim/trainer.h"
+#include "data/batch_source.h"
+#include "nn/loss.h"
+#include "nn/model.h"
+#include "optim/gradient_reduction.h"
 
 namespace uwaga::optim {
 
@@ -47,9 +53,9 @@ struct RowRange {
   std::int64_t size() const { return end - begin; }
 };
 
-// The batch's rows dealt out: thread t gets a contiguous share of ⌊rows/threads⌋ or one more,
+// The batch's rows dealt out: worker w gets a contiguous share of ⌊rows/workers⌋ or one more,
 // cut into the fewest micro-batches of at most micro_batch rows (sizes differing by at most one).
-std::vector<std::vector<RowRange>> deal_rows(std::int64_t rows, int threads,
+std::vector<std::vector<RowRange>> deal_rows(std::int64_t rows, int workers,
                                              std::int64_t micro_batch);
 
 // Runs work(t) for t = 0 … threads − 1, one thread each; then, once every work(t) has returned
@@ -65,112 +71,41 @@ std::vector<std::size_t> share_by_size(const std::vector<Tensor>& params, int th
 // into.grad() += from.grad() (taking from's buffer over when into has none); from's is dropped.
 void add_gradient(Tensor& into, Tensor& from);
 
-template <class Model>
+// The loss of one step, summed over its micro-batches, replicas and processes.
+struct StepResult {
+  double loss = 0;            // the batch's mean loss
+  std::int64_t items = 0;     // what the loss counts (images, target words)
+  std::int64_t correct = -1;  // of those, predicted right; −1 when accuracy does not apply
+};
+
 class DataParallel {
  public:
-  // The mean loss of rows [begin, end) of the current batch computed by `model`, attached to the
-  // graph, with the row count and (optionally) the correct predictions.
-  using MicroBatchLoss = std::function<StepResult(Model& model, RowRange rows)>;
-
-  // make_replica() builds a model of the same architecture and dtype; its own initial values are
-  // never used. `model` must outlive this object.
-  DataParallel(Model& model, const std::function<std::shared_ptr<Model>()>& make_replica,
-               DataParallelOptions options = {});
+  // `model` (and `reduction`, when given) must outlive this object. Without a reduction the
+  // step runs in one process.
+  DataParallel(nn::Model& model, DataParallelOptions options = {},
+               GradientReduction* reduction = nullptr);
 
   int threads() const { return static_cast<int>(replicas_.size()) + 1; }
   std::int64_t micro_batch() const { return options_.micro_batch; }
+  GradientReduction& reduction() { return *reduction_; }
 
-  // The share of the batch's loss that the mean loss of rows [begin, end) carries.
-  using MicroBatchWeight = std::function<double(RowRange rows)>;
-
-  // Forward and backward of a batch of `rows` rows. Afterwards the model's gradients are those of
-  // the batch's mean loss (added to what they held before, as backward() does). Returns that loss
-  // as a value (a float64 scalar, not attached to the graph), with items and correct summed.
-  // weight_of: each micro-batch's share of the loss; by default its share of the rows, B_c/B.
-  StepResult step(std::int64_t rows, const MicroBatchLoss& loss_of,
-                  const MicroBatchWeight& weight_of = {});
+  // Forward, loss and backward of this process's share of `batch`. Afterwards the model's
+  // gradients are those of the whole batch's mean loss (added to what they held before, as
+  // backward() does). `dropout_seed` seeds the Dropouts of the micro-batch of rows [b, e) with
+  // dropout_seed + b·φ, whichever replica runs it.
+  StepResult gradient(const Batch& batch, const nn::Loss& loss, std::uint64_t dropout_seed = 0);
 
  private:
-  Model& model_;
-  std::vector<std::shared_ptr<Model>> replicas_;  // thread t ≥ 1 runs replicas_[t − 1]
+  nn::Model& model_;
+  std::vector<std::shared_ptr<nn::Model>> replicas_;  // thread t ≥ 1 runs replicas_[t − 1]
   DataParallelOptions options_;
+  SingleProcess single_process_;
+  GradientReduction* reduction_;
   // The parameters of the model and of each replica, in the same order; thread t adds up the
   // gradients of parameters [shares_[t], shares_[t + 1]).
   std::vector<Tensor> params_;
   std::vector<std::vector<Tensor>> replica_params_;
   std::vector<std::size_t> shares_;
 };
-
-// ---- implementation -------------------------------------------------------------------------
-
-int resolve_threads(int threads);  // 0 → uwaga::num_threads(); checks ≥ 1
-
-template <class Model>
-DataParallel<Model>::DataParallel(Model& model,
-                                  const std::function<std::shared_ptr<Model>()>& make_replica,
-                                  DataParallelOptions options)
-    : model_(model), options_(options) {
-  if (options_.micro_batch < 0)
-    fail("DataParallel: micro_batch must be ≥ 0 (0: no limit), got ", options_.micro_batch);
-  const int threads = resolve_threads(options_.threads);
-  for (int t = 1; t < threads; ++t) {
-    std::shared_ptr<Model> replica = make_replica();
-    replica->alias_parameters(model_);
-    replicas_.push_back(std::move(replica));
-  }
-  auto tensors = [](const nn::Module& m) {
-    std::vector<Tensor> out;
-    for (auto& [name, p] : m.named_parameters()) out.push_back(p);
-    return out;
-  };
-  params_ = tensors(model_);
-  for (auto& replica : replicas_) replica_params_.push_back(tensors(*replica));
-  shares_ = share_by_size(params_, threads);
-}
-
-template <class Model>
-StepResult DataParallel<Model>::step(std::int64_t rows, const MicroBatchLoss& loss_of,
-                                     const MicroBatchWeight& weight_of) {
-  const std::vector<std::vector<RowRange>> plan =
-      deal_rows(rows, threads(), options_.micro_batch);
-  for (auto& replica : replicas_) replica->train(model_.is_training());
-  std::vector<double> loss(threads(), 0.0);
-  std::vector<std::int64_t> items(threads(), 0), correct(threads(), 0);
-  auto compute = [&](int t) {
-    Model& model = t == 0 ? model_ : *replicas_[t - 1];
-    for (const RowRange& range : plan[t]) {
-      StepResult r = loss_of(model, range);
-      if (!r.loss.defined() || r.loss.numel() != 1)
-        fail("DataParallel: the micro-batch loss must have one element, got ",
-             r.loss.defined() ? shape_str(r.loss.shape()) : std::string("an undefined tensor"));
-      const double weight = weight_of ? weight_of(range)
-                                      : static_cast<double>(range.size()) / static_cast<double>(rows);
-      loss[t] += weight * r.loss.item();
-      // ∂L/∂L_c = B_c/B (or the share weight_of gives): the seed of this micro-batch's backward.
-      r.loss.backward(Tensor::full(r.loss.shape(), weight, r.loss.dtype()));
-      items[t] += r.items;
-      if (correct[t] >= 0) correct[t] = r.correct < 0 ? -1 : correct[t] + r.correct;
-    }
-  };
-  // ∇L = Σ_t (replica t's gradients), summed into the model's: each thread adds up its own share
-  // of the parameters, right after the last replica has finished (no serial pass, no second
-  // parallel region).
-  auto reduce = [&](int t) {
-    for (std::size_t i = shares_[t]; i < shares_[t + 1]; ++i)
-      for (auto& replica : replica_params_) add_gradient(params_[i], replica[i]);
-  };
-  run_on_threads(threads(), compute, reduce);
-
-  StepResult total;
-  total.correct = 0;
-  double sum = 0.0;
-  for (int t = 0; t < threads(); ++t) {
-    sum += loss[t];
-    total.items += items[t];
-    if (total.correct >= 0) total.correct = correct[t] < 0 ? -1 : total.correct + correct[t];
-  }
-  total.loss = Tensor::scalar(sum, DType::Float64);
-  return total;
-}
 
 }  // namespace uwaga::optim

@@ -44,6 +44,7 @@ class WarmupCosineLr : public LrSchedule {
   WarmupCosineLr(double base, std::int64_t warmup, std::int64_t total, double floor);
   double lr(std::int64_t step) const override;
   std::string describe() const override;
+  std::int64_t warmup() const { return warmup_; }
 
  private:
   double base_;

@@ -1,19 +1,9 @@
 #include "optim/trainer.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/file.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <chrono>
-#include <csignal>
 #include <cmath>
-#include <cstdio>
+#include <csignal>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <set>
 #include <sstream>
 
@@ -22,6 +12,11 @@
 #include "core/autograd.h"
 #include "optim/checkpoint.h"
 #include "optim/clip.h"
+#include "optim/directory_lock.h"
+#include "optim/jsonl_log.h"
+#include "optim/meter.h"
+#include "optim/progress.h"
+#include "optim/stop_signal.h"
 
 namespace uwaga::optim {
 
@@ -34,228 +29,29 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-// ---- Ctrl-C ---------------------------------------------------------------------------------
-// The handler only sets a flag; the loop looks at it after each step, so an interruption always
-// lands between two steps and the checkpoint it saves is consistent. SA_RESETHAND restores the
-// default action, so a second Ctrl-C ends the program at once.
-volatile std::sig_atomic_t g_stop_signal = 0;
-volatile std::sig_atomic_t g_quiet = 0;
-
-extern "C" void on_stop_signal(int signal) {
-  g_stop_signal = signal;
-  if (!g_quiet) {
-    static const char msg[] =
-        "\nuwaga: stopping after this step and saving a checkpoint (again to quit now)\n";
-    ssize_t ignored = ::write(2, msg, sizeof msg - 1);
-    (void)ignored;
-  }
-}
-
-class StopSignalGuard {
- public:
-  explicit StopSignalGuard(bool quiet) {
-    g_stop_signal = 0;
-    g_quiet = quiet;
-    struct sigaction action {};
-    action.sa_handler = on_stop_signal;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESETHAND;
-    install(SIGINT, action, old_int_);
-    install(SIGTERM, action, old_term_);
-  }
-  ~StopSignalGuard() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  StopSignalGuard(const StopSignalGuard&) = delete;
-  StopSignalGuard& operator=(const StopSignalGuard&) = delete;
-
-  static int stop_signal() { return g_stop_signal; }
-
- private:
-  // A signal the program was told to ignore (nohup, a background job) stays ignored.
-  static void install(int signal, const struct sigaction& action, struct sigaction& old) {
-    sigaction(signal, nullptr, &old);
-    if (old.sa_handler != SIG_IGN) sigaction(signal, &action, nullptr);
-  }
-
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-};
-
-// ---- one run per output directory ------------------------------------------------------------
-// Two processes training into one directory (a second terminal, a resume started while the run
-// still goes on) would interleave their logs and overwrite each other's checkpoints. The run
-// holds an exclusive flock() on the directory itself, released when it ends or dies; a second
-// run fails at once. Where the file system cannot lock (some network mounts), runs go unlocked.
-class DirectoryLock {
- public:
-  explicit DirectoryLock(const std::string& dir) {
-    if (dir.empty()) return;
-    fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd_ < 0) return;  // writing into it will fail with a clearer error
-    if (::flock(fd_, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK) return;
-    ::close(fd_);
-    fd_ = -1;
-    fail("Trainer: another run is already training into '", dir,
-         "' (it holds the directory's lock); wait for it to end, or use another output directory");
-  }
-  ~DirectoryLock() {
-    if (fd_ >= 0) ::close(fd_);  // releases the lock
-  }
-  DirectoryLock(const DirectoryLock&) = delete;
-  DirectoryLock& operator=(const DirectoryLock&) = delete;
-
- private:
-  int fd_ = -1;
-};
-
-// ---- formatting ---------------------------------------------------------------------------------
-std::string format(const char* fmt, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, x);
-  return buf;
-}
-
-// "nan", "inf", "-inf" or %g (printf may write "-nan").
-std::string format_value(double x) {
-  if (std::isnan(x)) return "nan";
-  return format("%g", x);
-}
-
-std::string format_duration(double s) {
-  if (!std::isfinite(s) || s < 0) return "?";
-  char buf[32];
-  long t = std::lround(s);
-  if (s < 10) std::snprintf(buf, sizeof buf, "%.1fs", s);
-  else if (t < 60) std::snprintf(buf, sizeof buf, "%lds", t);
-  else if (t < 3600) std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
-  else std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t % 3600) / 60);
-  return buf;
-}
-
-// ---- running sums over a window of steps (a log interval, or an epoch) ------------------------
-struct Meter {
-  std::int64_t steps = 0, items = 0, correct = 0, counted = 0;  // counted: items with `correct`
-  double loss = 0, grad_norm = 0, seconds = 0;
-
-  void add(double step_loss, const StepResult& r, double norm, double step_seconds) {
-    ++steps;
-    loss += step_loss;
-    grad_norm += norm;
-    seconds += step_seconds;
-    items += r.items;
-    if (r.correct >= 0) {
-      correct += r.correct;
-      counted += r.items;
-    }
-  }
-  double mean_loss() const { return loss / static_cast<double>(steps); }
-  double mean_grad_norm() const { return grad_norm / static_cast<double>(steps); }
-  bool has_accuracy() const { return counted > 0; }
-  double accuracy() const { return static_cast<double>(correct) / static_cast<double>(counted); }
-  double items_per_second() const { return seconds > 0 ? static_cast<double>(items) / seconds : 0; }
-
-  // Saved with a checkpoint, so an epoch's train loss and accuracy still cover all its steps
-  // when the run is resumed in the middle of it.
-  nlohmann::json to_json() const {
-    return {{"steps", steps},   {"items", items},         {"correct", correct},
-            {"counted", counted}, {"loss", loss},       {"grad_norm", grad_norm},
-            {"seconds", seconds}};
-  }
-  static Meter from_json(const nlohmann::json& j) {
-    Meter m;
-    m.steps = j.at("steps");
-    m.items = j.at("items");
-    m.correct = j.at("correct");
-    m.counted = j.at("counted");
-    m.loss = j.at("loss");
-    m.grad_norm = j.at("grad_norm");
-    m.seconds = j.at("seconds");
-    return m;
-  }
-};
-
-// ---- JSONL log: one object per line, flushed at once so a crash loses nothing written ----------
-class JsonlLog {
- public:
-  explicit JsonlLog(const std::string& path) {
-    if (path.empty()) return;
-    out_.open(path, std::ios::app);
-    if (!out_) fail("Trainer: cannot open the log '", path, "' for appending");
-  }
-  void write(const json& record) {
-    if (!out_.is_open()) return;
-    out_ << record.dump() << '\n';
-    out_.flush();
-  }
-
- private:
-  std::ofstream out_;
-};
-
-// ---- the terminal: a live bar on a tty, plain lines otherwise ---------------------------------
-class Progress {
- public:
-  explicit Progress(bool quiet) : quiet_(quiet), tty_(::isatty(2) == 1) {}
-  bool tty() const { return tty_; }
-
-  // Redraws the bar in place, at most ten times a second unless `force`.
-  void bar(const std::string& line, bool force) {
-    if (quiet_ || !tty_) return;
-    if (!force && drawn_ && seconds_since(last_draw_) < 0.1) return;
-    // A line wider than the terminal would wrap, and \r would then redraw only its last row.
-    struct winsize ws {};
-    const std::size_t width =
-        ::ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 ? ws.ws_col - 1 : 200;
-    std::cerr << '\r' << line.substr(0, width) << "\033[K" << std::flush;
-    drawn_ = true;
-    last_draw_ = Clock::now();
-  }
-  void line(const std::string& text) {  // a log line on stderr (pipes, CI)
-    if (quiet_) return;
-    clear();
-    std::cerr << text << '\n' << std::flush;
-  }
-  void result(const std::string& text) {  // an epoch summary on stdout
-    if (quiet_) return;
-    clear();
-    std::cout << text << '\n' << std::flush;
-  }
-  void message(const std::string& text) {  // always shown: why a run stopped
-    clear();
-    std::cerr << text << '\n' << std::flush;
-  }
-  void clear() {
-    if (!drawn_) return;
-    std::cerr << "\r\033[K" << std::flush;
-    drawn_ = false;
-  }
-
- private:
-  bool quiet_, tty_;
-  bool drawn_ = false;
-  Clock::time_point last_draw_;
-};
-
 // ---- one call of fit() ------------------------------------------------------------------------
 class Run {
  public:
-  Run(TrainTask& task, Optimizer& optimizer, const LrSchedule& schedule,
-      const TrainerOptions& options, std::string checkpoint_path, std::string log_path)
-      : task_(task),
+  Run(nn::Model& model, BatchSource& data, const nn::Loss& loss, Optimizer& optimizer,
+      const LrSchedule& schedule, const TrainerOptions& options, std::string checkpoint_path,
+      std::string log_path)
+      : model_(model),
+        data_(data),
+        loss_(loss),
         opt_(optimizer),
         schedule_(schedule),
         o_(options),
+        parallel_(model, options.parallel, options.reduction),
+        dropout_seeds_(options.seed ^ 0xD1B54A32D192ED03ull),
         checkpoint_path_(std::move(checkpoint_path)),
         log_(log_path),
         progress_(options.quiet),
-        batches_(task.batches_per_epoch()) {
+        batches_(data.batches_per_epoch()) {
     planned_ = o_.epochs * batches_;
     if (o_.max_steps > 0 && o_.max_steps < planned_) planned_ = o_.max_steps;
   }
 
-  TrainSummary fit();
+  TrainSummary fit(const Evaluate& evaluate);
   // Logs the stop record of a run ended by an exception (a full disk, a failing task), and clears
   // the progress bar; the caller prints the message.
   void stop_on_error(const std::string& message) {
@@ -266,20 +62,24 @@ class Run {
  private:
   void resume();
   bool train_step();  // false: stopped on a non-finite value
-  bool end_epoch();   // false: stopped, not saved (non-finite parameters)
+  bool end_epoch(const Evaluate& evaluate);  // false: stopped, not saved (non-finite parameters)
   bool save();        // false: stopped instead (a parameter holds NaN or inf)
   // Ends the run without saving: `what` was not finite. Returns false, for train_step and save.
   bool stop_non_finite(const std::string& where, const std::string& what);
   void report_step();
-  std::string status_line(const Meter& m, bool with_bar) const;
+  RunPosition position() const;
   bool budget_reached() const { return o_.max_steps > 0 && step_ >= o_.max_steps; }
   // Records why the run ends early; `loud` messages print even when quiet.
   void stop(const std::string& reason, const std::string& message, bool loud = true);
 
-  TrainTask& task_;
+  nn::Model& model_;
+  BatchSource& data_;
+  const nn::Loss& loss_;
   Optimizer& opt_;
   const LrSchedule& schedule_;
   const TrainerOptions& o_;
+  DataParallel parallel_;
+  Generator dropout_seeds_;  // one seed per step, for the dropout masks
   std::string checkpoint_path_;
   JsonlLog log_;
   Progress progress_;
@@ -288,7 +88,7 @@ class Run {
   // Where the run is: `batch_` batches of epoch `epoch_` are done, `step_` steps in all.
   std::int64_t step_ = 0, epoch_ = 0, batch_ = 0;
   bool epoch_finished_ = false;
-  bool epoch_begun_ = false;  // begin_epoch(epoch_) called
+  bool epoch_begun_ = false;  // data_.begin_epoch(epoch_) called
   std::int64_t saved_step_ = -1;
 
   std::vector<Tensor> params_;
@@ -303,7 +103,7 @@ void Run::resume() {
   if (!std::filesystem::exists(checkpoint_path_))
     fail("Trainer: cannot resume: there is no checkpoint at '", checkpoint_path_,
          "' (start without resume first)");
-  CheckpointInfo info = load_checkpoint(checkpoint_path_, task_.model(), &opt_);
+  CheckpointInfo info = load_checkpoint(checkpoint_path_, model_, &opt_);
   if (info.batch_in_epoch > batches_)
     fail("Trainer: cannot resume from '", checkpoint_path_, "': it stopped after batch ",
          info.batch_in_epoch, " of an epoch, but the task has ", batches_,
@@ -314,21 +114,26 @@ void Run::resume() {
   epoch_finished_ = info.epoch_finished;
   saved_step_ = step_;
   opt_.set_lr(info.lr);
-  // begin_epoch first, then the task's saved state on top: the task is then exactly as it was
-  // when the checkpoint was written, whatever begin_epoch touches.
-  task_.begin_epoch(epoch_);
+  data_.begin_epoch(epoch_);
   epoch_begun_ = true;
-  try {
-    task_.load_state(info.task_state);
-  } catch (const Error& e) {
-    fail("Trainer: cannot resume from '", checkpoint_path_, "': its task_state is damaged (",
-         e.what(), ")");
-  }
+  // The dropout seeds' generator: in trainer_state; checkpoints written before the trainer drew
+  // them kept it in task_state (the translator's), and older ones have neither.
+  std::string dropout_seeds = info.task_state;
   if (!info.trainer_state.empty()) {  // older checkpoints have none: the epoch's sums restart
     try {
-      epoch_meter_ = Meter::from_json(nlohmann::json::parse(info.trainer_state).at("epoch"));
+      const json state = json::parse(info.trainer_state);
+      epoch_meter_ = Meter::from_json(state.at("epoch"));
+      if (state.contains("dropout_seeds")) dropout_seeds = state.at("dropout_seeds");
     } catch (const nlohmann::json::exception& e) {
       fail("Trainer: cannot resume from '", checkpoint_path_, "': its trainer_state is damaged (",
+           e.what(), ")");
+    }
+  }
+  if (!dropout_seeds.empty()) {
+    try {
+      dropout_seeds_.set_state(generator_state_from_string(dropout_seeds));
+    } catch (const Error& e) {
+      fail("Trainer: cannot resume from '", checkpoint_path_, "': its dropout seeds are damaged (",
            e.what(), ")");
     }
   }
@@ -355,7 +160,7 @@ bool Run::save() {
   // Finite gradients and a finite learning rate can still overflow a parameter (a learning rate
   // of 1e30, say); a checkpoint of NaN would be worse than none.
   const std::string when = "after step " + std::to_string(step_);
-  if (auto name = first_non_finite(task_.model().named_parameters()))
+  if (auto name = first_non_finite(model_.named_parameters()))
     return stop_non_finite(when, "parameter '" + *name + "' holds NaN or inf");
   // The same for the optimizer's state: a gradient of 1e21 is finite, its square in float32 is
   // not, and an inf in Adam's second moment freezes that parameter from then on (and would make
@@ -368,11 +173,12 @@ bool Run::save() {
   info.batch_in_epoch = batch_;
   info.epoch_finished = epoch_finished_;
   info.lr = opt_.lr();
-  info.config = task_.config_json();
-  info.task_state = task_.save_state();
-  info.trainer_state = nlohmann::json{{"epoch", epoch_meter_.to_json()}}.dump();
+  info.config = o_.config;
+  info.trainer_state =
+      json{{"epoch", epoch_meter_.to_json()},
+           {"dropout_seeds", generator_state_to_string(dropout_seeds_.state())}}.dump();
   try {
-    save_checkpoint(checkpoint_path_, task_.model(), &opt_, info);
+    save_checkpoint(checkpoint_path_, model_, &opt_, info);
   } catch (const Error& e) {
     fail("Trainer: cannot save the checkpoint of step ", step_, " (",
          saved_step_ >= 0 ? "the last one, of step " + std::to_string(saved_step_) +
@@ -391,29 +197,27 @@ void Run::stop(const std::string& reason, const std::string& message, bool loud)
   else progress_.line(message);
 }
 
+// One step: data → model → loss → backward → gradient reduction → optimizer.
 bool Run::train_step() {
   const double lr = schedule_.lr(step_);
   opt_.set_lr(lr);
   // The optimizer may hold only some of the parameters; the gradient norm covers them all.
   opt_.zero_grad();
-  task_.model().zero_grad();
+  model_.zero_grad();
   const auto start = Clock::now();
 
-  StepResult r = task_.train_step(batch_);
-  if (!r.loss.defined() || r.loss.numel() != 1)
-    fail("Trainer: train_step(", batch_, ") must return a one-element loss, got ",
-         r.loss.defined() ? shape_str(r.loss.shape()) : std::string("an undefined tensor"));
-  const double loss = r.loss.item();
+  const Batch batch = data_.batch(batch_);
+  const StepResult r = parallel_.gradient(batch, loss_, dropout_seeds_.next_u64());
   // A non-finite value would poison the parameters and every later checkpoint: stop before the
   // update, and keep the last checkpoint, which was written from finite values.
   const std::string where = "step " + std::to_string(step_ + 1) + " (epoch " +
                             std::to_string(epoch_ + 1) + ", batch " + std::to_string(batch_ + 1) +
                             "/" + std::to_string(batches_) + ")";
-  if (!std::isfinite(loss)) return stop_non_finite(where, "the loss is " + format_value(loss));
+  if (!std::isfinite(r.loss)) return stop_non_finite(where, "the loss is " + format_value(r.loss));
   const double norm = clip_grad_norm(params_, o_.clip_norm);
   if (!std::isfinite(norm))
     return stop_non_finite(where, "the gradient norm is " + format_value(norm) + " (loss " +
-                                      format_value(loss) + ")");
+                                      format_value(r.loss) + ")");
   opt_.step();
 
   const double seconds = seconds_since(start);
@@ -422,47 +226,27 @@ bool Run::train_step() {
   ++session_steps_;
   session_step_seconds_ += seconds;
   summary_.steps = step_;
-  summary_.losses.push_back(loss);
-  window_.add(loss, r, norm, seconds);
-  epoch_meter_.add(loss, r, norm, seconds);
+  summary_.losses.push_back(r.loss);
+  window_.add(r, norm, seconds);
+  epoch_meter_.add(r, norm, seconds);
   report_step();
   return true;
 }
 
-// The most useful fields first: a bar cut to the terminal's width loses the rest.
-std::string Run::status_line(const Meter& m, bool with_bar) const {
-  const char* sep = with_bar ? " " : "  ";
-  std::ostringstream s;
-  s << "epoch " << epoch_ + 1 << "/" << o_.epochs << sep;
-  if (with_bar) {
-    constexpr int kWidth = 10;
-    const int filled = static_cast<int>(kWidth * batch_ / std::max<std::int64_t>(batches_, 1));
-    s << '[' << std::string(filled, '#') << std::string(kWidth - filled, '.') << "] " << batch_
-      << "/" << batches_ << sep;
-  }
-  s << "step " << step_ << "/" << planned_;
-  if (m.steps > 0) {
-    s << sep << "loss " << format("%.4f", m.mean_loss());
-    if (m.has_accuracy()) s << sep << "acc " << format("%.4f", m.accuracy());
-  }
-  s << sep << "lr " << format("%.2e", opt_.lr());
-  if (session_steps_ > 0) {
-    const double per_step = session_step_seconds_ / static_cast<double>(session_steps_);
-    s << sep << "ETA " << format_duration(per_step * static_cast<double>(planned_ - step_));
-  }
-  if (m.steps > 0) {
-    s << sep << format("%.0f", m.items_per_second()) << " items/s" << sep << "|g| "
-      << format("%.3g", m.mean_grad_norm());
-  }
-  return s.str();
+RunPosition Run::position() const {
+  RunPosition at{epoch_ + 1, o_.epochs, batch_, batches_, step_, planned_, opt_.lr(), -1};
+  if (session_steps_ > 0)
+    at.eta_seconds = session_step_seconds_ / static_cast<double>(session_steps_) *
+                     static_cast<double>(planned_ - step_);
+  return at;
 }
 
 void Run::report_step() {
   const bool log_now = o_.log_every > 0 && step_ % o_.log_every == 0;
   // The bar shows the epoch so far; log lines and JSONL records the steps since the last line.
-  progress_.bar(status_line(epoch_meter_, true), log_now || batch_ == batches_);
+  progress_.bar(status_line(position(), epoch_meter_, true), log_now || batch_ == batches_);
   if (!log_now) return;
-  if (!progress_.tty()) progress_.line(status_line(window_, false));
+  if (!progress_.tty()) progress_.line(status_line(position(), window_, false));
   json record = {{"type", "step"},
                  {"step", step_},
                  {"epoch", epoch_ + 1},
@@ -476,17 +260,18 @@ void Run::report_step() {
   window_ = Meter{};
 }
 
-bool Run::end_epoch() {
-  if (o_.evaluate_each_epoch) {
-    task_.model().eval();
+bool Run::end_epoch(const Evaluate& evaluate) {
+  const bool evaluating = o_.evaluate_each_epoch && evaluate;
+  if (evaluating) {
+    model_.eval();
     try {
       NoGradGuard no_grad;
-      summary_.last_eval = task_.evaluate();
+      summary_.last_eval = evaluate();
     } catch (...) {
-      task_.model().train();
+      model_.train();
       throw;
     }
-    task_.model().train();
+    model_.train();
   }
   const double seconds = seconds_since(epoch_start_);
   epoch_finished_ = true;
@@ -506,11 +291,11 @@ bool Run::end_epoch() {
     }
     record["items_per_s"] = epoch_meter_.items_per_second();
   }
-  if (o_.evaluate_each_epoch) {
-    line << "  " << task_.eval_split();
+  if (evaluating) {
+    line << "  " << o_.eval_split;
     for (const auto& [name, value] : summary_.last_eval) {
       line << " " << name << " " << format("%.4f", value);
-      record[task_.eval_split() + "_" + name] = value;
+      record[o_.eval_split + "_" + name] = value;
     }
   }
   progress_.result(line.str());
@@ -518,15 +303,15 @@ bool Run::end_epoch() {
   return save();
 }
 
-TrainSummary Run::fit() {
+TrainSummary Run::fit(const Evaluate& evaluate) {
   const auto start = Clock::now();
-  params_ = task_.model().parameters();
+  params_ = model_.parameters();
   if (o_.resume) {
     resume();
   } else {
     // Marks where this run's records begin (a directory whose earlier run never saved a
     // checkpoint, e.g. one stopped by a NaN, can hold another run's log before it).
-    const std::string text = task_.config_json();
+    const std::string& text = o_.config;
     json config = text.empty() ? json() : json::parse(text, nullptr, false);
     if (config.is_discarded()) config = text;  // not JSON: kept as the task wrote it
     log_.write({{"type", "start"},
@@ -535,7 +320,7 @@ TrainSummary Run::fit() {
                 {"config", config}});
   }
   StopSignalGuard signals(o_.quiet);
-  task_.model().train();
+  model_.train();
 
   auto finish = [&] {
     progress_.clear();
@@ -572,7 +357,7 @@ TrainSummary Run::fit() {
 
   for (; epoch_ < o_.epochs; ++epoch_, batch_ = 0, epoch_finished_ = false, epoch_begun_ = false) {
     if (epoch_finished_) continue;
-    if (!epoch_begun_) task_.begin_epoch(epoch_);
+    if (!epoch_begun_) data_.begin_epoch(epoch_);
     epoch_begun_ = true;
     epoch_start_ = Clock::now();
     if (batch_ == 0) epoch_meter_ = Meter{};  // resumed mid-epoch: the saved sums go on
@@ -594,7 +379,7 @@ TrainSummary Run::fit() {
       if (o_.checkpoint_every > 0 && step_ % o_.checkpoint_every == 0 && !save())
         return stop_unsaved();
     }
-    if (!end_epoch()) return stop_unsaved();
+    if (!end_epoch(evaluate)) return stop_unsaved();
     if (interrupted()) return stop_interrupted();
     if (budget_reached()) return stop_at_budget();
   }
@@ -603,15 +388,14 @@ TrainSummary Run::fit() {
 
 }  // namespace
 
-StepResult TrainTask::train_step(std::int64_t index) {
-  StepResult r = train_batch(index);
-  if (r.loss.defined() && r.loss.numel() == 1 && std::isfinite(r.loss.item())) r.loss.backward();
-  return r;
-}
-
-Trainer::Trainer(TrainTask& task, Optimizer& optimizer, const LrSchedule& schedule,
-                 TrainerOptions options)
-    : task_(task), optimizer_(optimizer), schedule_(schedule), options_(std::move(options)) {
+Trainer::Trainer(nn::Model& model, BatchSource& data, const nn::Loss& loss, Optimizer& optimizer,
+                 const LrSchedule& schedule, TrainerOptions options)
+    : model_(model),
+      data_(data),
+      loss_(loss),
+      optimizer_(optimizer),
+      schedule_(schedule),
+      options_(std::move(options)) {
   const TrainerOptions& o = options_;
   if (o.epochs < 0) fail("Trainer: epochs must be >= 0, got ", o.epochs);
   if (o.max_steps < 0) fail("Trainer: max_steps must be >= 0 (0: no limit), got ", o.max_steps);
@@ -635,18 +419,18 @@ std::string Trainer::log_path() const {
   return (std::filesystem::path(options_.out_dir) / "log.jsonl").string();
 }
 
-TrainSummary Trainer::fit() {
-  const std::int64_t batches = task_.batches_per_epoch();
+TrainSummary Trainer::fit(const Evaluate& evaluate) {
+  const std::int64_t batches = data_.batches_per_epoch();
   if (batches <= 0)
-    fail("Trainer: the task has ", batches, " batches per epoch; it needs at least one");
+    fail("Trainer: the data has ", batches, " batches per epoch; it needs at least one");
   // An optimizer built on another model's parameters would train nothing the task uses.
   std::set<const void*> model_storages;
-  for (const Tensor& p : task_.model().parameters()) model_storages.insert(p.impl().storage.get());
+  for (const Tensor& p : model_.parameters()) model_storages.insert(p.impl().storage.get());
   for (const ParamGroup& group : optimizer_.groups())
     for (std::size_t i = 0; i < group.params.size(); ++i)
       if (!model_storages.count(group.params[i].impl().storage.get()))
         fail("Trainer: the optimizer's parameter '", group.names[i],
-             "' is not a parameter of the task's model (an optimizer built for another model?)");
+             "' is not a parameter of the model (an optimizer built for another model?)");
   if (!options_.out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options_.out_dir, ec);
@@ -659,9 +443,9 @@ TrainSummary Trainer::fit() {
   if (!options_.resume && !options_.out_dir.empty() && std::filesystem::exists(checkpoint_path()))
     fail("Trainer: '", options_.out_dir, "' already holds a run (", checkpoint_path(),
          "); continue it with resume, or train into another out_dir");
-  Run run(task_, optimizer_, schedule_, options_, checkpoint_path(), log_path());
+  Run run(model_, data_, loss_, optimizer_, schedule_, options_, checkpoint_path(), log_path());
   try {
-    return run.fit();
+    return run.fit(evaluate);
   } catch (const std::exception& e) {
     run.stop_on_error(e.what());  // the log says how the run ended; the caller prints the error
     throw;

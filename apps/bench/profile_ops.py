@@ -75,7 +75,7 @@ def classify(frames):
     leaf = short(owners[0]) if frames else "?"
     if frames and "::{lambda" not in frames[0]:
         leaf = short(strip_templates(frames[0].replace("(anonymous namespace)", "{anon}")))
-    # The forward and backward passes run inside optim::DataParallel::step, so they are told
+    # The forward and backward passes run inside optim::DataParallel::gradient, so they are told
     # apart before the optimizer is (the optimizer's frames are the other uwaga::optim:: ones).
     if any(o == "uwaga::run_backward" for o in owners):
         phase = "backward"

@@ -21,7 +21,7 @@ Linear(D, 3D), cross-attention q = Linear(D, D) and kv = Linear(D, 2D) on the me
 E = Q Kᵀ/√d_k, masked scores -inf, A = softmax(E), Y = A V, then proj. (A source of only padding
 would give NaN rows here where uwaga gives 0; real sources always hold EOS.) Init as uwaga:
 embeddings N(0, 1/D), Linear weights trunc-normal(0, 0.02) in ±0.04, biases 0, LayerNorm γ 1, β 0.
-A step as optim::Trainer with TranslationTask::train_batch: zero_grad; logits (B·T, V),
+A step as optim::Trainer takes it on one thread: zero_grad; logits (B·T, V),
 cross-entropy ignoring pad with label smoothing (and the argmax accuracy count); backward;
 clip_grad_norm; AdamW (β2 0.98, ε 1e-9; weight decay only on matrices, as make_param_groups).
 The learning rate is constant (uwaga's warm-up/cosine schedule only changes a scalar).
@@ -215,7 +215,7 @@ def load_batches(path):
 
 
 def make_train_step(model, opt, batches, pad, label_smoothing, clip_norm, phases=None, losses=None):
-    """One step of optim::Trainer over TranslationTask::train_batch, cycling through the batches."""
+    """One step of optim::Trainer (one thread, the whole batch), cycling through the batches."""
     step = [0]
 
     def train_step():

@@ -1,7 +1,7 @@
 #include "apps/bench/translator_throughput.h"
 
 #include "apps/translate/translate_run_config.h"
-#include "apps/translate/translation_task.h"
+#include "apps/translate/translate_training.h"
 #include "core/uwaga.h"
 #include "nn/seq2seq_transformer.h"
 #include "optim/adam.h"
@@ -23,14 +23,17 @@ json rows_of(const Tensor& ids, std::int64_t B) {
   return rows;
 }
 
-// The default preset as uwaga-translate train builds it: corpus, vocabularies, model, task.
+// The default preset as uwaga-translate train builds it: corpus, vocabularies, model, the
+// first epoch's batches, the label-smoothed loss.
 struct DefaultPreset {
   explicit DefaultPreset(optim::DataParallelOptions parallel)
       : run(vocabularies(translate_preset("default"), corpus)),
         gen(run.seed),
         model(run.model, gen),
-        task(model, corpus, run, parallel) {
-    task.begin_epoch(0);
+        batches(encode_pairs(corpus.train, run), run.batch_size, run.seed, run.model.pad_id),
+        loss({run.model.pad_id, run.label_smoothing}),
+        parallel(model, parallel) {
+    batches.begin_epoch(0);
   }
   static TranslateRunConfig vocabularies(TranslateRunConfig run, const TranslationCorpus& corpus) {
     build_vocabularies(run, corpus);
@@ -40,14 +43,10 @@ struct DefaultPreset {
   TranslateRunConfig run;
   Generator gen;
   nn::Seq2SeqTransformer model;
-  TranslationTask task;
+  TranslationBatches batches;
+  nn::CrossEntropyLoss loss;
+  optim::DataParallel parallel;
 };
-
-std::int64_t target_words(const TranslationBatch& b, std::int64_t pad) {
-  std::int64_t n = 0;
-  for (std::int64_t id : b.tgt_out.to_indices()) n += id != pad;
-  return n;
-}
 
 }  // namespace
 
@@ -65,13 +64,13 @@ json translator_batches(std::int64_t count) {
             {"lr", run.lr},                   {"weight_decay", run.weight_decay},
             {"batch_size", run.batch_size}};
   json batches = json::array();
-  count = std::min(count, p.task.batches_per_epoch());
+  count = std::min(count, p.batches.batches_per_epoch());
   for (std::int64_t i = 0; i < count; ++i) {
-    TranslationBatch b = p.task.batch(i);
-    const std::int64_t B = b.src.size(0);
-    batches.push_back({{"src", rows_of(b.src, B)},
-                       {"tgt_in", rows_of(b.tgt_in, B)},
-                       {"tgt_out", rows_of(b.tgt_out, B)}});
+    const Batch b = p.batches.batch(i);  // {src, tgt_in}, tgt_out
+    const std::int64_t B = b.rows();
+    batches.push_back({{"src", rows_of(b.inputs[0], B)},
+                       {"tgt_in", rows_of(b.inputs[1], B)},
+                       {"tgt_out", rows_of(b.targets, B)}});
   }
   j["batches"] = batches;
   return j;
@@ -82,9 +81,9 @@ json bench_translator(std::int64_t count, std::int64_t micro_batch, const BenchO
   const long rss_before_model = peak_rss_kb();
   DefaultPreset p({num_threads(), micro_batch});
   const TranslateRunConfig& run = p.run;
-  count = std::min(count, p.task.batches_per_epoch());
+  count = std::min(count, p.batches.batches_per_epoch());
   double words_per_step = 0;
-  for (std::int64_t i = 0; i < count; ++i) words_per_step += target_words(p.task.batch(i), run.model.pad_id);
+  for (std::int64_t i = 0; i < count; ++i) words_per_step += p.loss.count(p.batches.batch(i).targets);
   words_per_step /= static_cast<double>(count);
   // As uwaga-translate: β2 = 0.98 and ε = 1e-9 (Vaswani et al.), no decay on vectors/embeddings.
   optim::AdamW opt(optim::make_param_groups(p.model, run.weight_decay), {run.lr, 0.9, 0.98, 1e-9});
@@ -99,7 +98,7 @@ json bench_translator(std::int64_t count, std::int64_t micro_batch, const BenchO
       opt.zero_grad();
       p.model.zero_grad();
       const auto t0 = Clock::now();
-      sink += p.task.train_step(step++ % count).loss.item();
+      sink += p.parallel.gradient(p.batches.batch(step++ % count), p.loss).loss;
       const auto t1 = Clock::now();
       optim::clip_grad_norm(params, run.clip_norm);
       opt.step();
@@ -110,8 +109,8 @@ json bench_translator(std::int64_t count, std::int64_t micro_batch, const BenchO
     p.model.eval();
     call = [&] {
       NoGradGuard no_grad;
-      const TranslationBatch b = p.task.batch(step++ % count);
-      sink += p.model.forward(b.src, b.tgt_in).data<float>()[0];
+      const Batch b = p.batches.batch(step++ % count);
+      sink += p.model.forward_batch(b.inputs).data<float>()[0];
     };
   }
   int calls = 0;

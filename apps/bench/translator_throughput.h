@@ -6,7 +6,7 @@
 //                                                 preset's model and optimisation fields, for
 //                                                 PyTorch
 //   uwaga-bench --mode translate                  training steps as uwaga-translate runs them:
-//                                                 TranslationTask::train_step (replicas on the
+//                                                 DataParallel::gradient (replicas on the
 //                                                 threads, label-smoothed cross-entropy),
 //                                                 clipping, AdamW; sentences/s and words/s
 //   uwaga-bench --mode translate-eval             teacher-forced forward passes, eval mode

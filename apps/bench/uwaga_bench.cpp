@@ -27,7 +27,7 @@
 #include "apps/bench/bench_timing.h"
 #include "apps/bench/translator_throughput.h"
 #include "apps/common/thread_policy.h"
-#include "apps/translate/translation_task.h"
+#include "apps/translate/translate_training.h"
 #include "core/uwaga.h"
 #include "nn/layer_norm.h"
 #include "nn/multi_head_attention.h"
@@ -55,9 +55,9 @@ struct RandomBatches {
 
 // Training throughput of mnist-tiny with AdamW, as uwaga-vit trains it: zero the gradients,
 // forward, cross-entropy and backward on one model replica per thread, each taking its share of
-// the batch in micro-batches (optim::DataParallel), then the update. Phases: "forward" is thread
-// 0's forward passes (with the loss), "backward" the rest of the gradient computation as thread 0
-// sees it (its backward passes, waiting for the other threads, summing the replicas' gradients).
+// the batch in micro-batches (optim::DataParallel::gradient), then the update. Phases:
+// "gradient" (the replicas' forward and backward passes and the sum of their gradients) and
+// "optimizer".
 json bench_train(const BenchOptions& o) {
   const long rss_before_model = peak_rss_kb();
   nn::VitConfig config;  // mnist-tiny: patch 7, dim 64, depth 6, heads 4, MLP 128
@@ -65,35 +65,20 @@ json bench_train(const BenchOptions& o) {
   nn::VisionTransformer model(config, gen);
   optim::AdamW opt(optim::make_param_groups(model, 0.05), {1e-3});
   RandomBatches data(config, o.batch, gen);
-  optim::DataParallel<nn::VisionTransformer> parallel(
-      model,
-      [&] {
-        Generator unused(1);
-        return std::make_shared<nn::VisionTransformer>(config, unused);
-      },
-      {num_threads(), o.micro_batch});
+  const nn::CrossEntropyLoss loss;
+  optim::DataParallel parallel(model, {num_threads(), o.micro_batch});
 
-  std::vector<double> forward_s, backward_s, update_s;
+  std::vector<double> gradient_s, update_s;
   int step = 0;
   auto train_step = [&] {
     const std::size_t i = step++ % data.images.size();
     model.zero_grad();
-    double forward = 0;  // thread 0's
     auto t0 = Clock::now();
-    parallel.step(o.batch, [&](nn::VisionTransformer& m, optim::RowRange rows) {
-      auto start = Clock::now();
-      optim::StepResult r;
-      r.loss = cross_entropy(m.forward(slice(data.images[i], 0, rows.begin, rows.end)),
-                             slice(data.labels[i], 0, rows.begin, rows.end));
-      if (thread_index() == 0) forward += std::chrono::duration<double>(Clock::now() - start).count();
-      return r;
-    });
+    parallel.gradient({{data.images[i]}, data.labels[i]}, loss);
     auto t1 = Clock::now();
     opt.step();
     auto t2 = Clock::now();
-    const double gradient = std::chrono::duration<double>(t1 - t0).count();
-    forward_s.push_back(forward);
-    backward_s.push_back(gradient - forward);
+    gradient_s.push_back(std::chrono::duration<double>(t1 - t0).count());
     update_s.push_back(std::chrono::duration<double>(t2 - t1).count());
   };
   int calls = 0;
@@ -119,8 +104,7 @@ json bench_train(const BenchOptions& o) {
   j["images_per_cpu_s"] = images_per_cpu_s;
   j["flops_per_image"] = flops_per_image;
   j["effective_gflops"] = median(images_per_s) * flops_per_image / 1e9;
-  j["phase_ms"] = {{"forward", timed(forward_s)}, {"backward", timed(backward_s)},
-                   {"optimizer", timed(update_s)}};
+  j["phase_ms"] = {{"gradient", timed(gradient_s)}, {"optimizer", timed(update_s)}};
   if (o.op_times) {  // a few more steps with the engine timing every backward rule
     set_backward_timing(true);
     reset_backward_times();

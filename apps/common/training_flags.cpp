@@ -31,13 +31,11 @@ TrainingOutput training_output(const cxxopts::ParseResult& r) {
 }
 
 optim::TrainerOptions trainer_options(const cxxopts::ParseResult& r, const TrainingOutput& output,
-                                      std::int64_t epochs, double clip_norm,
                                       const std::string& program) {
   optim::TrainerOptions to;
-  to.epochs = epochs;
+  to.parallel = replica_options(r);
   to.max_steps = r["max-steps"].as<std::int64_t>();
   if (to.max_steps < 0) fail("train: --max-steps must be >= 0 (0: no limit), got ", to.max_steps);
-  to.clip_norm = clip_norm;
   to.out_dir = output.out;
   to.resume = output.resume;
   to.log_every = r["log-every"].as<std::int64_t>();

@@ -81,10 +81,10 @@ RunConfig resumed_run_config(const cxxopts::ParseResult& r, const std::string& c
   return run;
 }
 
-// --max-steps and --log-every (checked) with the run's epochs and clipping; `program` names the
-// command that resumes the run, which the trainer prints when it is interrupted.
+// --max-steps, --log-every (checked), --threads and --micro-batch, and the output directory;
+// `program` names the command that resumes the run, which the trainer prints when it is
+// interrupted. The run's own settings (epochs, clipping, seed) are the training setup's to add.
 optim::TrainerOptions trainer_options(const cxxopts::ParseResult& r, const TrainingOutput& output,
-                                      std::int64_t epochs, double clip_norm,
                                       const std::string& program);
 
 // --micro-batch: the most `items` ("images", "sentence pairs") one replica takes per

@@ -14,7 +14,7 @@
 #include "apps/common/training_flags.h"
 #include "apps/translate/attention_heatmap.h"
 #include "apps/translate/translate_checkpoint.h"
-#include "apps/translate/translation_task.h"
+#include "apps/translate/translate_training.h"
 #include "core/autograd.h"
 #include "core/shape_ops.h"
 #include "core/threads.h"
@@ -161,27 +161,14 @@ int translate_train(int argc, char** argv) {
   run.model.src_vocab = std::max<std::int64_t>(run.model.src_vocab, 4);
   run.model.tgt_vocab = std::max<std::int64_t>(run.model.tgt_vocab, 4);
   run.validate();
-  const optim::TrainerOptions to =
-      trainer_options(r, output, run.epochs, run.clip_norm, "uwaga-translate");
-  const optim::DataParallelOptions parallel = replica_options(r);
 
   const TranslationCorpus corpus = generate_translation_corpus(run.corpus);
   if (!output.resume) build_vocabularies(run, corpus);
 
-  Generator gen(run.seed);
-  nn::Seq2SeqTransformer model(run.model, gen);
-
-  // β2 = 0.98 and ε = 1e-9 as in "Attention Is All You Need".
-  optim::AdamW optimizer(optim::make_param_groups(model, run.weight_decay),
-                         {run.lr, 0.9, 0.98, 1e-9});
-  TranslationTask task(model, corpus, run, parallel);
-  const std::int64_t total = run.epochs * task.batches_per_epoch();
-  const std::int64_t warmup = std::min(run.warmup, total - 1);
-  optim::WarmupCosineLr schedule(run.lr, warmup, total, run.min_lr);
-  print_summary(model, run, corpus, warmup, parallel);
-
-  optim::Trainer trainer(task, optimizer, schedule, to);
-  optim::TrainSummary summary = trainer.fit();
+  optim::TrainerOptions options = trainer_options(r, output, "uwaga-translate");
+  TranslateTraining training(run, corpus, options);
+  print_summary(training.model(), run, corpus, training.warmup(), options.parallel);
+  optim::TrainSummary summary = training.fit();
   if (summary.last_eval.count("exact_match"))
     std::printf("validation (unseen triples): exact match %.2f%%, BLEU %.4f; %lld steps, %.1f s\n",
                 100 * summary.last_eval.at("exact_match"), summary.last_eval.at("bleu"),

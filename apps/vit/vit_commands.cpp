@@ -7,11 +7,10 @@
 
 #include "apps/common/command_line.h"
 #include "apps/common/training_flags.h"
-#include "apps/vit/image_classification_task.h"
+#include "apps/vit/vit_training.h"
 #include "apps/vit/vit_checkpoint.h"
 #include "core/threads.h"
 #include "data/datasets.h"
-#include "optim/adam.h"
 #include "optim/checkpoint.h"
 
 namespace uwaga::apps {
@@ -133,9 +132,6 @@ int vit_train(int argc, char** argv) {
     apply_overrides(run, r);
   }
   run.validate();
-  const optim::TrainerOptions to =
-      trainer_options(r, output, run.epochs, run.clip_norm, "uwaga-vit");
-  const optim::DataParallelOptions parallel = replica_options(r);
 
   const std::string dir = r.count("data-dir") ? r["data-dir"].as<std::string>()
                                               : default_data_dir(run.dataset);
@@ -158,23 +154,16 @@ int vit_train(int argc, char** argv) {
          run.mean[0], ", ", run.std[0], ")");
   }
 
-  Generator gen(run.seed);
-  nn::VisionTransformer model(run.model, gen);
-  optim::AdamW optimizer(optim::make_param_groups(model, run.weight_decay), {run.lr});
-  ImageClassificationTask task(model, train, test, run, parallel);
-  const std::int64_t total = run.epochs * task.batches_per_epoch();
-  const std::int64_t warmup = std::min(run.warmup, total - 1);
-  optim::WarmupCosineLr schedule(run.lr, warmup, total, run.min_lr);
-  print_summary(model, run, train, test, warmup, parallel);
-
-  optim::Trainer trainer(task, optimizer, schedule, to);
-  optim::TrainSummary summary = trainer.fit();  // prints its own reason for stopping early
+  optim::TrainerOptions options = trainer_options(r, output, "uwaga-vit");
+  VitTraining training(run, train, test, options);
+  print_summary(training.model(), run, train, test, training.warmup(), options.parallel);
+  optim::TrainSummary summary = training.fit();  // prints its own reason for stopping early
   if (summary.stopped_non_finite) return 1;
   if (summary.interrupted) return 130;
   // A run cut short by --max-steps has not evaluated its last steps yet.
   const double accuracy = summary.last_eval.count("accuracy")
                               ? summary.last_eval.at("accuracy")
-                              : evaluate_classifier(model, test, run).accuracy();
+                              : evaluate_classifier(training.model(), test, run).accuracy();
   std::printf("test accuracy: %.2f%% (%lld images), %lld steps, %.1f s\n", 100 * accuracy,
               (long long)test.count, (long long)summary.steps, summary.seconds);
   return 0;

@@ -8,12 +8,11 @@
 
 #include "apps/translate/attention_heatmap.h"
 #include "apps/translate/translate_checkpoint.h"
-#include "apps/translate/translation_task.h"
-#include "apps/vit/image_classification_task.h"
+#include "apps/translate/translate_training.h"
+#include "apps/vit/vit_training.h"
 #include "apps/vit/vit_checkpoint.h"
 #include "core/autograd.h"
 #include "core/shape_ops.h"
-#include "optim/adam.h"
 #include "notebooks/bindings/bindings.h"
 
 namespace uwaga::python {
@@ -23,13 +22,11 @@ using namespace apps;
 
 // The trainer's options for a run from Python: quiet by default (a notebook shows the losses it
 // gets back), files only when out_dir is given.
-optim::TrainerOptions trainer_options(std::int64_t epochs, std::int64_t max_steps,
-                                      double clip_norm, const std::string& out_dir,
+// (The run's epochs, clipping and seed are the training setup's to add.)
+optim::TrainerOptions trainer_options(std::int64_t max_steps, const std::string& out_dir,
                                       std::int64_t log_every, bool quiet) {
   optim::TrainerOptions to;
-  to.epochs = epochs;
   to.max_steps = max_steps;
-  to.clip_norm = clip_norm;
   to.out_dir = out_dir;
   to.log_every = log_every;
   to.quiet = quiet;
@@ -61,9 +58,8 @@ void validate_vit_run(const VitRunConfig& run, const ImageDataset& train,
            run.model.channels, "x", run.model.image_size, "x", run.model.image_size);
 }
 
-// As `uwaga-vit train`: the model from the run's seed, AdamW on two parameter groups, warm-up +
-// cosine, the ImageClassificationTask under the Trainer, on the first run.train_size images of
-// `all_train` (all when 0).
+// As `uwaga-vit train` (VitTraining), on the first run.train_size images of `all_train` (all
+// when 0).
 TrainedVit train_vit(VitRunConfig run, const ImageDataset& all_train, const ImageDataset& test,
                      std::int64_t max_steps, const std::string& out_dir, std::int64_t log_every,
                      bool quiet) {
@@ -77,18 +73,11 @@ TrainedVit train_vit(VitRunConfig run, const ImageDataset& all_train, const Imag
     run.std = stats.std;
   }
   if (run.class_names.empty()) run.class_names = train.class_names;
-  Generator gen(run.seed);
-  auto model = std::make_shared<nn::VisionTransformer>(run.model, gen);
-  optim::AdamW optimizer(optim::make_param_groups(*model, run.weight_decay), {run.lr});
-  ImageClassificationTask task(*model, train, test, run);
-  const std::int64_t total = run.epochs * task.batches_per_epoch();
-  optim::WarmupCosineLr schedule(run.lr, std::min(run.warmup, total - 1), total, run.min_lr);
-  optim::Trainer trainer(task, optimizer, schedule,
-                         trainer_options(run.epochs, max_steps, run.clip_norm, out_dir, log_every,
-                                         quiet));
-  optim::TrainSummary summary = trainer.fit();
-  model->eval();
-  return {model, run, summary};
+  VitTraining training(run, train, test,
+                       trainer_options(max_steps, out_dir, log_every, quiet));
+  optim::TrainSummary summary = training.fit();
+  training.model().eval();
+  return {training.shared_model(), training.run(), summary};
 }
 
 void bind_vit_app(py::module_& m) {
@@ -117,11 +106,6 @@ void bind_vit_app(py::module_& m) {
   m.def("vit_preset_names", &vit_preset_names);
   m.def("set_dataset_geometry", &set_dataset_geometry, py::arg("run"), py::arg("dataset"));
 
-  py::class_<ImageClassificationTask, optim::TrainTask>(m, "ImageClassificationTask")
-      .def(py::init<nn::VisionTransformer&, const ImageDataset&, const ImageDataset&,
-                    const VitRunConfig&>(),
-           py::arg("model"), py::arg("train"), py::arg("test"), py::arg("run"),
-           py::keep_alive<1, 2>(), py::keep_alive<1, 3>(), py::keep_alive<1, 4>());
   py::class_<ClassifierEval>(m, "ClassifierEval")
       .def_readonly("n", &ClassifierEval::n)
       .def_readonly("correct", &ClassifierEval::correct)
@@ -156,8 +140,7 @@ struct TrainedTranslator {
   optim::TrainSummary summary;
 };
 
-// As `uwaga-translate train`: vocabularies from the training sentences, AdamW (β2 0.98, ε 1e-9,
-// as in Vaswani et al.), warm-up + cosine, the TranslationTask under the Trainer.
+// As `uwaga-translate train` (TranslateTraining), with vocabularies from the training sentences.
 TrainedTranslator train_translator(TranslateRunConfig run, std::int64_t max_steps,
                                    const std::string& out_dir, std::int64_t log_every, bool quiet) {
   run.model.src_vocab = std::max<std::int64_t>(run.model.src_vocab, 4);
@@ -166,19 +149,10 @@ TrainedTranslator train_translator(TranslateRunConfig run, std::int64_t max_step
   const TranslationCorpus corpus = generate_translation_corpus(run.corpus);
   build_vocabularies(run, corpus);
 
-  Generator gen(run.seed);
-  auto model = std::make_shared<nn::Seq2SeqTransformer>(run.model, gen);
-  optim::AdamW optimizer(optim::make_param_groups(*model, run.weight_decay),
-                         {run.lr, 0.9, 0.98, 1e-9});
-  TranslationTask task(*model, corpus, run);
-  const std::int64_t total = run.epochs * task.batches_per_epoch();
-  optim::WarmupCosineLr schedule(run.lr, std::min(run.warmup, total - 1), total, run.min_lr);
-  optim::Trainer trainer(task, optimizer, schedule,
-                         trainer_options(run.epochs, max_steps, run.clip_norm, out_dir, log_every,
-                                         quiet));
-  optim::TrainSummary summary = trainer.fit();
-  model->eval();
-  return {model, run, summary};
+  TranslateTraining training(run, corpus, trainer_options(max_steps, out_dir, log_every, quiet));
+  optim::TrainSummary summary = training.fit();
+  training.model().eval();
+  return {training.shared_model(), training.run(), summary};
 }
 
 // One sentence through the model, as `uwaga-translate translate` does: the source ids
@@ -286,10 +260,6 @@ void bind_translate_app(py::module_& m) {
   m.def("translate_preset", &translate_preset, py::arg("name"));
   m.def("translate_preset_names", &translate_preset_names);
 
-  py::class_<TranslationTask, optim::TrainTask>(m, "TranslationTask")
-      .def(py::init<nn::Seq2SeqTransformer&, const TranslationCorpus&, const TranslateRunConfig&>(),
-           py::arg("model"), py::arg("corpus"), py::arg("run"), py::keep_alive<1, 2>(),
-           py::keep_alive<1, 3>());
   py::class_<TranslationEval>(m, "TranslationEval")
       .def_readonly("n", &TranslationEval::n)
       .def_readonly("exact", &TranslationEval::exact)

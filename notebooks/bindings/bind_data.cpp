@@ -2,6 +2,7 @@
 // corpus and its vocabulary.
 #include <pybind11/stl.h>
 
+#include "data/batch_source.h"
 #include "data/bleu.h"
 #include "data/data_loader.h"
 #include "data/datasets.h"
@@ -16,6 +17,67 @@ namespace {
 // A dataset directory: the one given, else where data/fetch.sh puts it in the repository.
 std::string data_dir(const std::string& name, const std::string& dir) {
   return dir.empty() ? source_dir() + "/" + default_data_dir(name) : dir;
+}
+
+// A BatchSource written in Python (subclass uwaga.data.BatchSource): batches_per_epoch() (an
+// int), begin_epoch(e) and batch(i) (a uwaga.data.Batch). What each returns is checked and the
+// method named when it is the wrong type. The trainer runs without the GIL; each call takes it
+// back.
+class PyBatchSource : public BatchSource {
+ public:
+  std::int64_t batches_per_epoch() const override {
+    py::gil_scoped_acquire gil;
+    py::object n = call("batches_per_epoch");
+    if (!PyIndex_Check(n.ptr()) || py::isinstance<py::bool_>(n))
+      throw wrong_return("batches_per_epoch", "an int", n);
+    return n.cast<std::int64_t>();
+  }
+  void begin_epoch(std::int64_t epoch) override {
+    py::gil_scoped_acquire gil;
+    call("begin_epoch", epoch);  // whatever it returns is ignored
+  }
+  Batch batch(std::int64_t index) override {
+    py::gil_scoped_acquire gil;
+    py::object r = call("batch", index);
+    if (!py::isinstance<Batch>(r))
+      throw wrong_return("batch", "a uwaga.data.Batch(inputs, targets)", r);
+    return r.cast<Batch>();
+  }
+
+ private:
+  template <class... Args>
+  py::object call(const char* name, Args... args) const {
+    py::function f = py::get_override(static_cast<const BatchSource*>(this), name);
+    if (!f) {
+      PyErr_Format(PyExc_NotImplementedError, "a BatchSource subclass must define %s()", name);
+      throw py::error_already_set();
+    }
+    return f(args...);
+  }
+  static py::type_error wrong_return(const char* method, const char* expected,
+                                     const py::handle& got) {
+    return py::type_error("BatchSource." + std::string(method) + "() must return " + expected +
+                          ", got " + type_name(got));
+  }
+};
+
+void bind_batches(py::module_& m) {
+  py::class_<Batch>(m, "Batch", "One step's examples, rows first: the model's inputs and the targets.")
+      .def(py::init([](std::vector<Tensor> inputs, Tensor targets) {
+             return Batch{std::move(inputs), std::move(targets)};
+           }),
+           py::arg("inputs"), py::arg("targets"))
+      .def_readwrite("inputs", &Batch::inputs)
+      .def_readwrite("targets", &Batch::targets)
+      .def_property_readonly("rows", [](const Batch& b) { return b.rows(); });
+  py::class_<BatchSource, PyBatchSource>(m, "BatchSource",
+                                         "Where the Trainer gets its batches: subclass it and "
+                                         "define batches_per_epoch() (an int), begin_epoch(e) and "
+                                         "batch(i) (a uwaga.data.Batch).")
+      .def(py::init<>())
+      .def("batches_per_epoch", &BatchSource::batches_per_epoch)
+      .def("begin_epoch", &BatchSource::begin_epoch, py::arg("epoch"))
+      .def("batch", &BatchSource::batch, py::arg("index"));
 }
 
 void bind_images(py::module_& m) {
@@ -73,12 +135,12 @@ void bind_images(py::module_& m) {
       .def_readwrite("mean", &DataLoaderOptions::mean)
       .def_readwrite("std", &DataLoaderOptions::std)
       .def_readwrite("augment", &DataLoaderOptions::augment);
-  py::class_<Batch>(m, "Batch")
-      .def_readonly("images", &Batch::images)
-      .def_readonly("labels", &Batch::labels)
-      .def_readonly("indices", &Batch::indices);
+  py::class_<ImageBatch>(m, "ImageBatch")
+      .def_readonly("images", &ImageBatch::images)
+      .def_readonly("labels", &ImageBatch::labels)
+      .def_readonly("indices", &ImageBatch::indices);
   // Iterating a loader yields the batches of its current epoch, then moves to the next epoch.
-  py::class_<DataLoader>(m, "DataLoader")
+  py::class_<DataLoader, BatchSource>(m, "DataLoader")
       .def(py::init<const ImageDataset&, DataLoaderOptions>(), py::arg("data"),
            py::arg("options") = DataLoaderOptions(), py::keep_alive<1, 2>())
       .def("batches_per_epoch", &DataLoader::batches_per_epoch)
@@ -86,12 +148,14 @@ void bind_images(py::module_& m) {
       .def("__iter__", [](py::object self) { return self; })
       .def("__next__",
            [](DataLoader& l) {
-             Batch b;
+             ImageBatch b;
              if (!l.next(b)) throw py::stop_iteration();
              return b;
            })
-      .def("batch", &DataLoader::batch, py::arg("epoch"), py::arg("b"),
-           "Batch b of epoch `epoch`, whatever the loader's position.")
+      .def("batch",
+           static_cast<ImageBatch (DataLoader::*)(std::int64_t, std::int64_t)>(&DataLoader::batch),
+           py::arg("epoch"), py::arg("b"),
+           "ImageBatch b of epoch `epoch`, whatever the loader's position.")
       .def("make_batch", &DataLoader::make_batch, py::arg("indices"), py::arg("epoch") = 0)
       .def("epoch_order", &DataLoader::epoch_order, py::arg("epoch"))
       .def_property_readonly("position", [](const DataLoader& l) {
@@ -156,6 +220,7 @@ void bind_translation(py::module_& m) {
 }  // namespace
 
 void bind_data(py::module_& m) {
+  bind_batches(m);
   bind_images(m);
   bind_translation(m);
 }

@@ -10,6 +10,8 @@
 #include "nn/embedding.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
+#include "nn/loss.h"
+#include "nn/model.h"
 #include "nn/mlp.h"
 #include "nn/multi_head_attention.h"
 #include "nn/positional_encoding.h"
@@ -35,6 +37,9 @@ namespace {
 using nn::Module;
 template <class M>
 using ModuleClass = py::class_<M, Module, std::shared_ptr<M>>;
+// A module the Trainer can train on its own (nn/model.h).
+template <class M>
+using ModelClass = py::class_<M, nn::Model, std::shared_ptr<M>>;
 
 // A tensor a module may legitimately go without (Linear's bias with bias=False): None then.
 py::object tensor_or_none(const Tensor& t) { return t.defined() ? py::cast(t) : py::none(); }
@@ -81,10 +86,81 @@ void bind_module(py::module_& m) {
       .def("to", &Module::to, py::arg("dtype"), "Converts every parameter in place.")
       .def("state_dict", &Module::state_dict)
       .def("load_state_dict", &Module::load_state_dict, py::arg("state"));
+  py::class_<nn::Model, Module, std::shared_ptr<nn::Model>>(
+      m, "Model", "A module the Trainer can train: forward_batch(inputs) and replicas.")
+      .def("forward_batch", &nn::Model::forward_batch, py::arg("inputs"));
+}
+
+// A loss written in Python (subclass uwaga.nn.Loss): __call__(output, targets) returns the mean
+// loss (a one-element Tensor), count(targets) how many targets the mean runs over, and
+// correct(output, targets), optionally, how many it predicts right. What each returns is checked
+// and the method named when it is the wrong type. The trainer calls it from its threads without
+// the GIL; each call takes it back.
+class PyLoss : public nn::Loss {
+ public:
+  Tensor operator()(const Tensor& output, const Tensor& targets) const override {
+    py::gil_scoped_acquire gil;
+    py::object r = call("__call__", output, targets);
+    if (!py::isinstance<Tensor>(r)) throw wrong_return("__call__", "a uwaga.Tensor", r);
+    return r.cast<Tensor>();
+  }
+  std::int64_t count(const Tensor& targets) const override {
+    py::gil_scoped_acquire gil;
+    py::object n = call("count", targets);
+    if (!PyIndex_Check(n.ptr()) || py::isinstance<py::bool_>(n))
+      throw wrong_return("count", "an int", n);
+    return n.cast<std::int64_t>();
+  }
+  std::int64_t correct(const Tensor& output, const Tensor& targets) const override {
+    py::gil_scoped_acquire gil;
+    py::function f = py::get_override(static_cast<const nn::Loss*>(this), "correct");
+    if (!f) return -1;
+    py::object n = f(output, targets);
+    if (!PyIndex_Check(n.ptr()) || py::isinstance<py::bool_>(n))
+      throw wrong_return("correct", "an int", n);
+    return n.cast<std::int64_t>();
+  }
+
+ private:
+  template <class... Args>
+  py::object call(const char* name, const Args&... args) const {
+    py::function f = py::get_override(static_cast<const nn::Loss*>(this), name);
+    if (!f) {
+      PyErr_Format(PyExc_NotImplementedError, "a Loss subclass must define %s()", name);
+      throw py::error_already_set();
+    }
+    return f(args...);
+  }
+  static py::type_error wrong_return(const char* method, const char* expected,
+                                     const py::handle& got) {
+    return py::type_error("Loss." + std::string(method) + "() must return " + expected +
+                          ", got " + type_name(got));
+  }
+};
+
+void bind_losses(py::module_& m) {
+  py::class_<nn::Loss, PyLoss>(m, "Loss",
+                               "What the Trainer minimises: subclass it and define "
+                               "__call__(output, targets) (a one-element Tensor, the mean loss), "
+                               "count(targets) (an int: the targets the mean runs over) and, "
+                               "optionally, correct(output, targets) (an int).")
+      .def(py::init<>())
+      .def("__call__", &nn::Loss::operator(), py::arg("output"), py::arg("targets"))
+      .def("count", &nn::Loss::count, py::arg("targets"))
+      .def("correct", &nn::Loss::correct, py::arg("output"), py::arg("targets"));
+  py::class_<nn::CrossEntropyLoss, nn::Loss>(m, "CrossEntropyLoss",
+                                             "Softmax cross-entropy of logits (..., C) against "
+                                             "class ids (...); ignore_index counts nowhere.")
+      .def(py::init([](std::int64_t ignore_index, double label_smoothing) {
+             return nn::CrossEntropyLoss({ignore_index, label_smoothing});
+           }),
+           py::arg("ignore_index") = -100, py::arg("label_smoothing") = 0.0);
+  py::class_<nn::MeanSquaredError, nn::Loss>(m, "MeanSquaredError", "mean((output - targets)^2)")
+      .def(py::init<>());
 }
 
 void bind_layers(py::module_& m) {
-  ModuleClass<nn::Linear>(m, "Linear", "y = x W^T + b, W (out, in)")
+  ModelClass<nn::Linear>(m, "Linear", "y = x W^T + b, W (out, in)")
       .def(py::init<std::int64_t, std::int64_t, Generator&, bool>(), py::arg("in_features"),
            py::arg("out_features"), py::arg("gen"), py::arg("bias") = true)
       .def("__call__", &nn::Linear::forward, py::arg("x"))
@@ -270,7 +346,7 @@ void bind_vit(py::module_& m) {
 
   m.def("patchify", &nn::patchify, py::arg("images"), py::arg("patch"),
         "(B, C, H, W) -> (B, N, P*P*C), patches in raster order");
-  ModuleClass<nn::VisionTransformer>(m, "VisionTransformer")
+  ModelClass<nn::VisionTransformer>(m, "VisionTransformer")
       .def(py::init<const nn::VitConfig&, Generator&>(), py::arg("config"), py::arg("gen"))
       .def("__call__", &nn::VisionTransformer::forward, py::arg("images"),
            "(B, C, H, W) -> logits (B, classes)")
@@ -314,7 +390,7 @@ void bind_seq2seq(py::module_& m) {
            [](const nn::Seq2SeqConfig& c) { return "Seq2SeqConfig(" + c.to_json() + ")"; });
 
   m.def("pad_sequences", &nn::pad_sequences, py::arg("sequences"), py::arg("pad") = 0);
-  ModuleClass<nn::Seq2SeqTransformer>(m, "Seq2SeqTransformer")
+  ModelClass<nn::Seq2SeqTransformer>(m, "Seq2SeqTransformer")
       .def(py::init<const nn::Seq2SeqConfig&, Generator&>(), py::arg("config"), py::arg("gen"))
       .def("__call__", &nn::Seq2SeqTransformer::forward, py::arg("src"), py::arg("tgt_in"),
            "Teacher forcing: src (B, S), tgt_in (B, T) -> logits (B, T, V_tgt)")
@@ -356,6 +432,7 @@ void bind_seq2seq(py::module_& m) {
 
 void bind_nn(py::module_& m) {
   bind_module(m);
+  bind_losses(m);
   bind_layers(m);
   bind_attention(m);
   bind_blocks(m);

@@ -1,5 +1,5 @@
 // uwaga.optim: parameter groups, SGD / Adam / AdamW, learning-rate schedules, clipping,
-// checkpoints, and the Trainer (with the apps' tasks or a task written in Python).
+// checkpoints, and the Trainer (of any uwaga.nn.Model, with data and losses from C++ or Python).
 #include <pybind11/stl.h>
 
 #include "optim/adam.h"
@@ -17,48 +17,26 @@ namespace {
 using namespace optim;
 using Metrics = std::map<std::string, double>;  // (a macro argument cannot hold the comma)
 
-// A TrainTask whose methods are written in Python (subclass uwaga.optim.TrainTask). Each method
-// checks what the Python one returned and names the method when it is the wrong type (pybind11's
-// own cast error names neither). The trainer runs without the GIL; each call takes it back.
-class PyTrainTask : public TrainTask {
- public:
-  nn::Module& model() override {
+// The epoch-end evaluation, written in Python: a callable returning a dict of metric name (str)
+// -> number. What it returns is checked and named when it is the wrong type (pybind11's own cast
+// error names neither). The trainer runs without the GIL; the call takes it back.
+Evaluate python_evaluate(py::object evaluate) {
+  if (evaluate.is_none()) return {};
+  if (!PyCallable_Check(evaluate.ptr()))
+    throw py::type_error("Trainer.fit(evaluate=...) takes a callable, got " + type_name(evaluate));
+  auto keep = std::make_shared<py::object>(std::move(evaluate));
+  return [keep]() -> Metrics {
     py::gil_scoped_acquire gil;
-    py::object m = call("model");
-    if (!py::isinstance<nn::Module>(m)) throw wrong_return("model", "a uwaga.nn.Module", m);
-    // The trainer gets a reference; a model() that builds a new module on each call would leave
-    // it dangling, so the module it returned last is kept alive here.
-    model_ = m.cast<std::shared_ptr<nn::Module>>();
-    return *model_;
-  }
-  std::int64_t batches_per_epoch() const override {
-    py::gil_scoped_acquire gil;
-    py::object n = call("batches_per_epoch");
-    if (!PyIndex_Check(n.ptr()) || py::isinstance<py::bool_>(n))
-      throw wrong_return("batches_per_epoch", "an int", n);
-    return n.cast<std::int64_t>();
-  }
-  void begin_epoch(std::int64_t epoch) override {
-    py::gil_scoped_acquire gil;
-    call("begin_epoch", epoch);  // whatever it returns is ignored
-  }
-  StepResult train_batch(std::int64_t index) override {
-    py::gil_scoped_acquire gil;
-    py::object r = call("train_batch", index);
-    if (!py::isinstance<StepResult>(r))
-      throw wrong_return("train_batch", "a uwaga.optim.StepResult(loss, items)", r);
-    return r.cast<StepResult>();
-  }
-  Metrics evaluate() override {
-    py::gil_scoped_acquire gil;
-    py::object r = call("evaluate");
+    py::object r = (*keep)();
     const char* expected = "a dict of metric name (str) -> number";
-    if (!py::isinstance<py::dict>(r)) throw wrong_return("evaluate", expected, r);
+    const auto wrong = [&](const std::string& what) {
+      return py::type_error("evaluate() must return " + std::string(expected) + "; " + what);
+    };
+    if (!py::isinstance<py::dict>(r)) throw wrong("got " + type_name(r));
     Metrics metrics;
     for (auto [name, value] : r.cast<py::dict>()) {
       const auto bad = [&](const py::handle& what, const std::string& role) {
-        return py::type_error("TrainTask.evaluate() must return " + std::string(expected) + "; " +
-                              role + " " + std::string(py::repr(what)) + " is " + type_name(what));
+        return wrong(role + " " + std::string(py::repr(what)) + " is " + type_name(what));
       };
       if (!py::isinstance<py::str>(name)) throw bad(name, "the key");
       // A number, or anything with __float__ (NumPy scalars, one-element tensors).
@@ -70,33 +48,8 @@ class PyTrainTask : public TrainTask {
       metrics[name.cast<std::string>()] = v;
     }
     return metrics;
-  }
-  std::string config_json() const override {
-    py::gil_scoped_acquire gil;
-    py::object r = call("config_json");
-    if (!py::isinstance<py::str>(r)) throw wrong_return("config_json", "a str (JSON)", r);
-    return r.cast<std::string>();
-  }
-
- private:
-  // The Python subclass's method `name`, called; NotImplementedError when it has none.
-  template <class... Args>
-  py::object call(const char* name, Args... args) const {
-    py::function f = py::get_override(static_cast<const TrainTask*>(this), name);
-    if (!f) {
-      PyErr_Format(PyExc_NotImplementedError, "a TrainTask subclass must define %s()", name);
-      throw py::error_already_set();
-    }
-    return f(args...);
-  }
-  static py::type_error wrong_return(const char* method, const char* expected,
-                                     const py::handle& got) {
-    return py::type_error("TrainTask." + std::string(method) + "() must return " + expected +
-                          ", got " + type_name(got));
-  }
-
-  std::shared_ptr<nn::Module> model_;  // what model() returned last
-};
+  };
+}
 
 void bind_optimizers(py::module_& m) {
   py::class_<ParamGroup>(m, "ParamGroup")
@@ -181,28 +134,6 @@ void bind_checkpoints(py::module_& m) {
 }
 
 void bind_trainer(py::module_& m) {
-  py::class_<StepResult>(m, "StepResult")
-      .def(py::init([](Tensor loss, std::int64_t items, std::int64_t correct) {
-             return StepResult{std::move(loss), items, correct};
-           }),
-           py::arg("loss"), py::arg("items"), py::arg("correct") = -1)
-      .def_readwrite("loss", &StepResult::loss)
-      .def_readwrite("items", &StepResult::items)
-      .def_readwrite("correct", &StepResult::correct);
-  py::class_<TrainTask, PyTrainTask>(m, "TrainTask",
-                                     "What to train: subclass it and define model() (a "
-                                     "uwaga.nn.Module), batches_per_epoch() (an int), "
-                                     "begin_epoch(e), train_batch(i) (a StepResult), "
-                                     "evaluate() (a dict name -> number) and config_json() "
-                                     "(a str).")
-      .def(py::init<>())
-      .def("model", &TrainTask::model, py::return_value_policy::reference_internal)
-      .def("batches_per_epoch", &TrainTask::batches_per_epoch)
-      .def("begin_epoch", &TrainTask::begin_epoch, py::arg("epoch"))
-      .def("train_batch", &TrainTask::train_batch, py::arg("index"))
-      .def("evaluate", &TrainTask::evaluate)
-      .def("config_json", &TrainTask::config_json);
-
   py::class_<TrainerOptions>(m, "TrainerOptions")
       .def(py::init([](const py::kwargs& kw) {
         py::object self = py::cast(TrainerOptions{});
@@ -217,7 +148,18 @@ void bind_trainer(py::module_& m) {
       .def_readwrite("log_every", &TrainerOptions::log_every)
       .def_readwrite("checkpoint_every", &TrainerOptions::checkpoint_every)
       .def_readwrite("evaluate_each_epoch", &TrainerOptions::evaluate_each_epoch)
-      .def_readwrite("quiet", &TrainerOptions::quiet);
+      .def_readwrite("quiet", &TrainerOptions::quiet)
+      .def_property(
+          "threads", [](const TrainerOptions& o) { return o.parallel.threads; },
+          [](TrainerOptions& o, int threads) { o.parallel.threads = threads; },
+          "replicas of the model, one per thread (0: all of uwaga's threads)")
+      .def_property(
+          "micro_batch", [](const TrainerOptions& o) { return o.parallel.micro_batch; },
+          [](TrainerOptions& o, std::int64_t rows) { o.parallel.micro_batch = rows; },
+          "most rows per forward/backward pass (0: a thread's whole share)")
+      .def_readwrite("seed", &TrainerOptions::seed)
+      .def_readwrite("config", &TrainerOptions::config)
+      .def_readwrite("eval_split", &TrainerOptions::eval_split);
   py::class_<TrainSummary>(m, "TrainSummary")
       .def_readonly("steps", &TrainSummary::steps)
       .def_readonly("epochs_done", &TrainSummary::epochs_done)
@@ -227,14 +169,26 @@ void bind_trainer(py::module_& m) {
       .def_readonly("last_eval", &TrainSummary::last_eval)
       .def_readonly("seconds", &TrainSummary::seconds)
       .def_readonly("losses", &TrainSummary::losses);
-  // The trainer keeps references to the task, the optimizer and the schedule.
-  py::class_<Trainer>(m, "Trainer")
-      .def(py::init<TrainTask&, Optimizer&, const LrSchedule&, TrainerOptions>(),
-           py::arg("task"), py::arg("optimizer"), py::arg("schedule"),
-           py::arg("options") = TrainerOptions(), py::keep_alive<1, 2>(), py::keep_alive<1, 3>(),
-           py::keep_alive<1, 4>())
-      .def("fit", &Trainer::fit, py::call_guard<py::gil_scoped_release>(),
-           "Trains; Python tasks take the GIL back in each of their methods.")
+  // The trainer keeps references to the model, the data, the loss, the optimizer and the schedule.
+  py::class_<Trainer>(m, "Trainer",
+                      "Trains `model` (a uwaga.nn.Model) on `data` (a uwaga.data.BatchSource) "
+                      "with `loss` (a uwaga.nn.Loss).")
+      .def(py::init<nn::Model&, BatchSource&, const nn::Loss&, Optimizer&, const LrSchedule&,
+                    TrainerOptions>(),
+           py::arg("model"), py::arg("data"), py::arg("loss"), py::arg("optimizer"),
+           py::arg("schedule"), py::arg("options") = TrainerOptions(), py::keep_alive<1, 2>(),
+           py::keep_alive<1, 3>(), py::keep_alive<1, 4>(), py::keep_alive<1, 5>(),
+           py::keep_alive<1, 6>())
+      .def(
+          "fit",
+          [](Trainer& trainer, py::object evaluate) {
+            const Evaluate each_epoch = python_evaluate(std::move(evaluate));
+            py::gil_scoped_release release;
+            return trainer.fit(each_epoch);
+          },
+          py::arg("evaluate") = py::none(),
+          "Trains; evaluate() (a dict name -> number) runs after every epoch. Python data and "
+          "losses take the GIL back in each of their methods.")
       .def("checkpoint_path", &Trainer::checkpoint_path)
       .def("log_path", &Trainer::log_path);
 }

@@ -47,9 +47,9 @@ std::vector<float> floats(const Tensor& t) {
 }
 
 // Runs `loader` through one epoch and returns the batches.
-std::vector<Batch> one_epoch(DataLoader& loader) {
-  std::vector<Batch> batches;
-  Batch b;
+std::vector<ImageBatch> one_epoch(DataLoader& loader) {
+  std::vector<ImageBatch> batches;
+  ImageBatch b;
   while (loader.next(b)) batches.push_back(b);
   return batches;
 }
@@ -88,13 +88,13 @@ TEST_CASE("DataLoader: every image exactly once per epoch; drop_last", "[data][l
     REQUIRE(loader.batches_per_epoch() == 3);
     for (std::int64_t epoch = 0; epoch < 3; ++epoch) {
       REQUIRE(loader.position().epoch == epoch);
-      const std::vector<Batch> batches = one_epoch(loader);
+      const std::vector<ImageBatch> batches = one_epoch(loader);
       REQUIRE(batches.size() == 3);
       REQUIRE(batches[0].images.shape() == Shape{4, 2, 3, 4});
       REQUIRE(batches[2].images.shape() == Shape{2, 2, 3, 4});
       REQUIRE(batches[2].labels.shape() == Shape{2});
       std::vector<std::int64_t> seen;
-      for (const Batch& b : batches) {
+      for (const ImageBatch& b : batches) {
         for (std::size_t k = 0; k < b.indices.size(); ++k) {
           seen.push_back(b.indices[k]);
           REQUIRE(b.labels.data<std::int64_t>()[k] == d.labels[b.indices[k]]);
@@ -111,9 +111,9 @@ TEST_CASE("DataLoader: every image exactly once per epoch; drop_last", "[data][l
     options.drop_last = true;
     DataLoader loader(d, options);
     REQUIRE(loader.batches_per_epoch() == 2);
-    const std::vector<Batch> batches = one_epoch(loader);
+    const std::vector<ImageBatch> batches = one_epoch(loader);
     REQUIRE(batches.size() == 2);
-    for (const Batch& b : batches) REQUIRE(b.images.size(0) == 4);
+    for (const ImageBatch& b : batches) REQUIRE(b.images.size(0) == 4);
   }
   SECTION("too few images for one full batch") {
     options.drop_last = true;
@@ -143,7 +143,7 @@ TEST_CASE("DataLoader: batch(e, b) is epoch e's order cut in batches, whatever w
   expect(0, 2);
   expect(1, 1);
   const std::vector<std::int64_t> order0 = reference.epoch_order(0);
-  Batch b;
+  ImageBatch b;
   REQUIRE(loader.next(b));  // epoch 0 through next(), then batch() of epoch 1 again
   REQUIRE(b.indices == std::vector<std::int64_t>(order0.begin(), order0.begin() + 4));
   expect(1, 2);
@@ -158,7 +158,7 @@ TEST_CASE("DataLoader: images are normalised per channel", "[data][loader]") {
   options.mean = {0.5f, 0.25f};
   options.std = {0.2f, 0.1f};
   DataLoader loader(d, options);
-  Batch b;
+  ImageBatch b;
   REQUIRE(loader.next(b));
   REQUIRE(b.images.dtype() == DType::Float32);
   REQUIRE(b.labels.dtype() == DType::Int64);
@@ -173,7 +173,7 @@ TEST_CASE("DataLoader: images are normalised per channel", "[data][loader]") {
   // Without mean and std: pixel / 255.
   DataLoaderOptions plain;
   plain.batch_size = 5;
-  const Batch p = DataLoader(d, plain).batch(0, 0);
+  const ImageBatch p = DataLoader(d, plain).batch(0, 0);
   REQUIRE(p.images.data<float>()[13] == Approx(d.pixels[13] / 255.0));
 
   options.mean = {0.5f};
@@ -190,18 +190,18 @@ TEST_CASE("DataLoader: resuming from a saved position gives the same batches", "
   options.augment = AugmentOptions::mnist();
   DataLoader a(d, options);
   one_epoch(a);
-  Batch b;
+  ImageBatch b;
   a.next(b);
   a.next(b);
   const LoaderPosition saved = a.position();
   REQUIRE(saved.epoch == 1);
   REQUIRE(saved.batch == 2);
-  Batch expected;
+  ImageBatch expected;
   REQUIRE(a.next(expected));
 
   DataLoader resumed(d, options);  // a fresh process, after loading a checkpoint
   resumed.set_position(saved);
-  Batch got;
+  ImageBatch got;
   REQUIRE(resumed.next(got));
   REQUIRE(got.indices == expected.indices);
   REQUIRE(floats(got.images) == floats(expected.images));
@@ -290,7 +290,7 @@ TEST_CASE("augment: deterministic per seed, different per epoch, off in evaluati
     REQUIRE(plain[j] == Approx((d.pixels[j] / 255.0 - 0.5) / 0.25));
 
   // An image's augmentation does not depend on the batch it lands in, nor on the thread count.
-  const Batch single = a.make_batch({17}, 0);
+  const ImageBatch single = a.make_batch({17}, 0);
   const std::vector<float> in_batch(a0.begin() + 17 * 3072, a0.begin() + 18 * 3072);
   REQUIRE(floats(single.images) == in_batch);
   const int threads = omp_get_max_threads();

@@ -1,7 +1,8 @@
 // DataParallel: the batch dealt out to threads in micro-batches covers every row once; the
 // gradient and loss it computes with replicas on several threads equal those of one
-// forward/backward of the whole batch (float64, to rounding); replicas see the model's updates;
-// an exception on any thread reaches the caller.
+// forward/backward of the whole batch (float64, to rounding), and so do the shares several
+// processes would hand a GradientReduction; replicas see the model's updates; an exception on
+// any thread reaches the caller.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "core/cross_entropy.h"
 #include "core/shape_ops.h"
 #include "core/storage.h"
+#include "nn/loss.h"
 #include "nn/vision_transformer.h"
 #include "optim/data_parallel.h"
 
@@ -36,6 +38,7 @@ std::shared_ptr<nn::VisionTransformer> make_model(std::uint64_t seed) {
 
 struct Data {
   Tensor images, labels;  // (B, 1, 8, 8) float64, (B,)
+  Batch batch() const { return {{images}, labels}; }
 };
 
 Data make_data(std::int64_t batch) {
@@ -149,25 +152,16 @@ TEST_CASE("DataParallel computes the whole batch's gradient and loss", "[data_pa
     for (std::int64_t micro : {0, 2}) {
       INFO(threads << " threads, micro-batches of " << micro);
       auto model = make_model(1);
-      std::uint64_t replica_seed = 100;
-      DataParallel<nn::VisionTransformer> parallel(
-          *model, [&] { return make_model(replica_seed++); }, {threads, micro});
+      DataParallel parallel(*model, {threads, micro});
       REQUIRE(parallel.threads() == threads);
-      StepResult r = parallel.step(batch, [&](nn::VisionTransformer& m, RowRange rows) {
-        StepResult s;
-        Tensor labels = slice(data.labels, 0, rows.begin, rows.end);
-        s.loss = cross_entropy(m.forward(slice(data.images, 0, rows.begin, rows.end)), labels);
-        s.items = labels.numel();
-        return s;
-      });
+      const StepResult r = parallel.gradient(data.batch(), nn::CrossEntropyLoss());
       CHECK(r.items == batch);
-      CHECK(r.loss.item() == Approx(loss.item()).epsilon(1e-12));
+      CHECK(r.loss == Approx(loss.item()).epsilon(1e-12));
       check_same_gradients(*model, *reference);
     }
 }
 
-TEST_CASE("DataParallel weighs micro-batches by weight_of for a mean over other items",
-          "[data_parallel]") {
+TEST_CASE("DataParallel weighs micro-batches by the targets the loss counts", "[data_parallel]") {
   // The loss is a mean over the labelled rows only (rows 1 and 4 are ignored, as padding is in
   // a translation's targets), so a micro-batch's share is its labelled rows over all of them,
   // not its rows over all rows.
@@ -176,11 +170,6 @@ TEST_CASE("DataParallel weighs micro-batches by weight_of for a mean over other 
   std::vector<std::int64_t> y = data.labels.to_indices();
   y[1] = y[4] = ignored;
   data.labels = Tensor::from_indices(y, {batch});
-  auto labelled = [&](RowRange rows) {
-    std::int64_t n = 0;
-    for (std::int64_t i = rows.begin; i < rows.end; ++i) n += y[i] != ignored;
-    return n;
-  };
 
   auto reference = make_model(1);
   Tensor loss = cross_entropy(reference->forward(data.images), data.labels, {ignored, 0.0});
@@ -190,55 +179,101 @@ TEST_CASE("DataParallel weighs micro-batches by weight_of for a mean over other 
     for (std::int64_t micro : {0, 2}) {
       INFO(threads << " threads, micro-batches of " << micro);
       auto model = make_model(1);
-      std::uint64_t replica_seed = 100;
-      DataParallel<nn::VisionTransformer> parallel(
-          *model, [&] { return make_model(replica_seed++); }, {threads, micro});
-      StepResult r = parallel.step(
-          batch,
-          [&](nn::VisionTransformer& m, RowRange rows) {
-            StepResult s;
-            s.loss = cross_entropy(m.forward(slice(data.images, 0, rows.begin, rows.end)),
-                                   slice(data.labels, 0, rows.begin, rows.end), {ignored, 0.0});
-            s.items = labelled(rows);
-            return s;
-          },
-          [&](RowRange rows) { return static_cast<double>(labelled(rows)) / 5.0; });
+      DataParallel parallel(*model, {threads, micro});
+      const StepResult r = parallel.gradient(data.batch(), nn::CrossEntropyLoss({ignored, 0.0}));
       CHECK(r.items == 5);
-      CHECK(r.loss.item() == Approx(loss.item()).epsilon(1e-12));
+      CHECK(r.loss == Approx(loss.item()).epsilon(1e-12));
       check_same_gradients(*model, *reference);
+    }
+}
+
+namespace {
+
+// Stands in for `size` processes in one: each DataParallel computes process `rank`'s share of
+// the batch, and all_reduce keeps what that process would send (nothing is added yet).
+class RecordingReduction : public GradientReduction {
+ public:
+  RecordingReduction(int rank, int size) : rank_(rank), size_(size) {}
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void all_reduce(const std::vector<Tensor>& grads, std::vector<double>& sums) override {
+    sent_grads.clear();
+    for (const Tensor& g : grads) sent_grads.push_back(g.defined() ? g.to_vector() : std::vector<double>{});
+    sent_sums = sums;
+  }
+  std::string name() const override { return "recorded"; }
+  std::vector<std::vector<double>> sent_grads;
+  std::vector<double> sent_sums;
+
+ private:
+  int rank_, size_;
+};
+
+}  // namespace
+
+TEST_CASE("the processes' shares of a batch add up to the whole batch's gradient",
+          "[data_parallel]") {
+  // What a reduction across processes receives: with N processes × T threads, each process's
+  // gradient covers its own rows, and their sum is the one-process gradient (float64, 1e-12).
+  const std::int64_t batch = 9;
+  const Data data = make_data(batch);
+  auto reference = make_model(1);
+  Tensor loss = cross_entropy(reference->forward(data.images), data.labels);
+  loss.backward();
+  const auto expected = reference->named_parameters();
+
+  for (int processes : {2, 3})
+    for (int threads : {1, 2}) {
+      INFO(processes << " processes × " << threads << " threads");
+      std::vector<std::vector<double>> total(expected.size());
+      double loss_sum = 0, items = 0;
+      for (int rank = 0; rank < processes; ++rank) {
+        auto model = make_model(1);
+        RecordingReduction reduction(rank, processes);
+        DataParallel parallel(*model, {threads, 2}, &reduction);
+        parallel.gradient(data.batch(), nn::CrossEntropyLoss());
+        for (std::size_t i = 0; i < expected.size(); ++i) {
+          const std::vector<double>& g = reduction.sent_grads[i];
+          if (g.empty()) continue;
+          total[i].resize(g.size(), 0.0);
+          for (std::size_t k = 0; k < g.size(); ++k) total[i][k] += g[k];
+        }
+        loss_sum += reduction.sent_sums[0];
+        items += reduction.sent_sums[1];
+      }
+      CHECK(items == batch);
+      CHECK(loss_sum == Approx(loss.item()).epsilon(1e-12));
+      for (std::size_t i = 0; i < expected.size(); ++i) {
+        INFO(expected[i].first);
+        const std::vector<double> want = expected[i].second.grad().to_vector();
+        REQUIRE(total[i].size() == want.size());
+        double err = 0;
+        for (std::size_t k = 0; k < want.size(); ++k) err = std::max(err, std::abs(total[i][k] - want[k]));
+        CHECK(err <= 1e-12 * std::max(1.0, max_abs(expected[i].second.grad())));
+      }
     }
 }
 
 TEST_CASE("DataParallel replicas share the model's values, not its gradients",
           "[data_parallel]") {
   auto model = make_model(1);
-  std::vector<std::shared_ptr<nn::VisionTransformer>> made;
-  DataParallel<nn::VisionTransformer> parallel(
-      *model,
-      [&] {
-        made.push_back(make_model(2));
-        return made.back();
-      },
-      {2, 0});
-  REQUIRE(made.size() == 1);
+  DataParallel parallel(*model, {2, 0});
+  REQUIRE(parallel.threads() == 2);
+  auto replica = model->replica();  // as DataParallel makes its own
+  replica->alias_parameters(*model);
   const Data data = make_data(4);
-  // An update to the model (as the optimizer makes) is seen by the replica.
+  // An update to the model (as the optimizer makes) is seen by a replica.
   model->named_parameters()[0].second.fill_(0.25);
-  REQUIRE(made[0]->named_parameters()[0].second.flat(0) == 0.25);
+  REQUIRE(replica->named_parameters()[0].second.flat(0) == 0.25);
   {
     NoGradGuard no_grad;
-    const Tensor a = model->forward(data.images), b = made[0]->forward(data.images);
+    const Tensor a = model->forward(data.images), b = replica->forward_batch({data.images});
     REQUIRE(a.to_vector() == b.to_vector());
   }
-  // After a step the replica's gradients have been handed to the model.
-  parallel.step(4, [&](nn::VisionTransformer& m, RowRange rows) {
-    StepResult s;
-    s.loss = cross_entropy(m.forward(slice(data.images, 0, rows.begin, rows.end)),
-                           slice(data.labels, 0, rows.begin, rows.end));
-    return s;
-  });
-  for (auto& [name, p] : made[0]->named_parameters()) REQUIRE_FALSE(p.grad().defined());
+  // After a step the model holds the gradients; a replica keeps none of its own.
+  parallel.gradient(data.batch(), nn::CrossEntropyLoss());
   for (auto& [name, p] : model->named_parameters()) REQUIRE(p.grad().defined());
+  CHECK(replica->named_parameters()[0].second.dtype() == DType::Float64);
 }
 
 TEST_CASE("DataParallel steps reach a steady state without new allocations",
@@ -246,16 +281,12 @@ TEST_CASE("DataParallel steps reach a steady state without new allocations",
   // The replica's gradients are allocated on its thread and freed on this one every step; they
   // must come back to its thread's cache, or memory grows by a model's worth of gradients a step.
   auto model = make_model(1);
-  DataParallel<nn::VisionTransformer> parallel(*model, [] { return make_model(2); }, {2, 2});
+  DataParallel parallel(*model, {2, 2});
   const Data data = make_data(8);
+  const nn::CrossEntropyLoss loss;
   auto step = [&] {
     model->zero_grad();
-    parallel.step(8, [&](nn::VisionTransformer& m, RowRange rows) {
-      StepResult s;
-      s.loss = cross_entropy(m.forward(slice(data.images, 0, rows.begin, rows.end)),
-                             slice(data.labels, 0, rows.begin, rows.end));
-      return s;
-    });
+    parallel.gradient(data.batch(), loss);
   };
   for (int i = 0; i < 3; ++i) step();
   const AllocatorStats before = allocator_stats();
@@ -265,20 +296,35 @@ TEST_CASE("DataParallel steps reach a steady state without new allocations",
   CHECK(after.cached_bytes <= before.cached_bytes);
 }
 
+namespace {
+
+// A loss that fails on every micro-batch but the first, or returns no scalar.
+class FailingLoss : public nn::CrossEntropyLoss {
+ public:
+  explicit FailingLoss(bool scalar) : scalar_(scalar) {}
+  Tensor operator()(const Tensor& logits, const Tensor& y) const override {
+    if (!scalar_) return Tensor();
+    if (y.size(0) < 2) fail("the micro-batch of ", y.size(0), " rows failed");
+    return nn::CrossEntropyLoss::operator()(logits, y);
+  }
+
+ private:
+  bool scalar_;
+};
+
+}  // namespace
+
 TEST_CASE("DataParallel passes on an error thrown on any thread", "[data_parallel]") {
   auto model = make_model(1);
-  DataParallel<nn::VisionTransformer> parallel(*model, [] { return make_model(2); }, {2, 0});
-  const Data data = make_data(4);
-  auto failing = [&](nn::VisionTransformer& m, RowRange rows) -> StepResult {
-    if (rows.begin > 0) fail("micro-batch at row ", rows.begin, " failed");
-    StepResult s;
-    s.loss = cross_entropy(m.forward(slice(data.images, 0, rows.begin, rows.end)),
-                           slice(data.labels, 0, rows.begin, rows.end));
-    return s;
-  };
-  REQUIRE_THROWS_WITH(parallel.step(4, failing), Catch::Contains("micro-batch at row 2 failed"));
-  auto no_loss = [&](nn::VisionTransformer&, RowRange) { return StepResult{}; };
-  REQUIRE_THROWS_WITH(parallel.step(4, no_loss), Catch::Contains("one element"));
+  DataParallel parallel(*model, {2, 0});
+  Data data = make_data(3);  // rows 0–1 on thread 0, row 2 on thread 1
+  REQUIRE_THROWS_WITH(parallel.gradient(data.batch(), FailingLoss(true)),
+                      Catch::Contains("the micro-batch of 1 rows failed"));
+  REQUIRE_THROWS_WITH(parallel.gradient(data.batch(), FailingLoss(false)),
+                      Catch::Contains("one element"));
+  REQUIRE_THROWS_WITH(parallel.gradient({{data.images, data.images}, data.labels},
+                                        nn::CrossEntropyLoss()),
+                      Catch::Contains("VisionTransformer::forward_batch takes 1 input"));
 }
 
 TEST_CASE("alias_parameters checks that the modules match", "[data_parallel]") {

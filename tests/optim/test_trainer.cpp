@@ -1,4 +1,5 @@
-// The training loop on a tiny task: XOR of the signs of two coordinates, learned by an MLP.
+// The training loop on a tiny task: XOR of the signs of two coordinates, learned by a two-layer
+// network with dropout.
 // The loss goes down; a run interrupted (by max_steps or by SIGINT) and resumed reproduces the
 // uninterrupted run's losses bit for bit; a NaN stops the run without touching the last
 // checkpoint; the JSONL log parses.
@@ -23,7 +24,11 @@
 #include "core/indexing.h"
 #include "core/reduction.h"
 #include "core/safetensors.h"
-#include "nn/mlp.h"
+#include "nn/activation.h"
+#include "nn/dropout.h"
+#include "nn/linear.h"
+#include "nn/loss.h"
+#include "nn/model.h"
 #include "optim/adam.h"
 #include "optim/checkpoint.h"
 #include "optim/lr_schedule.h"
@@ -46,27 +51,17 @@ void make_xor(std::int64_t n, Generator& gen, Tensor& x, Tensor& y) {
   y = Tensor::from_indices(labels, {n});  // (n,)
 }
 
-// The task keeps the contract of trainer.h: batch i of epoch e comes from (seed, e, i), and the
-// one generator it draws from while training (input noise, standing in for dropout) is saved
-// in save_state().
-class XorTask : public TrainTask {
+// The data keep the contract of data/batch_source.h: batch i of epoch e comes from (seed, e, i).
+class XorData : public BatchSource {
  public:
   static constexpr std::int64_t kTrain = 256, kTest = 256, kBatch = 32;
 
-  explicit XorTask(std::uint64_t seed) : seed_(seed), noise_(seed + 1) {
+  explicit XorData(std::uint64_t seed) : seed_(seed) {
     Generator data(seed);
-    make_xor(kTrain, data, x_train_, y_train_);
-    make_xor(kTest, data, x_test_, y_test_);
-    Generator init(seed + 2);
-    model_ = std::make_unique<nn::MLP>(2, 32, init);
+    make_xor(kTrain, data, x_train, y_train);
+    make_xor(kTest, data, x_test, y_test);
   }
 
-  // Test hooks, counted in calls of train_batch on this object (1-based).
-  int nan_loss_at = 0, nan_grad_at = 0, sigint_at = 0;
-  int huge_grad_at = 0;  // a finite loss and gradient whose square overflows float32
-  int calls = 0;
-
-  nn::Module& model() override { return *model_; }
   std::int64_t batches_per_epoch() const override { return kTrain / kBatch; }
 
   void begin_epoch(std::int64_t epoch) override {
@@ -78,68 +73,88 @@ class XorTask : public TrainTask {
                 order_[static_cast<std::size_t>(shuffle.below(static_cast<std::uint64_t>(i + 1)))]);
   }
 
-  StepResult train_batch(std::int64_t index) override {
-    ++calls;
+  Batch batch(std::int64_t index) override {
     std::vector<std::int64_t> ids(order_.begin() + index * kBatch,
                                   order_.begin() + (index + 1) * kBatch);
     Tensor idx = Tensor::from_indices(ids, {kBatch});
-    Tensor x = index_select(x_train_, 0, idx) + Tensor::randn({kBatch, 2}, noise_, DType::Float32,
-                                                               0.0, 0.05);  // (B, 2)
-    Tensor y = index_select(y_train_, 0, idx);                                // (B,)
-    Tensor logits = model_->forward(x);                                       // (B, 2)
-    Tensor loss = cross_entropy(logits, y);
+    return {{index_select(x_train, 0, idx)}, index_select(y_train, 0, idx)};  // (B, 2), (B,)
+  }
+
+  Tensor x_train, y_train, x_test, y_test;
+
+ private:
+  std::uint64_t seed_;
+  std::vector<std::int64_t> order_;
+};
+
+// A two-layer network with dropout on its hidden layer, whose masks the trainer seeds (a resumed
+// run must draw the same ones).
+class XorNet : public nn::Model {
+ public:
+  explicit XorNet(std::uint64_t seed) {
+    Generator init(seed);
+    fc1 = register_module("fc1", std::make_shared<nn::Linear>(2, 32, init));
+    fc2 = register_module("fc2", std::make_shared<nn::Linear>(32, 2, init));
+    dropout = register_module("dropout", std::make_shared<nn::Dropout>(0.1));
+  }
+  Tensor forward(const Tensor& x) {  // (B, 2) -> logits (B, 2)
+    return fc2->forward(dropout->forward(nn::GELU().forward(fc1->forward(x))));
+  }
+  Tensor forward_batch(const std::vector<Tensor>& inputs) override { return forward(inputs.at(0)); }
+  std::shared_ptr<Model> replica() const override { return std::make_shared<XorNet>(0); }
+
+  std::shared_ptr<nn::Linear> fc1, fc2;
+  std::shared_ptr<nn::Dropout> dropout;
+};
+
+// Cross-entropy, with hooks that break a chosen call, counted from 1.
+class XorLoss : public nn::CrossEntropyLoss {
+ public:
+  explicit XorLoss(XorNet& net) : net_(net) {}
+  int nan_loss_at = 0, nan_grad_at = 0, sigint_at = 0;
+  int huge_grad_at = 0;  // a finite loss and gradient whose square overflows float32
+  mutable int calls = 0;
+
+  Tensor operator()(const Tensor& logits, const Tensor& y) const override {
+    ++calls;
+    Tensor loss = nn::CrossEntropyLoss::operator()(logits, y);
     if (calls == nan_loss_at) loss = loss * std::numeric_limits<double>::quiet_NaN();
     if (calls == nan_grad_at) {
       // A finite loss whose gradient is NaN: d√u/du = 1/(2√u) at u = 0, times 0.
-      Tensor w = model_->fc1->weight;
+      Tensor w = net_.fc1->weight;
       loss = loss + 0.0 * sum(sqrt(w - w));
     }
     if (calls == huge_grad_at) {
       // Adds 0 to the loss, and 1e21 to the gradient of each element of fc1.weight.
-      Tensor w = model_->fc1->weight;
+      Tensor w = net_.fc1->weight;
       loss = loss + 1e21 * sum(w - w.detach());
     }
     if (calls == sigint_at) ::raise(SIGINT);
-    return {loss, kBatch, correct(logits, y)};
-  }
-
-  std::map<std::string, double> evaluate() override {
-    Tensor logits = model_->forward(x_test_);
-    return {{"accuracy", static_cast<double>(correct(logits, y_test_)) / kTest},
-            {"loss", cross_entropy(logits, y_test_).item()}};
-  }
-
-  std::string config_json() const override {
-    return R"({"task": "xor", "hidden": 32, "seed": )" + std::to_string(seed_) + "}";
-  }
-  std::string save_state() const override { return generator_state_to_string(noise_.state()); }
-  void load_state(const std::string& state) override {
-    noise_.set_state(generator_state_from_string(state));
+    return loss;
   }
 
  private:
-  static std::int64_t correct(const Tensor& logits, const Tensor& y) {
-    std::vector<std::int64_t> pred = argmax(logits, 1).to_indices(), truth = y.to_indices();
-    std::int64_t n = 0;
-    for (std::size_t i = 0; i < pred.size(); ++i) n += pred[i] == truth[i];
-    return n;
-  }
-
-  std::uint64_t seed_;
-  Generator noise_;
-  Tensor x_train_, y_train_, x_test_, y_test_;
-  std::unique_ptr<nn::MLP> model_;
-  std::vector<std::int64_t> order_;
+  XorNet& net_;
 };
 
 // Everything one training run needs, built the same way each time from the same seed.
 struct Setup {
   explicit Setup(double lr = 0.05, std::int64_t total_steps = 48)
-      : adam(make_param_groups(task.model(), 0.01), AdamOptions{lr}),
-        schedule(lr, 5, total_steps, lr / 20) {}
-  XorTask task{42};
+      : adam(make_param_groups(net, 0.01), AdamOptions{lr}), schedule(lr, 5, total_steps, lr / 20) {}
+  XorData data{42};
+  XorNet net{44};
+  XorLoss loss{net};
   Adam adam;
   WarmupCosineLr schedule;
+
+  Trainer trainer(const TrainerOptions& o) { return Trainer(net, data, loss, adam, schedule, o); }
+  TrainSummary fit(const TrainerOptions& o) {
+    return trainer(o).fit([this]() -> std::map<std::string, double> {
+      const Tensor logits = net.forward(data.x_test);
+      return {{"accuracy", static_cast<double>(loss.correct(logits, data.y_test)) / XorData::kTest},
+              {"loss", loss.nn::CrossEntropyLoss::operator()(logits, data.y_test).item()}};
+    });
+  }
 };
 
 TrainerOptions options(const std::string& out_dir) {
@@ -149,6 +164,8 @@ TrainerOptions options(const std::string& out_dir) {
   o.log_every = 4;
   o.clip_norm = 1.0;
   o.quiet = true;
+  o.config = R"({"task": "xor", "hidden": 32})";
+  o.parallel.threads = 1;  // the loss's hooks reach into the model itself
   return o;
 }
 
@@ -179,7 +196,7 @@ TEST_CASE("trainer: the loss of a tiny MLP on XOR goes down", "[optim][trainer]"
   Setup s(0.05, epochs * 8);
   TrainerOptions o = options(dir.str());
   o.epochs = epochs;
-  TrainSummary summary = Trainer(s.task, s.adam, s.schedule, o).fit();
+  TrainSummary summary = s.fit(o);
 
   REQUIRE(summary.steps == epochs * 8);
   REQUIRE(summary.losses.size() == static_cast<std::size_t>(epochs * 8));
@@ -192,14 +209,14 @@ TEST_CASE("trainer: the loss of a tiny MLP on XOR goes down", "[optim][trainer]"
                                 << summary.last_eval["accuracy"]);
   CHECK(last < 0.5 * first);
   CHECK(summary.last_eval.at("accuracy") > 0.85);
-  CHECK(s.task.model().is_training());  // back in train mode after evaluation
+  CHECK(s.net.is_training());  // back in train mode after evaluation
 }
 
 TEST_CASE("trainer: resuming reproduces an uninterrupted run bit for bit", "[optim][trainer]") {
   // Run A: 48 steps in one go.
   TempDir dir_a("trainer-resume-a");
   Setup a;
-  TrainSummary full = Trainer(a.task, a.adam, a.schedule, options(dir_a.str())).fit();
+  TrainSummary full = a.fit(options(dir_a.str()));
   REQUIRE(full.losses.size() == 48);
 
   // Run B: stopped by max_steps after k steps (mid-epoch, at an epoch's end, with step
@@ -213,7 +230,7 @@ TEST_CASE("trainer: resuming reproduces an uninterrupted run bit for bit", "[opt
         TrainerOptions o = options(dir_b.str());
         o.max_steps = k;
         o.checkpoint_every = 3;
-        TrainSummary first = Trainer(b.task, b.adam, b.schedule, o).fit();
+        TrainSummary first = b.fit(o);
         REQUIRE(first.steps == k);
         REQUIRE_FALSE(first.interrupted);
         losses = first.losses;
@@ -223,14 +240,14 @@ TEST_CASE("trainer: resuming reproduces an uninterrupted run bit for bit", "[opt
       TrainerOptions o = options(dir_b.str());
       o.resume = true;
       o.max_steps = 48;
-      TrainSummary second = Trainer(b.task, b.adam, b.schedule, o).fit();
+      TrainSummary second = b.fit(o);
       CHECK(second.steps == 48);
       CHECK(second.epochs_done == 6);
       losses.insert(losses.end(), second.losses.begin(), second.losses.end());
 
       REQUIRE(losses.size() == full.losses.size());
       REQUIRE(losses == full.losses);  // exact, not approximate
-      REQUIRE(values(b.task.model()) == values(a.task.model()));
+      REQUIRE(values(b.net) == values(a.net));
       CHECK(second.last_eval == full.last_eval);
       // Each epoch's train loss and accuracy cover all its steps, across the resume too.
       auto epoch_figures = [](const std::string& log) {
@@ -249,14 +266,14 @@ TEST_CASE("trainer: SIGINT finishes the step, saves, and the run resumes exactly
           "[optim][trainer]") {
   TempDir dir_a("trainer-sigint-a"), dir_b("trainer-sigint-b");
   Setup a;
-  TrainSummary full = Trainer(a.task, a.adam, a.schedule, options(dir_a.str())).fit();
+  TrainSummary full = a.fit(options(dir_a.str()));
 
   struct sigaction before {};
   sigaction(SIGINT, nullptr, &before);
 
   Setup b;
-  b.task.sigint_at = 13;
-  TrainSummary first = Trainer(b.task, b.adam, b.schedule, options(dir_b.str())).fit();
+  b.loss.sigint_at = 13;
+  TrainSummary first = b.fit(options(dir_b.str()));
   CHECK(first.interrupted);
   CHECK(first.steps == 13);  // the step that saw the signal completed
   REQUIRE(first.losses.size() == 13);
@@ -272,12 +289,12 @@ TEST_CASE("trainer: SIGINT finishes the step, saves, and the run resumes exactly
   Setup c;
   TrainerOptions o = options(dir_b.str());
   o.resume = true;
-  TrainSummary second = Trainer(c.task, c.adam, c.schedule, o).fit();
+  TrainSummary second = c.fit(o);
   CHECK_FALSE(second.interrupted);
   std::vector<double> losses = first.losses;
   losses.insert(losses.end(), second.losses.begin(), second.losses.end());
   REQUIRE(losses == full.losses);
-  REQUIRE(values(c.task.model()) == values(a.task.model()));
+  REQUIRE(values(c.net) == values(a.net));
 }
 
 TEST_CASE("trainer: a non-finite loss or gradient stops the run and keeps the last checkpoint",
@@ -289,8 +306,8 @@ TEST_CASE("trainer: a non-finite loss or gradient stops the run and keeps the la
   o.checkpoint_every = 1;
 
   SECTION("NaN loss at step 3") {
-    s.task.nan_loss_at = 3;
-    TrainSummary summary = Trainer(s.task, s.adam, s.schedule, o).fit();
+    s.loss.nan_loss_at = 3;
+    TrainSummary summary = s.fit(o);
     CHECK(summary.stopped_non_finite);
     CHECK(summary.steps == 2);
     CHECK(summary.losses.size() == 2);
@@ -298,8 +315,8 @@ TEST_CASE("trainer: a non-finite loss or gradient stops the run and keeps the la
                                     Catch::Contains("last checkpoint (step 2"));
   }
   SECTION("NaN gradient at step 3") {
-    s.task.nan_grad_at = 3;
-    TrainSummary summary = Trainer(s.task, s.adam, s.schedule, o).fit();
+    s.loss.nan_grad_at = 3;
+    TrainSummary summary = s.fit(o);
     CHECK(summary.stopped_non_finite);
     CHECK(summary.steps == 2);
     CHECK_THAT(summary.message, Catch::StartsWith("step 3") &&
@@ -308,8 +325,8 @@ TEST_CASE("trainer: a non-finite loss or gradient stops the run and keeps the la
   // The checkpoint still holds step 2, and it is the model as it was after step 2.
   CHECK(read_checkpoint_info(path).step == 2);
   Setup fresh;
-  load_checkpoint(path, fresh.task.model(), &fresh.adam);
-  CHECK(values(fresh.task.model()) == values(s.task.model()));
+  load_checkpoint(path, fresh.net, &fresh.adam);
+  CHECK(values(fresh.net) == values(s.net));
   bool logged = false;
   for (const auto& record : read_jsonl(dir.str() + "/log.jsonl"))
     logged |= record["type"] == "stop" && record["reason"] == "non_finite";
@@ -324,13 +341,13 @@ TEST_CASE("trainer: the JSONL log has a record per logged step and per epoch, ac
     TrainerOptions o = options(dir.str());
     o.epochs = 2;
     o.max_steps = 10;
-    Trainer(s.task, s.adam, s.schedule, o).fit();
+    s.fit(o);
   }
   Setup s;
   TrainerOptions o = options(dir.str());
   o.epochs = 2;
   o.resume = true;
-  Trainer(s.task, s.adam, s.schedule, o).fit();
+  s.fit(o);
 
   std::vector<nlohmann::json> records = read_jsonl(dir.str() + "/log.jsonl");
   std::vector<std::int64_t> step_records, epoch_records;
@@ -370,26 +387,26 @@ TEST_CASE("trainer: options and resume errors are sentences", "[optim][trainer]"
   Setup s;
   TrainerOptions o = options(dir.str() + "/empty");
   o.resume = true;
-  CHECK_THROWS_WITH(Trainer(s.task, s.adam, s.schedule, o).fit(),
+  CHECK_THROWS_WITH(s.fit(o),
                     Catch::Contains("cannot resume: there is no checkpoint at") &&
                         Catch::Contains("checkpoint.safetensors"));
   o = options("");
   o.resume = true;
-  CHECK_THROWS_WITH(Trainer(s.task, s.adam, s.schedule, o),
+  CHECK_THROWS_WITH(s.trainer(o),
                     Catch::Contains("resume needs out_dir"));
   o = options("");
   o.checkpoint_every = -1;
-  CHECK_THROWS_WITH(Trainer(s.task, s.adam, s.schedule, o),
+  CHECK_THROWS_WITH(s.trainer(o),
                     Catch::Contains("checkpoint_every must be >= 0"));
   // An optimizer over another model's parameters would leave the task's model untrained.
   Setup other;
   o = options("");
-  CHECK_THROWS_WITH(Trainer(s.task, other.adam, s.schedule, o).fit(),
-                    Catch::Contains("is not a parameter of the task's model"));
+  CHECK_THROWS_WITH(Trainer(s.net, s.data, s.loss, other.adam, s.schedule, o).fit(),
+                    Catch::Contains("is not a parameter of the model"));
   // No out_dir: trains without writing anything.
   o = options("");
   o.epochs = 1;
-  CHECK(Trainer(s.task, s.adam, s.schedule, o).fit().steps == 8);
+  CHECK(s.fit(o).steps == 8);
 }
 
 // Before: the trainer checked only the parameters before saving. A gradient of 1e21 is finite
@@ -404,8 +421,8 @@ TEST_CASE("trainer: an optimizer state turned inf stops the run and keeps the la
   TrainerOptions o = options(dir.str());
   o.checkpoint_every = 1;
   o.clip_norm = 0;  // clipping would tame the gradient
-  s.task.huge_grad_at = 3;
-  TrainSummary summary = Trainer(s.task, s.adam, s.schedule, o).fit();
+  s.loss.huge_grad_at = 3;
+  TrainSummary summary = s.fit(o);
   CHECK(summary.stopped_non_finite);
   CHECK_THAT(summary.message,
              Catch::StartsWith("after step 3: optimizer state 'fc1.weight.exp_avg_sq' holds NaN "
@@ -413,7 +430,7 @@ TEST_CASE("trainer: an optimizer state turned inf stops the run and keeps the la
                  Catch::Contains("the last checkpoint (step 2"));
   CHECK(read_checkpoint_info(path).step == 2);
   Setup fresh;
-  CHECK_NOTHROW(load_checkpoint(path, fresh.task.model(), &fresh.adam));
+  CHECK_NOTHROW(load_checkpoint(path, fresh.net, &fresh.adam));
 }
 
 // Before: nothing kept two processes from training into one directory at once (a second
@@ -429,16 +446,16 @@ TEST_CASE("trainer: a directory another run is training into is refused", "[opti
     const int fd = ::open(dir.str().c_str(), O_RDONLY | O_DIRECTORY);
     REQUIRE(fd >= 0);
     REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
-    CHECK_THROWS_WITH(Trainer(s.task, s.adam, s.schedule, o).fit(),
+    CHECK_THROWS_WITH(s.fit(o),
                       Catch::Contains("another run is already training into '" + dir.str() + "'"));
     CHECK(dir.entries().empty());  // not a line of log written into the other run's directory
     ::close(fd);
   }
   // Once that run has ended, the directory is free; and fit() releases it when it returns.
-  CHECK(Trainer(s.task, s.adam, s.schedule, o).fit().steps == 8);
+  CHECK(s.fit(o).steps == 8);
   o.resume = true;
   o.epochs = 2;
-  CHECK(Trainer(s.task, s.adam, s.schedule, o).fit().steps == 16);
+  CHECK(s.fit(o).steps == 16);
 }
 
 namespace {
@@ -485,7 +502,7 @@ TEST_CASE("trainer: a checkpoint that cannot be saved ends the run with a logged
   auto fit_under = [&](rlim_t bytes) {  // fit() with files limited to `bytes`; keeps its error
     FileSizeLimit limit(bytes);
     try {
-      Trainer(s.task, s.adam, s.schedule, o).fit();
+      s.fit(o);
     } catch (const Error& e) {
       error = e.what();
     }
@@ -499,7 +516,7 @@ TEST_CASE("trainer: a checkpoint that cannot be saved ends the run with a logged
   }
   SECTION("a checkpoint already: it is kept") {
     o.max_steps = 8;
-    Trainer(s.task, s.adam, s.schedule, o).fit();
+    s.fit(o);
     const std::string before = file_bytes(path);
     const auto log_size = std::filesystem::file_size(dir.file("log.jsonl"));
     REQUIRE(before.size() > log_size + 1500);
@@ -530,21 +547,22 @@ TEST_CASE("trainer: a fresh run never overwrites the checkpoint of an earlier ru
   o.epochs = 1;
   {
     Setup s;
-    Trainer(s.task, s.adam, s.schedule, o).fit();
+    s.fit(o);
   }
   const std::int64_t saved_step = read_checkpoint_info(path).step;
   const auto log_size = std::filesystem::file_size(dir.file("log.jsonl"));
   Setup again;
-  CHECK_THROWS_WITH(Trainer(again.task, again.adam, again.schedule, o).fit(),
+  CHECK_THROWS_WITH(again.fit(o),
                     Catch::Contains("'" + dir.str() + "' already holds a run (" + path + ")") &&
                         Catch::Contains("continue it with resume"));
-  CHECK(again.task.calls == 0);
+  CHECK(again.loss.calls == 0);
   CHECK(read_checkpoint_info(path).step == saved_step);
   CHECK(std::filesystem::file_size(dir.file("log.jsonl")) == log_size);
 }
 
 // Before: a damaged task_state (the task's generators) stopped the resume with the task's own
-// error, which named neither the checkpoint nor what in it was wrong.
+// error, which named neither the checkpoint nor what in it was wrong. (The generator is the
+// trainer's now: the dropout seeds, in trainer_state.)
 TEST_CASE("trainer: resuming from a checkpoint with damaged run state names the file",
           "[optim][trainer]") {
   TempDir dir("trainer-damaged-state");
@@ -554,26 +572,28 @@ TEST_CASE("trainer: resuming from a checkpoint with damaged run state names the 
   o.checkpoint_every = 4;
   {
     Setup s;
-    Trainer(s.task, s.adam, s.schedule, o).fit();
+    s.fit(o);
   }
   SafetensorsFile file = load_safetensors(path);
   o.max_steps = 0;
   o.resume = true;
   Setup s;
-  SECTION("task_state") {
-    file.metadata["task_state"] = "xoshiro256** 1 2 3";
+  SECTION("the dropout seeds") {
+    nlohmann::json state = nlohmann::json::parse(file.metadata.at("trainer_state"));
+    state["dropout_seeds"] = "xoshiro256** 1 2 3";
+    file.metadata["trainer_state"] = state.dump();
     save_safetensors(path, file.tensors, file.metadata);
-    CHECK_THROWS_WITH(Trainer(s.task, s.adam, s.schedule, o).fit(),
+    CHECK_THROWS_WITH(s.fit(o),
                       Catch::StartsWith("Trainer: cannot resume from '" + path +
-                                        "': its task_state is damaged (generator_state_from_"
+                                        "': its dropout seeds are damaged (generator_state_from_"
                                         "string: expected 7 fields, got 4"));
   }
   SECTION("trainer_state") {
     file.metadata["trainer_state"] = R"({"epoch": {"steps": "four"}})";
     save_safetensors(path, file.tensors, file.metadata);
-    CHECK_THROWS_WITH(Trainer(s.task, s.adam, s.schedule, o).fit(),
+    CHECK_THROWS_WITH(s.fit(o),
                       Catch::StartsWith("Trainer: cannot resume from '" + path +
                                         "': its trainer_state is damaged"));
   }
-  CHECK(s.task.calls == 0);
+  CHECK(s.loss.calls == 0);
 }

@@ -186,85 +186,63 @@ class UndefinedTensors(unittest.TestCase):
         self.assertEqual(len(vit.attention_maps()), 1)
 
 
-class TrainTaskReturns(unittest.TestCase):
-    """A TrainTask written in Python: what each method returns is checked and named."""
+class PythonTrainingPieces(unittest.TestCase):
+    """Data, a loss and an evaluation written in Python: what each returns is checked and named."""
 
     @staticmethod
-    def fit(**overrides):
+    def fit(data=None, loss=None, evaluate=None):
         gen = uwaga.Generator(0)
         net = uwaga.nn.Linear(2, 1, gen)
         x = uwaga.randn([8, 2], gen)
-        methods = {
-            "model": lambda self: net,
+        data_methods = {
             "batches_per_epoch": lambda self: 2,
             "begin_epoch": lambda self, epoch: None,
-            "train_batch": lambda self, i: uwaga.optim.StepResult((net(x) ** 2).mean(), 8),
-            "evaluate": lambda self: {"loss": 1.0},
-            "config_json": lambda self: "{}",
+            "batch": lambda self, i: uwaga.data.Batch([x], uwaga.zeros([8, 1])),
         }
-        methods.update(overrides)
-        methods = {k: v for k, v in methods.items() if v is not None}
-        Task = type("Task", (uwaga.optim.TrainTask,), methods)
-        task = Task()
+        data_methods.update(data or {})
+        loss_methods = {
+            "__call__": lambda self, out, t: ((out - t) ** 2).mean(),
+            "count": lambda self, t: 8,
+        }
+        loss_methods.update(loss or {})
+        Data = type("Data", (uwaga.data.BatchSource,),
+                    {k: v for k, v in data_methods.items() if v is not None})
+        Loss = type("Loss", (uwaga.nn.Loss,), {k: v for k, v in loss_methods.items() if v is not None})
         opt = uwaga.optim.SGD(uwaga.optim.make_param_groups(net, 0.0), lr=0.01)
-        with tempfile.TemporaryDirectory() as out_dir:  # out_dir: config_json() is called
-            options = uwaga.optim.TrainerOptions(epochs=1, quiet=True, out_dir=out_dir)
-            return uwaga.optim.Trainer(task, opt, uwaga.optim.ConstantLr(0.01), options).fit()
+        options = uwaga.optim.TrainerOptions(epochs=1, quiet=True, threads=1)
+        trainer = uwaga.optim.Trainer(net, Data(), Loss(), opt, uwaga.optim.ConstantLr(0.01), options)
+        return trainer.fit(evaluate=evaluate or (lambda: {"loss": 1.0}))
 
-    def test_a_well_behaved_task_trains(self):
-        summary = self.fit(evaluate=lambda self: {"loss": np.float32(0.5), "n": 3})
+    def test_well_behaved_pieces_train(self):
+        summary = self.fit(evaluate=lambda: {"loss": np.float32(0.5), "n": 3})
         self.assertEqual(summary.steps, 2)
         self.assertEqual(summary.last_eval, {"loss": 0.5, "n": 3.0})
 
-    def test_model_building_a_new_module_each_call_does_not_crash(self):
-        # It returned a reference into a module Python then freed: a segfault. In a child process
-        # so that a crash fails this test rather than ending the run.
-        script = textwrap.dedent("""
-            import sys; sys.path.insert(0, sys.argv[1])
-            import uwaga
-            g = uwaga.Generator(0)
-            class Task(uwaga.optim.TrainTask):
-                def model(self): return uwaga.nn.Linear(3, 2, g)
-                def batches_per_epoch(self): return 3
-                def begin_epoch(self, e): pass
-                def train_batch(self, i):
-                    return uwaga.optim.StepResult((self.model()(uwaga.ones([1, 3])) ** 2).sum(), 1)
-                def evaluate(self): return {}
-                def config_json(self): return "{}"
-            task = Task()
-            opt = uwaga.optim.SGD(uwaga.optim.make_param_groups(task.model(), 0.0), lr=0.1)
-            trainer = uwaga.optim.Trainer(task, opt, uwaga.optim.ConstantLr(0.1),
-                                          uwaga.optim.TrainerOptions(epochs=2, quiet=True))
-            try:
-                print("steps", trainer.fit().steps)
-            except uwaga.Error as e:  # the trainer may refuse a model that changes: fine
-                print("uwaga.Error:", e)
-            """)
-        path = os.environ.get("UWAGA_PYTHON_PATH", os.path.dirname(os.path.dirname(uwaga.__file__)))
-        run = subprocess.run([sys.executable, "-c", script, path], capture_output=True, text=True,
-                             timeout=120)
-        self.assertEqual(run.returncode, 0, run.stderr)  # -11 was the segfault
-        self.assertRegex(run.stdout, "steps 6|uwaga.Error: ")
-
     def test_wrong_return_types_name_the_method(self):
         cases = [
-            ({"model": lambda self: 5},
-             r"TrainTask\.model\(\) must return a uwaga\.nn\.Module, got int"),
-            ({"batches_per_epoch": lambda self: 2.0},
+            ({"data": {"batches_per_epoch": lambda self: 2.0}},
              r"batches_per_epoch\(\) must return an int, got float"),
-            ({"train_batch": lambda self, i: None},  # was "fit(): incompatible function arguments"
-             r"train_batch\(\) must return a uwaga\.optim\.StepResult.*got NoneType"),
-            ({"evaluate": lambda self: {"acc": "high"}},
-             r"evaluate\(\) must return .*'acc'.*is str"),
-            ({"evaluate": lambda self: [1.0]}, r"evaluate\(\) must return a dict.*got list"),
-            ({"evaluate": lambda self: {1: 1.0}}, r"evaluate\(\).*the key 1 is int"),
-            ({"config_json": lambda self: 3}, r"config_json\(\) must return a str.*got int"),
+            ({"data": {"batch": lambda self, i: None}},
+             r"batch\(\) must return a uwaga\.data\.Batch.*got NoneType"),
+            ({"loss": {"__call__": lambda self, out, t: 1.0}},
+             r"Loss\.__call__\(\) must return a uwaga\.Tensor, got float"),
+            ({"loss": {"count": lambda self, t: "8"}}, r"Loss\.count\(\) must return an int, got str"),
+            ({"evaluate": lambda: {"acc": "high"}}, r"evaluate\(\) must return .*'acc'.*is str"),
+            ({"evaluate": lambda: [1.0]}, r"evaluate\(\) must return a dict.*got list"),
+            ({"evaluate": lambda: {1: 1.0}}, r"evaluate\(\).*the key 1 is int"),
         ]
         for override, message in cases:
             with self.assertRaisesRegex(TypeError, message):
                 self.fit(**override)
-        with self.assertRaisesRegex(NotImplementedError, r"must define train_batch\(\)"):
-            self.fit(train_batch=None)
+        with self.assertRaisesRegex(NotImplementedError, r"must define batch\(\)"):
+            self.fit(data={"batch": None})
+        with self.assertRaisesRegex(NotImplementedError, r"must define count\(\)"):
+            self.fit(loss={"count": None})
+
+    def test_a_model_given_the_wrong_number_of_inputs_is_named(self):
+        with self.assertRaisesRegex(uwaga.Error, r"Linear::forward_batch takes 1 input .*got 2"):
+            self.fit(data={"batch": lambda self, i: uwaga.data.Batch([uwaga.zeros([8, 2])] * 2,
+                                                                     uwaga.zeros([8, 1]))})
 
 
 class Apps(unittest.TestCase):

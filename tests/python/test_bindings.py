@@ -223,43 +223,39 @@ class Optimisation(unittest.TestCase):
         self.assertAlmostEqual(uwaga.optim.clip_grad_norm([g], 5.0), 10.0, places=5)
         np.testing.assert_allclose(g.grad.numpy(), [3.0, 4.0], rtol=1e-6)
 
-    def test_trainer_runs_a_task_written_in_python(self):
+    def test_trainer_runs_data_and_a_loss_written_in_python(self):
         gen = uwaga.Generator(0)
+        net = uwaga.nn.Linear(2, 1, gen)
+        x = uwaga.randn([32, 2], gen)
+        y = x @ uwaga.tensor([[1.0], [-2.0]], dtype=uwaga.float32)
 
-        class Regression(uwaga.optim.TrainTask):
-            def __init__(self):
-                super().__init__()
-                self.net = uwaga.nn.Linear(2, 1, gen)
-                self.x = uwaga.randn([32, 2], gen)
-                self.y = self.x @ uwaga.tensor([[1.0], [-2.0]], dtype=uwaga.float32)
-
-            def model(self):
-                return self.net
-
+        class Points(uwaga.data.BatchSource):
             def batches_per_epoch(self):
                 return 4
 
             def begin_epoch(self, epoch):
                 pass
 
-            def train_batch(self, index):
-                loss = ((self.net(self.x) - self.y) ** 2).mean()
-                return uwaga.optim.StepResult(loss, 32)
+            def batch(self, index):
+                return uwaga.data.Batch([x], y)
 
-            def evaluate(self):
-                return {"loss": ((self.net(self.x) - self.y) ** 2).mean().item()}
+        class SquaredError(uwaga.nn.Loss):  # as uwaga.nn.MeanSquaredError, written in Python
+            def __call__(self, output, targets):
+                return ((output - targets) ** 2).mean()
 
-            def config_json(self):
-                return "{}"
+            def count(self, targets):
+                return targets.shape[0]
 
-        task = Regression()
-        opt = uwaga.optim.AdamW(uwaga.optim.make_param_groups(task.net, 0.0), lr=0.05)
-        trainer = uwaga.optim.Trainer(task, opt, uwaga.optim.ConstantLr(0.05),
-                                      uwaga.optim.TrainerOptions(epochs=10, quiet=True))
-        summary = trainer.fit()
-        self.assertEqual(summary.steps, 40)
-        self.assertLess(summary.losses[-1], summary.losses[0])
-        self.assertIn("loss", summary.last_eval)
+        opt = uwaga.optim.AdamW(uwaga.optim.make_param_groups(net, 0.0), lr=0.05)
+        for loss in (SquaredError(), uwaga.nn.MeanSquaredError()):
+            for threads in (1, 2):  # two replicas, each on half of the rows
+                trainer = uwaga.optim.Trainer(
+                    net, Points(), loss, opt, uwaga.optim.ConstantLr(0.05),
+                    uwaga.optim.TrainerOptions(epochs=10, quiet=True, threads=threads))
+                summary = trainer.fit(evaluate=lambda: {"loss": ((net(x) - y) ** 2).mean().item()})
+                self.assertEqual(summary.steps, 40)
+                self.assertLess(summary.losses[-1], summary.losses[0])
+                self.assertIn("loss", summary.last_eval)
 
     def test_checkpoint_round_trip(self):
         gen = uwaga.Generator(0)

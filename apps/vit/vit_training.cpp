@@ -1,9 +1,10 @@
-#include "apps/vit/image_classification_task.h"
+#include "apps/vit/vit_training.h"
+
+#include <algorithm>
 
 #include "core/autograd.h"
 #include "core/cross_entropy.h"
 #include "core/reduction.h"
-#include "core/shape_ops.h"
 
 namespace uwaga::apps {
 namespace {
@@ -34,14 +35,6 @@ DataLoaderOptions train_loader_options(const VitRunConfig& run, const ImageDatas
   return loader_options(run, true, run.batch_size);
 }
 
-std::int64_t count_correct(const Tensor& logits, const Tensor& labels) {
-  std::vector<std::int64_t> predicted = argmax(logits, 1).to_indices();
-  std::vector<std::int64_t> truth = labels.to_indices();
-  std::int64_t correct = 0;
-  for (std::size_t i = 0; i < truth.size(); ++i) correct += predicted[i] == truth[i];
-  return correct;
-}
-
 }  // namespace
 
 ClassifierEval evaluate_classifier(nn::VisionTransformer& model, const ImageDataset& data,
@@ -55,7 +48,7 @@ ClassifierEval evaluate_classifier(nn::VisionTransformer& model, const ImageData
   result.confusion.assign(classes, std::vector<std::int64_t>(classes, 0));
   double loss_sum = 0;
   for (std::int64_t b = 0; b < loader.batches_per_epoch(); ++b) {
-    Batch batch = loader.batch(0, b);
+    ImageBatch batch = loader.batch(0, b);
     Tensor logits = model.forward(batch.images);
     const std::int64_t n = batch.labels.numel();
     loss_sum += cross_entropy(logits, batch.labels).item() * n;
@@ -72,49 +65,42 @@ ClassifierEval evaluate_classifier(nn::VisionTransformer& model, const ImageData
   return result;
 }
 
-ImageClassificationTask::ImageClassificationTask(nn::VisionTransformer& model,
-                                                 const ImageDataset& train,
-                                                 const ImageDataset& test, const VitRunConfig& run,
-                                                 optim::DataParallelOptions parallel)
-    : model_(model),
+namespace {
+
+// The model's first (float32) initialisation from the run's seed.
+std::shared_ptr<nn::VisionTransformer> new_model(const VitRunConfig& run) {
+  Generator gen(run.seed);
+  return std::make_shared<nn::VisionTransformer>(run.model, gen);
+}
+
+optim::TrainerOptions with_run(optim::TrainerOptions options, const VitRunConfig& run) {
+  options.epochs = run.epochs;
+  options.clip_norm = run.clip_norm;
+  options.seed = run.seed;
+  options.config = run.to_json();
+  options.eval_split = "test";
+  return options;
+}
+
+}  // namespace
+
+VitTraining::VitTraining(const VitRunConfig& run, const ImageDataset& train,
+                         const ImageDataset& test, optim::TrainerOptions options)
+    : run_(run),
       test_(test),
-      run_(run),
+      model_(new_model(run)),
       loader_(train, train_loader_options(run, train)),
-      parallel_(
-          model,
-          [&run] {
-            Generator unused(0);  // a replica's initial values are replaced by the model's
-            return std::make_shared<nn::VisionTransformer>(run.model, unused);
-          },
-          parallel) {}
+      loss_({-100, run.label_smoothing}),
+      optimizer_(optim::make_param_groups(*model_, run.weight_decay), {run.lr}),
+      schedule_(run.lr, std::min(run.warmup, run.epochs * loader_.batches_per_epoch() - 1),
+                run.epochs * loader_.batches_per_epoch(), run.min_lr),
+      trainer_(*model_, loader_, loss_, optimizer_, schedule_, with_run(std::move(options), run)) {}
 
-optim::StepResult ImageClassificationTask::loss_on(nn::VisionTransformer& model, const Tensor& images,
-                                                   const Tensor& labels) const {
-  Tensor logits = model.forward(images);  // (B, classes)
-  optim::StepResult r;
-  r.loss = cross_entropy(logits, labels, {-100, run_.label_smoothing});
-  r.items = labels.numel();
-  NoGradGuard no_grad;
-  r.correct = count_correct(logits, labels);
-  return r;
-}
-
-optim::StepResult ImageClassificationTask::train_batch(std::int64_t index) {
-  Batch batch = loader_.batch(epoch_, index);
-  return loss_on(model_, batch.images, batch.labels);
-}
-
-optim::StepResult ImageClassificationTask::train_step(std::int64_t index) {
-  Batch batch = loader_.batch(epoch_, index);
-  return parallel_.step(batch.labels.numel(), [&](nn::VisionTransformer& model, optim::RowRange rows) {
-    return loss_on(model, slice(batch.images, 0, rows.begin, rows.end),
-                   slice(batch.labels, 0, rows.begin, rows.end));
+optim::TrainSummary VitTraining::fit() {
+  return trainer_.fit([this]() -> std::map<std::string, double> {
+    const ClassifierEval e = evaluate_classifier(*model_, test_, run_);
+    return {{"accuracy", e.accuracy()}, {"loss", e.loss}};
   });
-}
-
-std::map<std::string, double> ImageClassificationTask::evaluate() {
-  ClassifierEval e = evaluate_classifier(model_, test_, run_);
-  return {{"accuracy", e.accuracy()}, {"loss", e.loss}};
 }
 
 }  // namespace uwaga::apps

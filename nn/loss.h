@@ -1,0 +1,51 @@
+#pragma once
+// Loss: what the Trainer minimises, as a function of the model's output and the batch's targets.
+// A loss is a mean over the targets it counts (rows of a batch; target words, not padding), so
+// the loss of a whole batch is the count-weighted mean of its parts' losses:
+//
+//   L = Σ_c (n_c / n) L_c        n_c = count(targets of part c),  n = Σ_c n_c
+//
+// which is how the trainer splits a batch across replicas and micro-batches (data_parallel.h).
+#include <cstdint>
+
+#include "core/cross_entropy.h"
+#include "core/tensor.h"
+
+namespace uwaga::nn {
+
+class Loss {
+ public:
+  virtual ~Loss() = default;
+  // The mean loss of `output` against `targets` (rows first): a scalar attached to the graph.
+  virtual Tensor operator()(const Tensor& output, const Tensor& targets) const = 0;
+  // How many targets the mean runs over.
+  virtual std::int64_t count(const Tensor& targets) const = 0;
+  // How many of them the output predicts right, or −1 where accuracy does not apply.
+  virtual std::int64_t correct(const Tensor& /*output*/, const Tensor& /*targets*/) const {
+    return -1;
+  }
+};
+
+// Softmax cross-entropy (core/cross_entropy.h) of logits (…, C) against class ids (…): every
+// leading dimension is flattened into rows, (B, C) for a ViT's images, (B·T, V) for a translator's
+// target words. Targets equal to ignore_index (padding) count nowhere.
+class CrossEntropyLoss : public Loss {
+ public:
+  explicit CrossEntropyLoss(CrossEntropyOptions options = {}) : options_(options) {}
+  Tensor operator()(const Tensor& logits, const Tensor& targets) const override;
+  std::int64_t count(const Tensor& targets) const override;
+  // Targets whose logit is the row's largest (arg-max).
+  std::int64_t correct(const Tensor& logits, const Tensor& targets) const override;
+
+ private:
+  CrossEntropyOptions options_;
+};
+
+// Mean squared error over every element: mean((output − targets)²), same shapes.
+class MeanSquaredError : public Loss {
+ public:
+  Tensor operator()(const Tensor& output, const Tensor& targets) const override;
+  std::int64_t count(const Tensor& targets) const override { return targets.numel(); }
+};
+
+}  // namespace uwaga::nn

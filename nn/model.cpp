@@ -1,0 +1,29 @@
+#include "nn/model.h"
+
+#include "core/error.h"
+#include "nn/dropout.h"
+
+namespace uwaga::nn {
+
+void Model::seed_dropout(std::uint64_t seed) {
+  std::uint64_t n = 0;
+  for (auto& [name, module] : named_modules())
+    if (auto* dropout = dynamic_cast<Dropout*>(module))
+      dropout->generator().seed_with(seed + 0x9E3779B97F4A7C15ull * n++);
+}
+
+void Model::expect_inputs(const std::vector<Tensor>& inputs, std::size_t count,
+                          const char* model, const char* names) {
+  if (inputs.size() != count)
+    fail(model, "::forward_batch takes ", count, " input", count == 1 ? "" : "s", " (", names,
+         "), got ", inputs.size());
+}
+
+std::shared_ptr<Model> Model::in_my_dtype(std::shared_ptr<Model> fresh) const {
+  const NamedTensors mine = named_parameters();
+  if (!mine.empty() && mine.front().second.dtype() != DType::Float32)
+    fresh->to(mine.front().second.dtype());
+  return fresh;
+}
+
+}  // namespace uwaga::nn
