@@ -8,7 +8,7 @@
 #   bash apps/bench/run.sh                      the full run (about 10 minutes)
 #   ROUNDS=1 SCALING=0 PROFILE=0 bash apps/bench/run.sh   a quick check (about 3 minutes)
 # Environment: BUILD_DIR (default build-bench), ROUNDS (4), THREADS ("1 2"), SCALING (1),
-#   PROFILE (1), OUT (default apps/bench/results/<date>-<time>), SKIP_BUILD (0).
+#   PROFILE (1), OUT (default runs/bench/<date>-<time>, git-ignored), SKIP_BUILD (0).
 # Writes OUT/{raw.jsonl, results.json, summary.md, profile.txt, mha_scaling.csv, mha_scaling.png}.
 # Exit status: 0 when every target is met, 1 when one is missed, 2 on errors.
 set -euo pipefail
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/../.."
 build_dir=${BUILD_DIR:-build-bench}
 rounds=${ROUNDS:-4}
 threads_list=${THREADS:-"1 2"}
-out=${OUT:-apps/bench/results/$(date +%Y-%m-%d-%H%M)}
+out=${OUT:-runs/bench/$(date +%Y-%m-%d-%H%M)}
 python=/usr/bin/python3
 torch_script=apps/bench/vit_torch.py
 bin=$build_dir/apps/uwaga-bench

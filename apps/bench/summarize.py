@@ -3,7 +3,7 @@
 output line) into OUT/results.json, OUT/summary.md and OUT/mha_scaling.csv, and prints the table
 with PASS/FAIL per target.
 
-    /usr/bin/python3 apps/bench/summarize.py apps/bench/results/<date>
+    /usr/bin/python3 apps/bench/summarize.py runs/bench/<date>
 
 Every figure is the median over all timed repeats of all rounds (each process reports several
 repeats after its warm-up). Exit status 0 when every target is met, 1 otherwise.
