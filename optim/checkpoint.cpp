@@ -1,11 +1,14 @@
 #include "optim/checkpoint.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -273,6 +276,37 @@ Generator::State generator_state_from_string(const std::string& text) {
   state.has_spare = v[4] == 1;
   std::memcpy(&state.spare, &v[5], sizeof state.spare);
   return state;
+}
+
+std::string read_file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("cannot open ", in_quotes(path), " for reading: ", std::strerror(errno));
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (!in.good() && !in.eof()) fail("cannot read ", in_quotes(path));
+  return bytes.str();
+}
+
+CheckpointInfo load_checkpoint_bytes(const std::string& bytes, const std::string& path,
+                                     nn::Module& model, Optimizer* opt) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path();
+  std::string name = (dir / "uwaga-checkpoint-XXXXXX").string();
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0) fail("cannot create a temporary file in ", in_quotes(dir.string()), " to receive ",
+                   in_quotes(path), ": ", std::strerror(errno));
+  const bool written = ::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
+  ::close(fd);
+  try {
+    if (!written) fail("cannot write the copy of ", in_quotes(path), " to ", in_quotes(name));
+    CheckpointInfo info = load_checkpoint(name, model, opt);
+    std::filesystem::remove(name);
+    return info;
+  } catch (const Error& e) {
+    std::filesystem::remove(name);
+    std::string message = e.what();
+    for (std::size_t at; (at = message.find(name)) != std::string::npos;) message.replace(at, name.size(), path);
+    fail(message);
+  }
 }
 
 }  // namespace uwaga::optim

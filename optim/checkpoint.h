@@ -70,6 +70,13 @@ std::optional<std::string> first_non_finite(const Named& named) {
 // model before load_checkpoint.
 CheckpointInfo read_checkpoint_info(const std::string& path);
 
+// The bytes of the file at `path` (a checkpoint process 0 hands to the other processes).
+std::string read_file_bytes(const std::string& path);
+// load_checkpoint of a checkpoint handed over as bytes — process 0 read it from `path`, which this
+// process may not see (another host): through a private temporary file; errors name `path`.
+CheckpointInfo load_checkpoint_bytes(const std::string& bytes, const std::string& path,
+                                     nn::Module& model, Optimizer* opt);
+
 // A generator's exact state as one line of text and back, for a checkpoint's trainer_state:
 //   "xoshiro256** <s0> <s1> <s2> <s3> <has_spare> <spare bits>"   (numbers in hexadecimal)
 std::string generator_state_to_string(const Generator::State& state);

@@ -173,9 +173,7 @@ StepResult DataParallel::gradient(const Batch& batch, const nn::Loss& loss,
     sums[1] += static_cast<double>(items[t]);
     sums[2] = sums[2] < 0 || correct[t] < 0 ? -1.0 : sums[2] + static_cast<double>(correct[t]);
   }
-  std::vector<Tensor> grads;
-  for (const Tensor& p : params_) grads.push_back(p.grad());
-  reduction_->all_reduce(grads, sums);  // and across processes
+  reduction_->all_reduce(params_, sums);  // and across processes
   return {sums[0], static_cast<std::int64_t>(sums[1]), static_cast<std::int64_t>(sums[2])};
 }
 

@@ -1,9 +1,11 @@
 #include "optim/trainer.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <csignal>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -29,6 +31,23 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+// FNV-1a over the parameters' bytes: equal values, equal checksums.
+std::uint64_t checksum(const std::vector<Tensor>& params) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (const Tensor& p : params) {
+    const auto* bytes = static_cast<const unsigned char*>(p.raw_data());
+    const std::size_t n = static_cast<std::size_t>(p.numel()) * dtype_size(p.dtype());
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ bytes[i]) * 0x100000001b3ull;
+  }
+  return h;
+}
+
+std::string hex(std::uint64_t x) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(x));
+  return buf;
+}
+
 // ---- one call of fit() ------------------------------------------------------------------------
 class Run {
  public:
@@ -42,10 +61,12 @@ class Run {
         schedule_(schedule),
         o_(options),
         parallel_(model, options.parallel, options.reduction),
+        processes_(parallel_.reduction()),
+        root_(processes_.rank() == 0),
         dropout_seeds_(options.seed ^ 0xD1B54A32D192ED03ull),
         checkpoint_path_(std::move(checkpoint_path)),
-        log_(log_path),
-        progress_(options.quiet),
+        log_(root_ ? log_path : std::string()),
+        progress_(options.quiet || !root_),
         batches_(data.batches_per_epoch()) {
     planned_ = o_.epochs * batches_;
     if (o_.max_steps > 0 && o_.max_steps < planned_) planned_ = o_.max_steps;
@@ -61,6 +82,7 @@ class Run {
 
  private:
   void resume();
+  void start_from_process_0();  // several processes: every one starts from process 0's values
   bool train_step();  // false: stopped on a non-finite value
   bool end_epoch(const Evaluate& evaluate);  // false: stopped, not saved (non-finite parameters)
   bool save();        // false: stopped instead (a parameter holds NaN or inf)
@@ -71,6 +93,11 @@ class Run {
   bool budget_reached() const { return o_.max_steps > 0 && step_ >= o_.max_steps; }
   // Records why the run ends early; `loud` messages print even when quiet.
   void stop(const std::string& reason, const std::string& message, bool loud = true);
+  // Fails on every process with the message of the lowest rank that has one (none: returns).
+  void fail_together(const std::string& message) {
+    const std::string first = processes_.first_error(message);
+    if (!first.empty()) fail(first);
+  }
 
   nn::Model& model_;
   BatchSource& data_;
@@ -79,6 +106,8 @@ class Run {
   const LrSchedule& schedule_;
   const TrainerOptions& o_;
   DataParallel parallel_;
+  GradientReduction& processes_;  // those training this model together (often just this one)
+  bool root_;                     // process 0: the one that writes the log and checkpoints
   Generator dropout_seeds_;  // one seed per step, for the dropout masks
   std::string checkpoint_path_;
   JsonlLog log_;
@@ -100,10 +129,24 @@ class Run {
 };
 
 void Run::resume() {
-  if (!std::filesystem::exists(checkpoint_path_))
-    fail("Trainer: cannot resume: there is no checkpoint at '", checkpoint_path_,
-         "' (start without resume first)");
-  CheckpointInfo info = load_checkpoint(checkpoint_path_, model_, &opt_);
+  // Process 0 reads the checkpoint; with several processes it hands the file to the others
+  // (which may run on hosts that cannot see it).
+  std::string error, bytes;
+  if (root_ && !std::filesystem::exists(checkpoint_path_))
+    error = "Trainer: cannot resume: there is no checkpoint at '" + checkpoint_path_ +
+            "' (start without resume first)";
+  else if (root_ && processes_.size() > 1)
+    bytes = read_file_bytes(checkpoint_path_);
+  fail_together(error);
+  processes_.broadcast(bytes);
+  CheckpointInfo info;
+  try {
+    info = root_ ? load_checkpoint(checkpoint_path_, model_, &opt_)
+                 : load_checkpoint_bytes(bytes, checkpoint_path_, model_, &opt_);
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  fail_together(error);
   if (info.batch_in_epoch > batches_)
     fail("Trainer: cannot resume from '", checkpoint_path_, "': it stopped after batch ",
          info.batch_in_epoch, " of an epoch, but the task has ", batches_,
@@ -119,11 +162,13 @@ void Run::resume() {
   // The dropout seeds' generator: in trainer_state; checkpoints written before the trainer drew
   // them kept it in task_state (the translator's), and older ones have neither.
   std::string dropout_seeds = info.task_state;
+  int saved_processes = 0;  // unknown
   if (!info.trainer_state.empty()) {  // older checkpoints have none: the epoch's sums restart
     try {
       const json state = json::parse(info.trainer_state);
       epoch_meter_ = Meter::from_json(state.at("epoch"));
       if (state.contains("dropout_seeds")) dropout_seeds = state.at("dropout_seeds");
+      if (state.contains("processes")) saved_processes = state.at("processes");
     } catch (const nlohmann::json::exception& e) {
       fail("Trainer: cannot resume from '", checkpoint_path_, "': its trainer_state is damaged (",
            e.what(), ")");
@@ -139,8 +184,16 @@ void Run::resume() {
   }
   summary_.steps = step_;
   summary_.epochs_done = epoch_ + (epoch_finished_ ? 1 : 0);
-  log_.write({{"type", "resume"}, {"step", step_}, {"epoch", epoch_ + 1},
-              {"batch_in_epoch", batch_}});
+  json record = {{"type", "resume"},          {"step", step_},
+                 {"epoch", epoch_ + 1},          {"batch_in_epoch", batch_},
+                 {"processes", processes_.size()}, {"threads", parallel_.threads()}};
+  if (saved_processes > 0 && saved_processes != processes_.size()) {
+    record["processes_before"] = saved_processes;
+    progress_.line("resuming on " + std::to_string(processes_.size()) + " process(es); the run " +
+                   "was trained on " + std::to_string(saved_processes) + " until now (the same " +
+                   "training, summed in another order)");
+  }
+  log_.write(record);
   progress_.line("resumed from " + checkpoint_path_ + " at step " + std::to_string(step_) +
                  " (epoch " + std::to_string(epoch_ + 1) + ", batch " + std::to_string(batch_) +
                  "/" + std::to_string(batches_) + ")");
@@ -176,16 +229,21 @@ bool Run::save() {
   info.config = o_.config;
   info.trainer_state =
       json{{"epoch", epoch_meter_.to_json()},
-           {"dropout_seeds", generator_state_to_string(dropout_seeds_.state())}}.dump();
-  try {
-    save_checkpoint(checkpoint_path_, model_, &opt_, info);
-  } catch (const Error& e) {
-    fail("Trainer: cannot save the checkpoint of step ", step_, " (",
-         saved_step_ >= 0 ? "the last one, of step " + std::to_string(saved_step_) +
-                                ", is kept as it was"
-                          : std::string("none was written before"),
-         "): ", e.what());
+           {"dropout_seeds", generator_state_to_string(dropout_seeds_.state())},
+           {"processes", processes_.size()}}.dump();
+  std::string error;
+  if (root_) {  // the processes hold the same values: one writes them
+    try {
+      save_checkpoint(checkpoint_path_, model_, &opt_, info);
+    } catch (const Error& e) {
+      error = "Trainer: cannot save the checkpoint of step " + std::to_string(step_) + " (" +
+              (saved_step_ >= 0 ? "the last one, of step " + std::to_string(saved_step_) +
+                                      ", is kept as it was"
+                                : std::string("none was written before")) +
+              "): " + e.what();
+    }
   }
+  fail_together(error);  // the others go on only once the checkpoint is written
   saved_step_ = step_;
   return true;
 }
@@ -195,6 +253,20 @@ void Run::stop(const std::string& reason, const std::string& message, bool loud)
   log_.write({{"type", "stop"}, {"reason", reason}, {"step", step_}, {"message", message}});
   if (loud) progress_.message(message);
   else progress_.line(message);
+}
+
+void Run::start_from_process_0() {
+  if (processes_.size() == 1) return;
+  // Every process built the model from the same seed, so the values agree already; process 0's
+  // are copied anyway, and a process whose own differed says so (another seed, other flags).
+  const std::uint64_t mine = checksum(params_);
+  processes_.broadcast(params_);
+  const std::uint64_t theirs = checksum(params_);
+  fail_together(mine == theirs ? std::string()
+                               : "Trainer: this process built other initial parameters than "
+                                 "process 0 (checksum " + hex(mine) + " against " + hex(theirs) +
+                                     "): every process must build the same model from the "
+                                     "same seed");
 }
 
 // One step: data → model → loss → backward → gradient reduction → optimizer.
@@ -261,7 +333,7 @@ void Run::report_step() {
 }
 
 bool Run::end_epoch(const Evaluate& evaluate) {
-  const bool evaluating = o_.evaluate_each_epoch && evaluate;
+  const bool evaluating = o_.evaluate_each_epoch && evaluate && root_;  // process 0 reports
   if (evaluating) {
     model_.eval();
     try {
@@ -317,7 +389,10 @@ TrainSummary Run::fit(const Evaluate& evaluate) {
     log_.write({{"type", "start"},
                 {"epochs", o_.epochs},
                 {"batches_per_epoch", batches_},
+                {"processes", processes_.size()},
+                {"threads", parallel_.threads()},
                 {"config", config}});
+    start_from_process_0();
   }
   StopSignalGuard signals(o_.quiet);
   model_.train();
@@ -327,7 +402,8 @@ TrainSummary Run::fit(const Evaluate& evaluate) {
     summary_.seconds = seconds_since(start);
     return summary_;
   };
-  auto interrupted = [] { return StopSignalGuard::stop_signal() != 0; };
+  // Every process stops after the same step when any of them was interrupted.
+  auto interrupted = [&] { return processes_.any(StopSignalGuard::stop_signal() != 0); };
   auto stop_interrupted = [&] {
     summary_.interrupted = true;
     std::string how = checkpoint_path_.empty()
@@ -335,8 +411,11 @@ TrainSummary Run::fit(const Evaluate& evaluate) {
                           : "; checkpoint saved to " + checkpoint_path_ + ". To continue: " +
                                 (o_.resume_command.empty() ? std::string("run again with resume")
                                                            : o_.resume_command);
+    const int signal = StopSignalGuard::stop_signal();
     stop("interrupted", std::string("interrupted by ") +
-                            (StopSignalGuard::stop_signal() == SIGTERM ? "SIGTERM" : "SIGINT") +
+                            (signal == SIGTERM ? "SIGTERM"
+                             : signal == SIGINT ? "SIGINT"
+                                                : "a signal to another process") +
                             " after step " + std::to_string(step_) + how);
     return finish();
   };
@@ -431,18 +510,29 @@ TrainSummary Trainer::fit(const Evaluate& evaluate) {
       if (!model_storages.count(group.params[i].impl().storage.get()))
         fail("Trainer: the optimizer's parameter '", group.names[i],
              "' is not a parameter of the model (an optimizer built for another model?)");
-  if (!options_.out_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(options_.out_dir, ec);
-    if (ec)
-      fail("Trainer: cannot create the output directory '", options_.out_dir, "': ",
-           ec.message());
+  // Process 0 alone writes into out_dir; the others fail with its message when it cannot.
+  SingleProcess one;
+  GradientReduction& processes = options_.reduction ? *options_.reduction : one;
+  std::optional<DirectoryLock> lock;
+  std::string error;
+  if (processes.rank() == 0 && !options_.out_dir.empty()) {
+    try {
+      std::error_code ec;
+      std::filesystem::create_directories(options_.out_dir, ec);
+      if (ec)
+        fail("Trainer: cannot create the output directory '", options_.out_dir, "': ",
+             ec.message());
+      lock.emplace(options_.out_dir);
+      // A fresh run would overwrite the checkpoint at its first save: the earlier run's work,
+      // lost.
+      if (!options_.resume && std::filesystem::exists(checkpoint_path()))
+        fail("Trainer: '", options_.out_dir, "' already holds a run (", checkpoint_path(),
+             "); continue it with resume, or train into another out_dir");
+    } catch (const Error& e) {
+      error = e.what();
+    }
   }
-  DirectoryLock lock(options_.out_dir);
-  // A fresh run would overwrite the checkpoint at its first save: the earlier run's work, lost.
-  if (!options_.resume && !options_.out_dir.empty() && std::filesystem::exists(checkpoint_path()))
-    fail("Trainer: '", options_.out_dir, "' already holds a run (", checkpoint_path(),
-         "); continue it with resume, or train into another out_dir");
+  if (std::string first = processes.first_error(error); !first.empty()) fail(first);
   Run run(model_, data_, loss_, optimizer_, schedule_, options_, checkpoint_path(), log_path());
   try {
     return run.fit(evaluate);

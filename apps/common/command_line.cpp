@@ -10,6 +10,7 @@
 
 #include "apps/common/thread_policy.h"
 #include "core/error.h"
+#include "optim/gradient_reduction.h"
 
 namespace uwaga::apps {
 namespace {
@@ -41,11 +42,8 @@ std::string quoted_value(const std::string& message) {
   return "";
 }
 
-}  // namespace
-
-int run_modes(const char* program, const char* usage, const std::vector<Mode>& modes, int argc,
-              char** argv) {
-  choose_openmp_wait_policy(argv);
+int run_mode(const char* program, const char* usage, const std::vector<Mode>& modes, int argc,
+             char** argv) {
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     std::cout << usage;
     return argc < 2 ? 2 : 0;
@@ -81,6 +79,16 @@ int run_modes(const char* program, const char* usage, const std::vector<Mode>& m
     std::cerr << program << ": unexpected error: " << e.what() << "\n";
     return 1;
   }
+}
+
+}  // namespace
+
+int run_modes(const char* program, const char* usage, const std::vector<Mode>& modes, int argc,
+              char** argv) {
+  choose_openmp_wait_policy(argv);
+  const int status = run_mode(program, usage, modes, argc, argv);
+  optim::end_processes(status);  // under mpirun: the other processes end too
+  return status;
 }
 
 std::string parse_error_message(const cxxopts::exceptions::exception& e, int argc, char** argv) {

@@ -1,5 +1,8 @@
 #include "apps/common/training_flags.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 #include <cstdio>
 #include <filesystem>
 
@@ -62,6 +65,10 @@ void add_micro_batch_flag(cxxopts::Options& o, std::int64_t default_value, const
 optim::DataParallelOptions replica_options(const cxxopts::ParseResult& r) {
   const std::int64_t micro_batch = r["micro-batch"].as<std::int64_t>();
   if (micro_batch < 0) fail("train: --micro-batch must be >= 0 (0: no limit), got ", micro_batch);
+  // Several processes on one machine (mpirun -np N) share its cores unless told otherwise.
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (local && !r.count("threads") && !std::getenv("UWAGA_NUM_THREADS") && std::atoi(local) > 1)
+    set_num_threads(std::max(1, num_threads() / std::atoi(local)));
   return {num_threads(), micro_batch};
 }
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "apps/common/command_line.h"
+#include "apps/common/processes.h"
 #include "apps/common/printable_text.h"
 #include "apps/common/training_flags.h"
 #include "apps/translate/attention_heatmap.h"
@@ -150,29 +151,39 @@ int translate_train(int argc, char** argv) {
   const TrainingOutput output = training_output(r);
   apply_thread_flag(r, true);
 
+  // Under mpirun every process builds the same run; a failure on any of them ends them all.
+  const std::unique_ptr<optim::GradientReduction> processes = optim::processes_of_this_run();
+  const bool root = processes->rank() == 0;
   TranslateRunConfig run;
-  if (output.resume) {
-    run = resumed_run_config(r, output.checkpoint, read_translate_run_config, apply_overrides);
-  } else {
-    run = translate_preset(r["preset"].as<std::string>());
-    apply_overrides(run, r);
-  }
-  // The model's fields are checked before the corpus is built (vocabulary sizes come after).
-  run.model.src_vocab = std::max<std::int64_t>(run.model.src_vocab, 4);
-  run.model.tgt_vocab = std::max<std::int64_t>(run.model.tgt_vocab, 4);
-  run.validate();
-
-  const TranslationCorpus corpus = generate_translation_corpus(run.corpus);
-  if (!output.resume) build_vocabularies(run, corpus);
+  TranslationCorpus corpus;
+  on_every_process(*processes, [&] {
+    if (output.resume) {
+      run = resumed_run_config(r, output.checkpoint, read_translate_run_config, apply_overrides);
+    } else {
+      run = translate_preset(r["preset"].as<std::string>());
+      apply_overrides(run, r);
+    }
+    // The model's fields are checked before the corpus is built (vocabulary sizes come after).
+    run.model.src_vocab = std::max<std::int64_t>(run.model.src_vocab, 4);
+    run.model.tgt_vocab = std::max<std::int64_t>(run.model.tgt_vocab, 4);
+    run.validate();
+    corpus = generate_translation_corpus(run.corpus);
+    if (!output.resume) build_vocabularies(run, corpus);
+  });
 
   optim::TrainerOptions options = trainer_options(r, output, "uwaga-translate");
+  options.reduction = processes.get();
+  check_same_settings(*processes, training_settings(run.to_json(), options, 0));
   TranslateTraining training(run, corpus, options);
-  print_summary(training.model(), run, corpus, training.warmup(), options.parallel);
+  if (root) print_summary(training.model(), run, corpus, training.warmup(), options.parallel);
   optim::TrainSummary summary = training.fit();
   if (summary.last_eval.count("exact_match"))
     std::printf("validation (unseen triples): exact match %.2f%%, BLEU %.4f; %lld steps, %.1f s\n",
                 100 * summary.last_eval.at("exact_match"), summary.last_eval.at("bleu"),
                 (long long)summary.steps, summary.seconds);
+  if (std::string line = communication_summary(*processes, summary.steps, summary.seconds);
+      root && !line.empty())
+    std::printf("%s\n", line.c_str());
   return summary.stopped_non_finite ? 1 : (summary.interrupted ? 130 : 0);
 }
 

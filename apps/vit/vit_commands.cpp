@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/common/command_line.h"
+#include "apps/common/processes.h"
 #include "apps/common/training_flags.h"
 #include "apps/vit/vit_training.h"
 #include "apps/vit/vit_checkpoint.h"
@@ -124,48 +125,61 @@ int vit_train(int argc, char** argv) {
   const TrainingOutput output = training_output(r);
   apply_thread_flag(r);
 
+  // Under mpirun every process builds the same run; a failure on any of them ends them all.
+  const std::unique_ptr<optim::GradientReduction> processes = optim::processes_of_this_run();
+  const bool root = processes->rank() == 0;
   VitRunConfig run;
-  if (output.resume) {
-    run = resumed_run_config(r, output.checkpoint, read_vit_run_config, apply_overrides);
-  } else {
-    run = vit_preset(r["preset"].as<std::string>());
-    apply_overrides(run, r);
-  }
-  run.validate();
+  ImageDataset train, test;
+  on_every_process(*processes, [&] {
+    if (output.resume) {
+      run = resumed_run_config(r, output.checkpoint, read_vit_run_config, apply_overrides);
+    } else {
+      run = vit_preset(r["preset"].as<std::string>());
+      apply_overrides(run, r);
+    }
+    run.validate();
 
-  const std::string dir = r.count("data-dir") ? r["data-dir"].as<std::string>()
-                                              : default_data_dir(run.dataset);
-  ImageDataset train = load_dataset(run.dataset, dir, true);
-  ImageDataset test = load_dataset(run.dataset, dir, false);
-  if (run.train_size > train.count)
-    fail("train: --train-size ", run.train_size, " but ", run.dataset, " has ", train.count,
-         " training images");
-  if (run.train_size > 0) train = take_first(train, run.train_size);
-  check_geometry(train, run, run.dataset);
-  const ChannelStats stats = channel_stats(train);
-  if (!output.resume) {
-    run.mean = stats.mean;
-    run.std = stats.std;
-    run.class_names = train.class_names;
-  } else if (stats.mean != run.mean || stats.std != run.std) {
-    // The same images give the same statistics, bit for bit.
-    fail("train: --resume: the training images in ", dir, " are not those the run was trained "
-         "on (channel 0: mean ", stats.mean[0], ", std ", stats.std[0], "; the checkpoint's: ",
-         run.mean[0], ", ", run.std[0], ")");
-  }
+    const std::string dir = r.count("data-dir") ? r["data-dir"].as<std::string>()
+                                                : default_data_dir(run.dataset);
+    train = load_dataset(run.dataset, dir, true);
+    test = load_dataset(run.dataset, dir, false);
+    if (run.train_size > train.count)
+      fail("train: --train-size ", run.train_size, " but ", run.dataset, " has ", train.count,
+           " training images");
+    if (run.train_size > 0) train = take_first(train, run.train_size);
+    check_geometry(train, run, run.dataset);
+    const ChannelStats stats = channel_stats(train);
+    if (!output.resume) {
+      run.mean = stats.mean;
+      run.std = stats.std;
+      run.class_names = train.class_names;
+    } else if (stats.mean != run.mean || stats.std != run.std) {
+      // The same images give the same statistics, bit for bit.
+      fail("train: --resume: the training images in ", dir, " are not those the run was "
+           "trained on (channel 0: mean ", stats.mean[0], ", std ", stats.std[0],
+           "; the checkpoint's: ", run.mean[0], ", ", run.std[0], ")");
+    }
+  });
 
   optim::TrainerOptions options = trainer_options(r, output, "uwaga-vit");
+  options.reduction = processes.get();
+  // The run's configuration holds the training images' statistics: other data files show there.
+  check_same_settings(*processes, training_settings(run.to_json(), options, test.count));
   VitTraining training(run, train, test, options);
-  print_summary(training.model(), run, train, test, training.warmup(), options.parallel);
+  if (root) print_summary(training.model(), run, train, test, training.warmup(), options.parallel);
   optim::TrainSummary summary = training.fit();  // prints its own reason for stopping early
   if (summary.stopped_non_finite) return 1;
   if (summary.interrupted) return 130;
+  if (!root) return 0;
   // A run cut short by --max-steps has not evaluated its last steps yet.
   const double accuracy = summary.last_eval.count("accuracy")
                               ? summary.last_eval.at("accuracy")
                               : evaluate_classifier(training.model(), test, run).accuracy();
   std::printf("test accuracy: %.2f%% (%lld images), %lld steps, %.1f s\n", 100 * accuracy,
               (long long)test.count, (long long)summary.steps, summary.seconds);
+  if (std::string line = communication_summary(*processes, summary.steps, summary.seconds);
+      !line.empty())
+    std::printf("%s\n", line.c_str());
   return 0;
 }
 

@@ -196,12 +196,17 @@ class RecordingReduction : public GradientReduction {
   RecordingReduction(int rank, int size) : rank_(rank), size_(size) {}
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  void all_reduce(const std::vector<Tensor>& grads, std::vector<double>& sums) override {
+  void all_reduce(const std::vector<Tensor>& params, std::vector<double>& sums) override {
     sent_grads.clear();
-    for (const Tensor& g : grads) sent_grads.push_back(g.defined() ? g.to_vector() : std::vector<double>{});
+    for (const Tensor& p : params)
+      sent_grads.push_back(p.grad().defined() ? p.grad().to_vector() : std::vector<double>{});
     sent_sums = sums;
   }
   std::string name() const override { return "recorded"; }
+  void broadcast(const std::vector<Tensor>&) override {}
+  void broadcast(std::string&) override {}
+  bool any(bool flag) override { return flag; }
+  std::string first_error(const std::string& message) override { return message; }
   std::vector<std::vector<double>> sent_grads;
   std::vector<double> sent_sums;
 
