@@ -30,6 +30,12 @@
 // accuracy on the test set measures translating new combinations of known words. "Known" is
 // enforced: a triple is held out only if training keeps its subject, its noun and its verb in the
 // same person, and valid/test sentences use only words that occur in the training sentences.
+//
+// This header is the entry point; the corpus is made in four parts, a file each:
+//   data/translation_lexicon   the word table: subjects, nouns, adjectives, verbs, phrases
+//   data/translation_grammar   sentences: their parts, spelled in English and Spanish; sampling
+//   data/translation_parser    English back into a sentence of the grammar
+//   data/translation_split     the held-out triples, and each split's sentences drawn from them
 #include <cstdint>
 #include <string>
 #include <vector>
