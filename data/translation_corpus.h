@@ -56,6 +56,17 @@ struct TranslationCorpusOptions {
   std::int64_t test_size = 1000;
   double valid_fraction = 0.1;  // share of the subject-verb-object triples held out for valid
   double test_fraction = 0.1;   // ... and for test
+
+  // The JSON fields, in a run configuration (core/json_fields.h).
+  template <class Field>
+  static void fields(Field&& field) {
+    field("seed", &TranslationCorpusOptions::seed);
+    field("train_size", &TranslationCorpusOptions::train_size);
+    field("valid_size", &TranslationCorpusOptions::valid_size);
+    field("test_size", &TranslationCorpusOptions::test_size);
+    field("valid_fraction", &TranslationCorpusOptions::valid_fraction);
+    field("test_fraction", &TranslationCorpusOptions::test_fraction);
+  }
 };
 
 struct TranslationCorpus {
