@@ -10,10 +10,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <set>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "core/json_input.h"
 
 // The format stores numbers little-endian; we copy tensor bytes as they are in memory.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -27,27 +28,6 @@ using nlohmann::json;
 constexpr const char* kMetadataKey = "__metadata__";
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
-
-// A header value for an error message, never longer than about 100 characters: a number or a
-// string as it is, an array element by element with anything nested inside shown as [...] or
-// {...}, an object as {...}. Not json::dump(): it recurses once per level of nesting, and a
-// damaged or hostile header can nest arrays a million deep — the stack would overflow.
-std::string brief(const json& value) {
-  constexpr std::size_t kLimit = 100;
-  auto cut = [&](std::string s) {
-    if (s.size() > kLimit) s = s.substr(0, kLimit) + "...";
-    return s;
-  };
-  if (value.is_object()) return value.empty() ? "{}" : "{...}";
-  if (!value.is_array()) return cut(value.dump());  // not nested: dump() does not recurse
-  std::string out = "[";
-  for (const json& item : value) {
-    if (out.size() > 1) out += ", ";
-    if (out.size() > kLimit) return out + "...]";
-    out += item.is_array() ? (item.empty() ? "[]" : "[...]") : brief(item);
-  }
-  return out + "]";
-}
 
 bool dtype_from_name(const std::string& name, DType* out) {
   if (name == "F32") { *out = DType::Float32; return true; }
@@ -150,26 +130,9 @@ struct FileCloser {
 };
 using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
 
-// Parses the header, rejecting duplicate keys (nlohmann::json would silently keep the last one).
+// Parses the header with bounded nesting, rejecting duplicate keys (core/json_input.h).
 json parse_header(const std::string& text, const std::string& where) {
-  std::vector<std::set<std::string>> keys_per_object;
-  std::string duplicate;
-  auto callback = [&](int, json::parse_event_t event, json& value) {
-    if (event == json::parse_event_t::object_start) keys_per_object.emplace_back();
-    else if (event == json::parse_event_t::object_end) keys_per_object.pop_back();
-    else if (event == json::parse_event_t::key && !keys_per_object.empty() &&
-             !keys_per_object.back().insert(value.get<std::string>()).second &&
-             duplicate.empty())
-      duplicate = value.get<std::string>();
-    return true;
-  };
-  json header;
-  try {
-    header = json::parse(text, callback);
-  } catch (const json::exception& e) {
-    fail(where, ": the header is not valid JSON: ", e.what());
-  }
-  if (!duplicate.empty()) fail(where, ": the header repeats the key \"", duplicate, "\"");
+  json header = parse_json_input(text, where + ": the header");
   if (!header.is_object())
     fail(where, ": the header must be a JSON object, got a JSON ", header.type_name());
   return header;
@@ -182,7 +145,7 @@ std::map<std::string, std::string> parse_metadata(const json& value, const std::
   std::map<std::string, std::string> metadata;
   for (const auto& [key, v] : value.items()) {
     if (!v.is_string())
-      fail(where, ": metadata entry \"", key, "\" must be a string, got ", brief(v));
+      fail(where, ": metadata entry \"", key, "\" must be a string, got ", json_brief(v));
     metadata[key] = v.get<std::string>();
   }
   return metadata;
@@ -191,7 +154,7 @@ std::map<std::string, std::string> parse_metadata(const json& value, const std::
 Entry parse_entry(const std::string& name, const json& value, std::uint64_t data_size,
                   const std::string& where) {
   std::string what = where + ": tensor " + quoted(name);
-  if (!value.is_object()) fail(what, ": expected an object, got ", brief(value));
+  if (!value.is_object()) fail(what, ": expected an object, got ", json_brief(value));
   for (const auto& [key, v] : value.items()) {
     (void)v;
     if (key != "dtype" && key != "shape" && key != "data_offsets")
@@ -204,7 +167,7 @@ Entry parse_entry(const std::string& name, const json& value, std::uint64_t data
   e.name = name;
   const json& dtype = value["dtype"];
   if (!dtype.is_string() || !dtype_from_name(dtype.get<std::string>(), &e.dtype))
-    fail(what, ": unsupported dtype ", brief(dtype), " (uwaga reads F32, F64 and I64)");
+    fail(what, ": unsupported dtype ", json_brief(dtype), " (uwaga reads F32, F64 and I64)");
 
   const json& shape = value["shape"];
   bool shape_ok = shape.is_array();
@@ -223,16 +186,16 @@ Entry parse_entry(const std::string& name, const json& value, std::uint64_t data
     }
   }
   if (!shape_ok)
-    fail(what, ": shape must be a list of non-negative integers, got ", brief(shape));
+    fail(what, ": shape must be a list of non-negative integers, got ", json_brief(shape));
   std::uint64_t bytes = 0;
   overflow = overflow || __builtin_mul_overflow(numel, dtype_size(e.dtype), &bytes);
-  if (overflow) fail(what, ": shape ", brief(shape), " is too large");
+  if (overflow) fail(what, ": shape ", json_brief(shape), " is too large");
 
   const json& offsets = value["data_offsets"];
   if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
       !offsets[1].is_number_unsigned())
     fail(what, ": data_offsets must be two non-negative integers [begin, end], got ",
-         brief(offsets));
+         json_brief(offsets));
   e.begin = offsets[0].get<std::uint64_t>();
   e.end = offsets[1].get<std::uint64_t>();
   if (e.begin > e.end)

@@ -30,6 +30,12 @@
 // accuracy on the test set measures translating new combinations of known words. "Known" is
 // enforced: a triple is held out only if training keeps its subject, its noun and its verb in the
 // same person, and valid/test sentences use only words that occur in the training sentences.
+//
+// This header is the entry point; the corpus is made in four parts, a file each:
+//   data/translation_lexicon   the word table: subjects, nouns, adjectives, verbs, phrases
+//   data/translation_grammar   sentences: their parts, spelled in English and Spanish; sampling
+//   data/translation_parser    English back into a sentence of the grammar
+//   data/translation_split     the held-out triples, and each split's sentences drawn from them
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -50,6 +56,17 @@ struct TranslationCorpusOptions {
   std::int64_t test_size = 1000;
   double valid_fraction = 0.1;  // share of the subject-verb-object triples held out for valid
   double test_fraction = 0.1;   // ... and for test
+
+  // The JSON fields, in a run configuration (core/json_fields.h).
+  template <class Field>
+  static void fields(Field&& field) {
+    field("seed", &TranslationCorpusOptions::seed);
+    field("train_size", &TranslationCorpusOptions::train_size);
+    field("valid_size", &TranslationCorpusOptions::valid_size);
+    field("test_size", &TranslationCorpusOptions::test_size);
+    field("valid_fraction", &TranslationCorpusOptions::valid_fraction);
+    field("test_fraction", &TranslationCorpusOptions::test_fraction);
+  }
 };
 
 struct TranslationCorpus {

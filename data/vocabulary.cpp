@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_input.h"
 
 namespace uwaga {
 namespace {
@@ -123,12 +124,7 @@ std::string Vocabulary::decode(const std::vector<std::int64_t>& ids) const {
 std::string Vocabulary::to_json() const { return nlohmann::json{{"tokens", words_}}.dump(); }
 
 Vocabulary Vocabulary::from_json(const std::string& json) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(json);
-  } catch (const nlohmann::json::exception& e) {
-    fail("Vocabulary::from_json: not valid JSON: ", e.what());
-  }
+  const nlohmann::json j = parse_json_input(json, "Vocabulary::from_json: the vocabulary");
   if (!j.is_object() || !j.contains("tokens") || !j["tokens"].is_array())
     fail("Vocabulary::from_json: expected an object {\"tokens\": [...]}");
   const auto& tokens = j["tokens"];

@@ -1,9 +1,9 @@
 #include "nn/seq2seq_transformer.h"
 
 #include <cmath>
-#include <nlohmann/json.hpp>
 
 #include "core/elementwise.h"
+#include "core/json_fields.h"
 #include "core/shape_ops.h"
 #include "nn/init.h"
 
@@ -34,39 +34,11 @@ void Seq2SeqConfig::validate() const {
          tgt_vocab, ")");
 }
 
-std::string Seq2SeqConfig::to_json() const {
-  nlohmann::json j = {{"src_vocab", src_vocab},
-                      {"tgt_vocab", tgt_vocab},
-                      {"dim", dim},
-                      {"heads", heads},
-                      {"encoder_layers", encoder_layers},
-                      {"decoder_layers", decoder_layers},
-                      {"mlp_dim", mlp_dim},
-                      {"max_length", max_length},
-                      {"positions", positions},
-                      {"dropout", dropout},
-                      {"pad_id", pad_id}};
-  return j.dump();
-}
+std::string Seq2SeqConfig::to_json() const { return fields_to_json(*this).dump(); }
 
 Seq2SeqConfig Seq2SeqConfig::from_json(const std::string& text) {
   Seq2SeqConfig c;
-  try {
-    nlohmann::json j = nlohmann::json::parse(text);
-    c.src_vocab = j.at("src_vocab");
-    c.tgt_vocab = j.at("tgt_vocab");
-    c.dim = j.at("dim");
-    c.heads = j.at("heads");
-    c.encoder_layers = j.at("encoder_layers");
-    c.decoder_layers = j.at("decoder_layers");
-    c.mlp_dim = j.at("mlp_dim");
-    c.max_length = j.at("max_length");
-    c.positions = j.at("positions");
-    c.dropout = j.at("dropout");
-    c.pad_id = j.at("pad_id");
-  } catch (const nlohmann::json::exception& e) {
-    fail("seq2seq config: cannot read '", text, "': ", e.what());
-  }
+  fields_from_json(parse_json_input(text, "seq2seq config"), c, "seq2seq config");
   c.validate();
   return c;
 }

@@ -51,6 +51,22 @@ struct Seq2SeqConfig {
   void validate() const;
   std::string to_json() const;
   static Seq2SeqConfig from_json(const std::string& json);
+
+  // The JSON fields, one list for to_json and from_json (core/json_fields.h).
+  template <class Field>
+  static void fields(Field&& field) {
+    field("src_vocab", &Seq2SeqConfig::src_vocab);
+    field("tgt_vocab", &Seq2SeqConfig::tgt_vocab);
+    field("dim", &Seq2SeqConfig::dim);
+    field("heads", &Seq2SeqConfig::heads);
+    field("encoder_layers", &Seq2SeqConfig::encoder_layers);
+    field("decoder_layers", &Seq2SeqConfig::decoder_layers);
+    field("mlp_dim", &Seq2SeqConfig::mlp_dim);
+    field("max_length", &Seq2SeqConfig::max_length);
+    field("positions", &Seq2SeqConfig::positions);
+    field("dropout", &Seq2SeqConfig::dropout);
+    field("pad_id", &Seq2SeqConfig::pad_id);
+  }
 };
 
 // Ragged id sequences -> one (B, L) int64 tensor, L the longest, shorter rows filled with pad.

@@ -1,8 +1,7 @@
 #include "nn/vision_transformer.h"
 
-#include <nlohmann/json.hpp>
-
 #include "core/elementwise.h"
+#include "core/json_fields.h"
 #include "core/shape_ops.h"
 #include "nn/init.h"
 
@@ -45,28 +44,11 @@ void VitConfig::validate() const {
          " patches, above the limit of 100000");
 }
 
-std::string VitConfig::to_json() const {
-  nlohmann::json j = {{"image_size", image_size}, {"channels", channels}, {"patch", patch},
-                      {"dim", dim},               {"depth", depth},       {"heads", heads},
-                      {"mlp_dim", mlp_dim},       {"num_classes", num_classes}};
-  return j.dump();
-}
+std::string VitConfig::to_json() const { return fields_to_json(*this).dump(); }
 
 VitConfig VitConfig::from_json(const std::string& text) {
   VitConfig c;
-  try {
-    nlohmann::json j = nlohmann::json::parse(text);
-    c.image_size = j.at("image_size");
-    c.channels = j.at("channels");
-    c.patch = j.at("patch");
-    c.dim = j.at("dim");
-    c.depth = j.at("depth");
-    c.heads = j.at("heads");
-    c.mlp_dim = j.at("mlp_dim");
-    c.num_classes = j.at("num_classes");
-  } catch (const nlohmann::json::exception& e) {
-    fail("vit config: cannot read '", text, "': ", e.what());
-  }
+  fields_from_json(parse_json_input(text, "vit config"), c, "vit config");
   c.validate();
   return c;
 }

@@ -42,6 +42,19 @@ struct VitConfig {
   void validate() const;
   std::string to_json() const;
   static VitConfig from_json(const std::string& json);
+
+  // The JSON fields, one list for to_json and from_json (core/json_fields.h).
+  template <class Field>
+  static void fields(Field&& field) {
+    field("image_size", &VitConfig::image_size);
+    field("channels", &VitConfig::channels);
+    field("patch", &VitConfig::patch);
+    field("dim", &VitConfig::dim);
+    field("depth", &VitConfig::depth);
+    field("heads", &VitConfig::heads);
+    field("mlp_dim", &VitConfig::mlp_dim);
+    field("num_classes", &VitConfig::num_classes);
+  }
 };
 
 // (B, C, H, W) -> (B, N, P²·C): patch n = (row r, column c) in raster order, each flattened as

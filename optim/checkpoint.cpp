@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/autograd.h"
+#include "core/json_input.h"
 #include "core/safetensors.h"
 
 namespace uwaga::optim {
@@ -109,12 +110,7 @@ std::map<std::string, std::string> read_metadata(const std::string& path,
   if (std::fread(text.data(), 1, text.size(), file.get()) != text.size())
     fail(where, ": the file ends inside its ", header_size, "-byte header — truncated");
 
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    fail(where, ": the header is not valid JSON: ", e.what());
-  }
+  const nlohmann::json header = parse_json_input(text, where + ": the header");
   std::map<std::string, std::string> metadata;
   if (!header.is_object() || !header.contains("__metadata__")) return metadata;
   const auto& m = header["__metadata__"];

@@ -12,6 +12,7 @@
 
 #include "apps/common/command_line.h"
 #include "core/error.h"
+#include "core/json_fields.h"
 #include "optim/data_parallel.h"
 #include "optim/trainer.h"
 
@@ -62,14 +63,14 @@ RunConfig resumed_run_config(const cxxopts::ParseResult& r, const std::string& c
     fail("train: --resume: the run in ", checkpoint, " was planned for ", run.epochs,
          " epochs; --epochs may grow it, not shrink it (got ", asked.epochs, ")");
   run.epochs = asked.epochs;
-  const nlohmann::json saved = nlohmann::json::parse(run.to_json());
-  const nlohmann::json wanted = nlohmann::json::parse(asked.to_json());
+  const nlohmann::json saved = fields_to_json(run);
+  const nlohmann::json wanted = fields_to_json(asked);
   const nlohmann::json patch = nlohmann::json::diff(saved, wanted);
   if (!patch.empty()) {
     const std::string path = patch[0].at("path");  // "/model/dim": the first setting that differs
     const nlohmann::json::json_pointer at(path);
     auto value = [&](const nlohmann::json& j) {
-      return j.contains(at) ? j.at(at).dump() : std::string("none");
+      return j.contains(at) ? json_brief(j.at(at)) : std::string("none");
     };
     std::string setting = path.substr(1);
     for (char& c : setting) c = c == '/' ? '.' : c;

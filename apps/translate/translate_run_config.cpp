@@ -1,11 +1,15 @@
 #include "apps/translate/translate_run_config.h"
 
-#include <nlohmann/json.hpp>
-
-#include "apps/common/training_settings_json.h"
 #include "core/error.h"
+#include "core/json_fields.h"
 
 namespace uwaga::apps {
+namespace {
+
+// Marks the JSON as a uwaga-translate run configuration.
+const char* const kFormat = "uwaga-translate-1";
+
+}  // namespace
 
 std::vector<std::string> translate_preset_names() { return {"default", "tiny"}; }
 
@@ -57,48 +61,19 @@ void TranslateRunConfig::validate() const {
 }
 
 std::string TranslateRunConfig::to_json() const {
-  nlohmann::json j = {
-      {"format", "uwaga-translate-1"},
-      {"preset", preset},
-      {"corpus",
-       {{"seed", corpus.seed},
-        {"train_size", corpus.train_size},
-        {"valid_size", corpus.valid_size},
-        {"test_size", corpus.test_size},
-        {"valid_fraction", corpus.valid_fraction},
-        {"test_fraction", corpus.test_fraction}}},
-      {"model", nlohmann::json::parse(model.to_json())},
-      {"eval_size", eval_size},
-      {"seed", seed},
-      {"src_vocab", nlohmann::json::parse(src_vocab.to_json())},
-      {"tgt_vocab", nlohmann::json::parse(tgt_vocab.to_json())}};
-  training_settings_to_json(*this, j);
+  nlohmann::json j = fields_to_json(*this);
+  j["format"] = kFormat;
   return j.dump();
 }
 
 TranslateRunConfig TranslateRunConfig::from_json(const std::string& text) {
+  const char* what = "the run configuration";
+  const nlohmann::json j = parse_json_input(text, what);
+  if (!j.is_object() || !j.contains("format") || j.at("format") != kFormat)
+    fail("no \"format\": \"", kFormat, "\" in its configuration");
   TranslateRunConfig r;
-  try {
-    nlohmann::json j = nlohmann::json::parse(text);
-    if (j.value("format", "") != "uwaga-translate-1")
-      fail("no \"format\": \"uwaga-translate-1\" in its configuration");
-    r.preset = j.at("preset");
-    const auto& c = j.at("corpus");
-    r.corpus.seed = c.at("seed");
-    r.corpus.train_size = c.at("train_size");
-    r.corpus.valid_size = c.at("valid_size");
-    r.corpus.test_size = c.at("test_size");
-    r.corpus.valid_fraction = c.at("valid_fraction");
-    r.corpus.test_fraction = c.at("test_fraction");
-    r.model = nn::Seq2SeqConfig::from_json(j.at("model").dump());
-    training_settings_from_json(j, r);
-    r.eval_size = j.at("eval_size");
-    r.seed = j.at("seed");
-    r.src_vocab = Vocabulary::from_json(j.at("src_vocab").dump());
-    r.tgt_vocab = Vocabulary::from_json(j.at("tgt_vocab").dump());
-  } catch (const nlohmann::json::exception& e) {
-    fail("the run configuration cannot be read: ", e.what());
-  }
+  fields_from_json(j, r, what);
+  r.model.validate();
   if (r.model.src_vocab != r.src_vocab.size() || r.model.tgt_vocab != r.tgt_vocab.size())
     fail("the run configuration's vocabularies (", r.src_vocab.size(), ", ", r.tgt_vocab.size(),
          " words) do not match its model (", r.model.src_vocab, ", ", r.model.tgt_vocab, ")");

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/training_settings_json.h"
 #include "data/translation_corpus.h"
 #include "data/vocabulary.h"
 #include "nn/seq2seq_transformer.h"
@@ -32,6 +33,20 @@ struct TranslateRunConfig {
   static TranslateRunConfig from_json(const std::string& json);
   // Throws an Error naming the flag when a value cannot work.
   void validate() const;
+
+  // The JSON fields, one list for to_json and from_json (core/json_fields.h); the JSON also
+  // holds "format": "uwaga-translate-1".
+  template <class Field>
+  static void fields(Field&& field) {
+    field("preset", &TranslateRunConfig::preset);
+    field("corpus", &TranslateRunConfig::corpus);
+    field("model", &TranslateRunConfig::model);
+    training_settings_fields<TranslateRunConfig>(field);
+    field("eval_size", &TranslateRunConfig::eval_size);
+    field("seed", &TranslateRunConfig::seed);
+    field("src_vocab", &TranslateRunConfig::src_vocab);
+    field("tgt_vocab", &TranslateRunConfig::tgt_vocab);
+  }
 };
 
 // The vocabularies of the corpus's training sentences (English, Spanish), and the model's vocabulary

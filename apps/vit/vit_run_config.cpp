@@ -2,10 +2,8 @@
 
 #include <cmath>
 
-#include <nlohmann/json.hpp>
-
-#include "apps/common/training_settings_json.h"
 #include "core/error.h"
+#include "core/json_fields.h"
 
 namespace uwaga::apps {
 
@@ -79,37 +77,16 @@ void VitRunConfig::validate() const {
   if (train_size < 0) fail("--train-size must be >= 0 (0: all images), got ", train_size);
 }
 
-std::string VitRunConfig::to_json() const {
-  nlohmann::json j = {{"preset", preset},
-                      {"dataset", dataset},
-                      {"model", nlohmann::json::parse(model.to_json())},
-                      {"augment", augment},
-                      {"seed", seed},
-                      {"train_size", train_size},
-                      {"mean", mean},
-                      {"std", std},
-                      {"class_names", class_names}};
-  training_settings_to_json(*this, j);
-  return j.dump();
-}
+std::string VitRunConfig::to_json() const { return fields_to_json(*this).dump(); }
 
 VitRunConfig VitRunConfig::from_json(const std::string& text) {
+  const char* what = "the checkpoint's run configuration";
+  nlohmann::json j = parse_json_input(text, what);
+  // Checkpoints from before --train-size have no train_size: they trained on all images.
+  if (j.is_object() && !j.contains("train_size")) j["train_size"] = 0;
   VitRunConfig r;
-  try {
-    nlohmann::json j = nlohmann::json::parse(text);
-    r.preset = j.at("preset");
-    r.dataset = j.at("dataset");
-    r.model = nn::VitConfig::from_json(j.at("model").dump());
-    training_settings_from_json(j, r);
-    r.augment = j.at("augment");
-    r.seed = j.at("seed");
-    r.train_size = j.value("train_size", std::int64_t{0});  // absent from older checkpoints: all
-    r.mean = j.at("mean").get<std::vector<float>>();
-    r.std = j.at("std").get<std::vector<float>>();
-    r.class_names = j.at("class_names").get<std::vector<std::string>>();
-  } catch (const nlohmann::json::exception& e) {
-    fail("the checkpoint's run configuration cannot be read: ", e.what());
-  }
+  fields_from_json(j, r, what);
+  r.model.validate();
   // The normalisation is applied to every image the model sees: one mean and std per channel.
   const auto channels = static_cast<std::size_t>(r.model.channels);
   if (r.mean.size() != channels || r.std.size() != channels)

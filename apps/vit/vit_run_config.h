@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/training_settings_json.h"
 #include "nn/vision_transformer.h"
 
 namespace uwaga::apps {
@@ -31,6 +32,21 @@ struct VitRunConfig {
   static VitRunConfig from_json(const std::string& json);
   // Throws an Error naming the flag when a value cannot work.
   void validate() const;
+
+  // The JSON fields, one list for to_json and from_json (core/json_fields.h).
+  template <class Field>
+  static void fields(Field&& field) {
+    field("preset", &VitRunConfig::preset);
+    field("dataset", &VitRunConfig::dataset);
+    field("model", &VitRunConfig::model);
+    training_settings_fields<VitRunConfig>(field);
+    field("augment", &VitRunConfig::augment);
+    field("seed", &VitRunConfig::seed);
+    field("train_size", &VitRunConfig::train_size);
+    field("mean", &VitRunConfig::mean);
+    field("std", &VitRunConfig::std);
+    field("class_names", &VitRunConfig::class_names);
+  }
 };
 
 // The named presets; throws an Error listing the valid names for an unknown one.

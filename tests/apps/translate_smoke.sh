@@ -200,6 +200,13 @@ expect_error "Option" train --preset tiny --out "$tmp/bad" --no-such-flag
 expect_error "Option" translate --checkpoint "$ckpt" --no-such-flag "we eat"
 head -c 100 /dev/urandom >"$tmp/garbage.safetensors"
 expect_error "garbage.safetensors" eval --checkpoint "$tmp/garbage.safetensors"
+# A checkpoint whose run configuration nests arrays 100,000 levels deep in its model (a crafted
+# 200 KB file) used to crash with a stack overflow.
+if command -v python3 >/dev/null; then
+  python3 "$(dirname "$0")/nest_run_config.py" "$ckpt" "$tmp/deep.safetensors" 100000
+  expect_error "nests deeper than 64 levels" eval --checkpoint "$tmp/deep.safetensors"
+  expect_error "nests deeper than 64 levels" translate --checkpoint "$tmp/deep.safetensors" "we eat"
+fi
 
 if [[ $failures -eq 0 ]]; then echo "translate smoke test: all checks passed"; exit 0; fi
 echo "translate smoke test: $failures check(s) failed"; exit 1

@@ -123,6 +123,11 @@ expect_error "data/fetch.sh mnist" train --out "$tmp/bad" --data-dir "$tmp/nowhe
 expect_error "is required" train
 expect_error "not a uwaga checkpoint" eval --checkpoint "$root/tests/golden/linear.safetensors" --data-dir "$data"
 expect_error "does not exist" eval --checkpoint "$tmp/missing.safetensors"
+# A checkpoint whose run configuration nests arrays 100,000 levels deep in its model (a crafted
+# 200 KB file) used to crash with a stack overflow.
+/usr/bin/python3 "$root/tests/apps/nest_run_config.py" "$ckpt" "$tmp/deep.safetensors" 100000
+expect_error "nests deeper than 64 levels" eval --checkpoint "$tmp/deep.safetensors" --data-dir "$data"
+expect_error "nests deeper than 64 levels" predict --checkpoint "$tmp/deep.safetensors" --index 0
 expect_error "unknown mode" fly
 expect_error "Option" train --out "$tmp/bad" --no-such-flag
 expect_error "not a PGM or PPM" predict --checkpoint "$ckpt" "$root/tests/golden/linear.safetensors"

@@ -47,3 +47,9 @@ TEST_CASE("tokenize: Spanish letters and other UTF-8 stay inside words", "[data]
   // A truncated separator (the first byte of "¿" alone) is a byte like any other.
   REQUIRE(tokenize("pan\xC2") == Words{"pan\xC2"});
 }
+
+TEST_CASE("tokenize: lowercase words, punctuation dropped, UTF-8 kept", "[data][translation]") {
+  REQUIRE(tokenize("We are eating bread.") == Words{"we", "are", "eating", "bread"});
+  REQUIRE(tokenize("  él   come\tpan\n") == Words{"él", "come", "pan"});
+  REQUIRE(tokenize("").empty());
+}

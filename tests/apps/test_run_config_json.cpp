@@ -1,0 +1,162 @@
+// The run configurations of uwaga-vit and uwaga-translate as JSON, as they travel in a
+// checkpoint's metadata: the text is what existing checkpoints hold, a round trip changes
+// nothing, errors name the field, and a crafted configuration is an error, not a crash.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "apps/translate/translate_run_config.h"
+#include "apps/vit/vit_run_config.h"
+#include "core/error.h"
+
+using namespace uwaga;
+using namespace uwaga::apps;
+using Catch::Contains;
+
+namespace {
+
+// A run of the "mnist-tiny" preset as a checkpoint holds it: with the dataset's statistics.
+VitRunConfig vit_run() {
+  VitRunConfig run = vit_preset("mnist-tiny");
+  run.mean = {0.1307f};
+  run.std = {0.3081f};
+  run.class_names = {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"};
+  return run;
+}
+
+// A run of the "tiny" preset with (small) vocabularies.
+TranslateRunConfig translate_run() {
+  TranslateRunConfig run = translate_preset("tiny");
+  TranslationCorpus corpus;
+  corpus.train = {{"we are eating bread", "estamos comiendo pan"}, {"i eat", "como"}};
+  build_vocabularies(run, corpus);
+  return run;
+}
+
+// `json` with the value of `key` replaced by `value` (JSON text).
+std::string with_value(const std::string& json, const std::string& key, const std::string& value) {
+  nlohmann::json j = nlohmann::json::parse(json);
+  j[key] = "@value@";
+  std::string text = j.dump();
+  return text.replace(text.find("\"@value@\""), 9, value);
+}
+
+std::string nested_arrays(std::size_t depth) {
+  return std::string(depth, '[') + std::string(depth, ']');
+}
+
+}  // namespace
+
+TEST_CASE("run configuration JSON: the presets' text is what checkpoints hold", "[apps][json]") {
+  // Keys, values and their (sorted) order: a change here makes existing checkpoints unreadable
+  // or their configurations differ from a new run's.
+  CHECK(vit_preset("mnist-tiny").to_json() ==
+        R"({"augment":true,"batch_size":128,"class_names":[],"clip_norm":1.0,"dataset":"mnist",)"
+        R"("epochs":15,"label_smoothing":0.0,"lr":0.001,"mean":[],"min_lr":1e-05,"model":)"
+        R"({"channels":1,"depth":6,"dim":64,"heads":4,"image_size":28,"mlp_dim":128,)"
+        R"("num_classes":10,"patch":7},"preset":"mnist-tiny","seed":0,"std":[],"train_size":0,)"
+        R"("warmup":469,"weight_decay":0.05})");
+  CHECK(translate_preset("tiny").to_json() ==
+        R"({"batch_size":32,"clip_norm":1.0,"corpus":{"seed":0,"test_fraction":0.1,)"
+        R"("test_size":100,"train_size":2000,"valid_fraction":0.1,"valid_size":100},"epochs":2,)"
+        R"("eval_size":50,"format":"uwaga-translate-1","label_smoothing":0.0,"lr":0.003,)"
+        R"("min_lr":1e-05,"model":{"decoder_layers":1,"dim":32,"dropout":0.0,)"
+        R"("encoder_layers":1,"heads":2,"max_length":32,"mlp_dim":64,"pad_id":0,)"
+        R"("positions":"sinusoidal","src_vocab":0,"tgt_vocab":0},"preset":"tiny","seed":0,)"
+        R"("src_vocab":{"tokens":["<pad>","<bos>","<eos>","<unk>"]},)"
+        R"("tgt_vocab":{"tokens":["<pad>","<bos>","<eos>","<unk>"]},"warmup":10,)"
+        R"("weight_decay":0.0})");
+}
+
+TEST_CASE("run configuration JSON: from_json reads back what to_json wrote", "[apps][json]") {
+  VitRunConfig vit = vit_run();
+  vit.seed = 18446744073709551615ull;
+  vit.lr = 1.0 / 3;
+  vit.train_size = 2048;
+  const VitRunConfig vit_back = VitRunConfig::from_json(vit.to_json());
+  CHECK(vit_back.to_json() == vit.to_json());
+  CHECK(vit_back.seed == vit.seed);
+  CHECK(vit_back.mean == vit.mean);
+  CHECK(vit_back.model.patch == 7);
+
+  TranslateRunConfig translate = translate_run();
+  translate.corpus.seed = 77;
+  translate.model.dropout = 0.1;
+  const TranslateRunConfig translate_back = TranslateRunConfig::from_json(translate.to_json());
+  CHECK(translate_back.to_json() == translate.to_json());
+  CHECK(translate_back.corpus.seed == 77);
+  CHECK(translate_back.tgt_vocab == translate.tgt_vocab);
+}
+
+TEST_CASE("run configuration JSON: a checkpoint from before --train-size trains on all images",
+          "[apps][json]") {
+  nlohmann::json j = nlohmann::json::parse(vit_run().to_json());
+  j.erase("train_size");
+  CHECK(VitRunConfig::from_json(j.dump()).train_size == 0);
+}
+
+TEST_CASE("run configuration JSON: errors name the field", "[apps][json]") {
+  const std::string vit = vit_run().to_json();
+  nlohmann::json j = nlohmann::json::parse(vit);
+  j.erase("epochs");
+  CHECK_THROWS_WITH(VitRunConfig::from_json(j.dump()),
+                    Contains("the checkpoint's run configuration: the field \"epochs\" is missing"));
+  j = nlohmann::json::parse(vit);
+  j["model"].erase("dim");
+  CHECK_THROWS_WITH(VitRunConfig::from_json(j.dump()),
+                    Contains("the field \"model.dim\" is missing"));
+  j = nlohmann::json::parse(vit);
+  j["model"]["dim"] = "64";
+  CHECK_THROWS_WITH(VitRunConfig::from_json(j.dump()),
+                    Contains("the field \"model.dim\" is \"64\"") &&
+                        Contains("type must be number, but is string"));
+  CHECK_THROWS_WITH(VitRunConfig::from_json(with_value(vit, "mean", "[\"a\"]")),
+                    Contains("the field \"mean\" is [\"a\"]"));
+  CHECK_THROWS_WITH(VitRunConfig::from_json(with_value(vit, "model", "7")),
+                    Contains("the field \"model\" should be a JSON object, got 7"));
+  CHECK_THROWS_WITH(VitRunConfig::from_json("[1, 2]"),
+                    Contains("the checkpoint's run configuration should be a JSON object"));
+  CHECK_THROWS_WITH(VitRunConfig::from_json("{\"preset\": "),
+                    Contains("the checkpoint's run configuration is not valid JSON"));
+
+  const std::string translate = translate_run().to_json();
+  j = nlohmann::json::parse(translate);
+  j["corpus"]["seed"] = nlohmann::json::array();
+  CHECK_THROWS_WITH(TranslateRunConfig::from_json(j.dump()),
+                    Contains("the run configuration: the field \"corpus.seed\" is []"));
+  j = nlohmann::json::parse(translate);
+  j["src_vocab"]["tokens"][2] = "x";
+  CHECK_THROWS_WITH(TranslateRunConfig::from_json(j.dump()),
+                    Contains("the field \"src_vocab\"") && Contains("token 2 is 'x'"));
+  j = nlohmann::json::parse(translate);
+  j.erase("format");
+  CHECK_THROWS_WITH(TranslateRunConfig::from_json(j.dump()),
+                    Contains("no \"format\": \"uwaga-translate-1\""));
+}
+
+TEST_CASE("run configuration JSON: a value nested 100,000 levels deep is an error, not a crash",
+          "[apps][json]") {
+  // Found by fuzzing: such a configuration (a 200 KB checkpoint) overflowed the stack, as
+  // from_json printed the nested value with the recursive json::dump() to read it again.
+  const std::string deep = nested_arrays(100000);
+  const std::string vit = vit_run().to_json();
+  const nlohmann::json vit_fields = nlohmann::json::parse(vit);
+  for (const auto& [key, value] : vit_fields.items()) {
+    INFO("vit: " << key);
+    CHECK_THROWS_AS(VitRunConfig::from_json(with_value(vit, key, deep)), Error);
+    CHECK_THROWS_WITH(VitRunConfig::from_json(with_value(vit, key, deep)),
+                      Contains("nests deeper than 64 levels"));
+  }
+  const std::string translate = translate_run().to_json();
+  const nlohmann::json translate_fields = nlohmann::json::parse(translate);
+  for (const auto& [key, value] : translate_fields.items()) {
+    INFO("translate: " << key);
+    CHECK_THROWS_AS(TranslateRunConfig::from_json(with_value(translate, key, deep)), Error);
+    CHECK_THROWS_WITH(TranslateRunConfig::from_json(with_value(translate, key, deep)),
+                      Contains("nests deeper than 64 levels"));
+  }
+  CHECK_THROWS_WITH(VitRunConfig::from_json(deep), Contains("nests deeper than 64 levels"));
+  CHECK_THROWS_WITH(TranslateRunConfig::from_json(deep), Contains("nests deeper than 64 levels"));
+}
