@@ -4,9 +4,9 @@
 #include <cmath>
 #include <vector>
 
-#include "core/autograd.h"
 #include "core/elementwise.h"
 #include "core/fast_math.h"
+#include "core/graph.h"
 #include "core/indexing.h"
 #include "core/reduction.h"
 #include "core/shape_ops.h"

@@ -1,6 +1,6 @@
 #include "core/dropout.h"
 
-#include "core/autograd.h"
+#include "core/graph.h"
 #include "core/threads.h"
 
 namespace uwaga {

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "core/autograd.h"
+#include "core/graph.h"
 #include "core/threads.h"
 
 namespace uwaga {

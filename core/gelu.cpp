@@ -3,9 +3,9 @@
 #include <cmath>
 #include <type_traits>
 
-#include "core/autograd.h"
 #include "core/elementwise.h"
 #include "core/fast_math.h"
+#include "core/graph.h"
 #include "core/threads.h"
 
 namespace uwaga {

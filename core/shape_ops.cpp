@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/autograd.h"
+#include "core/graph.h"
 #include "core/threads.h"
 
 namespace uwaga {

@@ -6,6 +6,7 @@
 #include "core/elementwise.h"
 #include "core/gelu.h"
 #include "core/gradcheck.h"
+#include "core/graph.h"
 #include "core/graph_dot.h"
 #include "core/indexing.h"
 #include "core/matmul.h"

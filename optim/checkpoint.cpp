@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/autograd.h"
+#include "core/graph.h"
 #include "core/safetensors.h"
 
 namespace uwaga::optim {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
-#include "core/autograd.h"
 #include "core/cross_entropy.h"
+#include "core/graph.h"
 #include "core/reduction.h"
 #include "core/shape_ops.h"
 #include "data/bleu.h"

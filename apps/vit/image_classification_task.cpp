@@ -1,7 +1,7 @@
 #include "apps/vit/image_classification_task.h"
 
-#include "core/autograd.h"
 #include "core/cross_entropy.h"
+#include "core/graph.h"
 #include "core/reduction.h"
 #include "core/shape_ops.h"
 

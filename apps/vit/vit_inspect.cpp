@@ -9,7 +9,7 @@
 #include "apps/common/svg_canvas.h"
 #include "apps/vit/vit_checkpoint.h"
 #include "apps/vit/vit_commands.h"
-#include "core/autograd.h"
+#include "core/graph.h"
 #include "core/softmax.h"
 #include "core/threads.h"
 #include "data/data_loader.h"

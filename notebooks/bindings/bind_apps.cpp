@@ -11,7 +11,7 @@
 #include "apps/translate/translation_task.h"
 #include "apps/vit/image_classification_task.h"
 #include "apps/vit/vit_checkpoint.h"
-#include "core/autograd.h"
+#include "core/graph.h"
 #include "core/shape_ops.h"
 #include "optim/adam.h"
 #include "notebooks/bindings/bindings.h"

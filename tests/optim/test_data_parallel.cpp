@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/autograd.h"
 #include "core/cross_entropy.h"
+#include "core/graph.h"
 #include "core/shape_ops.h"
 #include "core/storage.h"
 #include "nn/vision_transformer.h"
