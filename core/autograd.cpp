@@ -1,9 +1,7 @@
 #include "core/autograd.h"
 
-#include <algorithm>
-#include <chrono>
-#include <map>
-#include <mutex>
+#include <memory>
+#include <ranges>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -15,30 +13,12 @@
 namespace uwaga {
 namespace {
 
-bool g_time_backward = false;
-std::map<std::string, double> g_backward_seconds;  // summed over every thread that runs backward
-std::mutex g_backward_seconds_mutex;
-
-using Clock = std::chrono::steady_clock;
-void add_time(const char* op, Clock::time_point since) {
-  const double seconds = std::chrono::duration<double>(Clock::now() - since).count();
-  std::lock_guard<std::mutex> lock(g_backward_seconds_mutex);
-  g_backward_seconds[op] += seconds;
-}
+BackwardObserver* g_observer = nullptr;  // set by a profiler, never during a backward pass
 
 }  // namespace
 
-void set_backward_timing(bool on) { g_time_backward = on; }
-void reset_backward_times() {
-  std::lock_guard<std::mutex> lock(g_backward_seconds_mutex);
-  g_backward_seconds.clear();
-}
-std::vector<std::pair<std::string, double>> backward_times() {
-  std::lock_guard<std::mutex> lock(g_backward_seconds_mutex);
-  std::vector<std::pair<std::string, double>> out(g_backward_seconds.begin(),
-                                                  g_backward_seconds.end());
-  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.second > b.second; });
-  return out;
+BackwardObserver* set_backward_observer(BackwardObserver* observer) {
+  return std::exchange(g_observer, observer);
 }
 
 Tensor reduce_to(const Tensor& grad, const Shape& shape) {
@@ -84,6 +64,26 @@ std::vector<Node*> topological_order(const Tensor& root) {
 
 namespace {
 
+// dL/droot: the caller's gradient, or 1 for a single-element output (a loss).
+Tensor seed_gradient(const Tensor& root, const Tensor& grad_output) {
+  check_defined(root, "backward");
+  if (!root.requires_grad())
+    fail("backward: the tensor of shape ", shape_str(root.shape()),
+         " does not require grad (no input it depends on has requires_grad_())");
+  if (!grad_output.defined()) {
+    if (root.numel() != 1)
+      fail("backward: the output has shape ", shape_str(root.shape()),
+           "; backward() without a gradient needs a single-element output (a loss) — pass a "
+           "gradient of that shape instead");
+    return Tensor::ones(root.shape(), root.dtype());
+  }
+  if (grad_output.shape() != root.shape() || grad_output.dtype() != root.dtype())
+    fail("backward: gradient of shape ", shape_str(grad_output.shape()), " and dtype ",
+         dtype_name(grad_output.dtype()), " does not match the output's shape ",
+         shape_str(root.shape()), " and dtype ", dtype_name(root.dtype()));
+  return grad_output;
+}
+
 // The values a backward rule may read must be those the op computed with. Every input is checked,
 // not only those a rule reads (PyTorch checks just those): one rule to remember.
 void check_versions(const Node* node) {
@@ -103,6 +103,16 @@ void check_versions(const Node* node) {
   fail("backward: the graph through '", node->op,
        "' was already freed by an earlier backward(); pass retain_graph = true to the first "
        "backward() to go through the graph twice");
+}
+
+// Freeing a node drops its inputs, which may hold the last reference to an earlier node; the
+// engine keeps every node of a pass alive until the pass ends.
+std::vector<std::shared_ptr<Node>> hold_nodes(const Tensor& root, const std::vector<Node*>& order) {
+  std::vector<std::shared_ptr<Node>> alive{root.grad_fn()};
+  for (Node* node : order)
+    for (const Tensor& input : node->inputs)
+      if (input.defined() && input.grad_fn()) alive.push_back(input.grad_fn());
+  return alive;
 }
 
 // Leaves own their gradient buffer. The first gradient becomes it: taken over when nothing else
@@ -126,6 +136,46 @@ void accumulate_leaf(const Tensor& leaf, Tensor g) {
   }
 }
 
+// The node's backward rule: dL/dout -> {dL/dinput_i}.
+std::vector<Tensor> call_rule(const Node& node, const Tensor& dout) {
+  check_versions(&node);
+  if (g_observer) g_observer->rule_started(node);
+  std::vector<Tensor> dinputs = node.backward(dout);
+  if (g_observer) g_observer->rule_returned(node);
+  if (dinputs.size() != node.inputs.size())
+    fail("backward: op '", node.op, "' returned ", dinputs.size(), " gradients for ",
+         node.inputs.size(), " inputs");
+  return dinputs;
+}
+
+// Adds each dL/dinput_i to the running gradient of the node that made input i, or to .grad() of
+// a leaf, after summing it back to the input's shape where the op broadcast the input.
+void pass_on(const Node& node, std::vector<Tensor> dinputs,
+             std::unordered_map<Node*, Tensor>& grads) {
+  for (std::size_t i = 0; i < dinputs.size(); ++i) {
+    const Tensor& input = node.inputs[i];
+    if (!input.defined() || !input.requires_grad() || !dinputs[i].defined()) continue;
+    Tensor di = std::move(dinputs[i]);  // so a fresh gradient has one holder: di
+    if (di.shape() != input.shape()) di = reduce_to(di, input.shape());  // undo broadcasting
+    if (input.grad_fn()) {
+      auto [slot, fresh] = grads.try_emplace(input.grad_fn().get(), std::move(di));
+      if (!fresh) slot->second = add(slot->second, di);
+    } else {
+      accumulate_leaf(input, std::move(di));
+    }
+  }
+  if (g_observer) g_observer->gradients_passed_on(node);
+}
+
+// Releases what the node held, so memory goes as the pass moves on; a second pass through it fails.
+void free_node(Node& node) {
+  node.inputs.clear();
+  node.saved.clear();
+  node.versions.clear();
+  node.backward = nullptr;
+  node.freed = true;
+}
+
 }  // namespace
 
 std::vector<Tensor> apply_backward_rule(const Node& node, const Tensor& grad_output) {
@@ -141,23 +191,7 @@ std::vector<Tensor> apply_backward_rule(const Node& node, const Tensor& grad_out
 }
 
 void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) {
-  check_defined(root, "backward");
-  if (!root.requires_grad())
-    fail("backward: the tensor of shape ", shape_str(root.shape()),
-         " does not require grad (no input it depends on has requires_grad_())");
-  Tensor g = grad_output;
-  if (!g.defined()) {
-    if (root.numel() != 1)
-      fail("backward: the output has shape ", shape_str(root.shape()),
-           "; backward() without a gradient needs a single-element output (a loss) — pass a "
-           "gradient of that shape instead");
-    g = Tensor::ones(root.shape(), root.dtype());
-  } else if (g.shape() != root.shape() || g.dtype() != root.dtype()) {
-    fail("backward: gradient of shape ", shape_str(g.shape()), " and dtype ",
-         dtype_name(g.dtype()), " does not match the output's shape ", shape_str(root.shape()),
-         " and dtype ", dtype_name(root.dtype()));
-  }
-
+  const Tensor g = seed_gradient(root, grad_output);  // dL/droot
   NoGradGuard no_grad;  // backward rules compute with ordinary ops, without recording them
   if (root.is_leaf()) {
     accumulate_leaf(root, g);
@@ -165,51 +199,18 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
   }
   if (root.grad_fn()->freed) fail_freed(root.grad_fn().get());
 
-  std::vector<Node*> order = topological_order(root);
-  // Freeing a node drops its inputs, which may hold the last reference to an earlier node; keep
-  // every node of this pass alive until the pass ends.
-  std::vector<std::shared_ptr<Node>> alive{root.grad_fn()};
-  for (Node* node : order)
-    for (const Tensor& input : node->inputs)
-      if (input.defined() && input.grad_fn()) alive.push_back(input.grad_fn());
+  const std::vector<Node*> order = topological_order(root);
+  const auto alive = hold_nodes(root, order);  // until the pass ends
   std::unordered_map<Node*, Tensor> grads;  // running dL/d(output of node)
   grads[root.grad_fn().get()] = g;
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    Node* node = *it;
+  for (Node* node : std::views::reverse(order)) {  // each node after every node that uses it
     if (node->freed) fail_freed(node);
     auto found = grads.find(node);
     if (found == grads.end()) continue;  // nothing flowed here (inputs needing no gradient)
-    Tensor dout = std::move(found->second);
+    const Tensor dout = std::move(found->second);
     grads.erase(found);
-
-    check_versions(node);
-    const Clock::time_point started = g_time_backward ? Clock::now() : Clock::time_point();
-    std::vector<Tensor> dinputs = node->backward(dout);
-    if (g_time_backward) add_time(node->op, started);
-    const Clock::time_point accumulating = g_time_backward ? Clock::now() : Clock::time_point();
-    if (dinputs.size() != node->inputs.size())
-      fail("backward: op '", node->op, "' returned ", dinputs.size(), " gradients for ",
-           node->inputs.size(), " inputs");
-    for (std::size_t i = 0; i < dinputs.size(); ++i) {
-      const Tensor& input = node->inputs[i];
-      if (!input.defined() || !input.requires_grad() || !dinputs[i].defined()) continue;
-      Tensor di = std::move(dinputs[i]);  // so a fresh gradient has one holder: di
-      if (di.shape() != input.shape()) di = reduce_to(di, input.shape());  // undo broadcasting
-      if (input.grad_fn()) {
-        auto [slot, fresh] = grads.try_emplace(input.grad_fn().get(), std::move(di));
-        if (!fresh) slot->second = add(slot->second, di);
-      } else {
-        accumulate_leaf(input, std::move(di));
-      }
-    }
-    if (g_time_backward) add_time("engine", accumulating);
-    if (!retain_graph) {
-      node->inputs.clear();
-      node->saved.clear();
-      node->versions.clear();
-      node->backward = nullptr;
-      node->freed = true;
-    }
+    pass_on(*node, call_rule(*node, dout), grads);
+    if (!retain_graph) free_node(*node);
   }
 }
 

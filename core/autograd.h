@@ -8,8 +8,6 @@
 //   - .grad() of a leaf (a tensor made with requires_grad_(), e.g. a parameter).
 // Broadcasting is undone in exactly one place, here: a gradient whose shape differs from its
 // input's (because the op broadcast the input) is summed back to the input's shape (reduce_to).
-#include <string>
-#include <utility>
 #include <vector>
 
 #include "core/graph.h"
@@ -17,17 +15,8 @@
 
 namespace uwaga {
 
-// ---- timing the backward pass (for profiling) ----------------------------------------------
-// While on, the engine adds the wall time of every backward rule to its op's total, and the time
-// spent accumulating gradients to "engine". Off by default; apps/bench uses it to show which
-// backward rules scale with threads and which do not.
-void set_backward_timing(bool on);
-// (op, seconds) since the last reset, largest first.
-std::vector<std::pair<std::string, double>> backward_times();
-void reset_backward_times();
-
-// Sums `grad` over the dims that broadcasting expanded, so it gets `shape` (the input's shape).
-Tensor reduce_to(const Tensor& grad, const Shape& shape);
+// Every node reachable from `root`, in topological order (inputs before the nodes using them).
+std::vector<Node*> topological_order(const Tensor& root);
 
 // The engine behind Tensor::backward().
 void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_graph);
@@ -37,7 +26,24 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
 // was changed in place, then returns {dL/dinput_i} (undefined for inputs without a gradient).
 std::vector<Tensor> apply_backward_rule(const Node& node, const Tensor& grad_output);
 
-// Every node reachable from `root`, in topological order (inputs before the nodes using them).
-std::vector<Node*> topological_order(const Tensor& root);
+// Sums `grad` over the dims that broadcasting expanded, so it gets `shape` (the input's shape).
+Tensor reduce_to(const Tensor& grad, const Shape& shape);
+
+// ---- a hook for profilers -------------------------------------------------------------------
+// An observer is told, on the thread running the backward pass, when each node's backward rule
+// starts and returns and when the engine has passed the rule's gradients on to the inputs (the
+// engine's own work). core/backward_timer.h is one. Unset (the default), the engine only tests
+// a pointer per node.
+class BackwardObserver {
+ public:
+  virtual ~BackwardObserver() = default;
+  virtual void rule_started(const Node& node) = 0;
+  virtual void rule_returned(const Node& node) = 0;
+  virtual void gradients_passed_on(const Node& node) = 0;
+};
+
+// Installs `observer` for every thread's backward passes (nullptr: none) and returns the one it
+// replaces. Call it while no backward pass runs.
+BackwardObserver* set_backward_observer(BackwardObserver* observer);
 
 }  // namespace uwaga

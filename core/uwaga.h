@@ -1,6 +1,7 @@
 #pragma once
 // Everything in core/, for programs that want one include.
 #include "core/autograd.h"
+#include "core/backward_timer.h"
 #include "core/cross_entropy.h"
 #include "core/dropout.h"
 #include "core/elementwise.h"

@@ -122,13 +122,11 @@ json bench_train(const BenchOptions& o) {
   j["phase_ms"] = {{"forward", timed(forward_s)}, {"backward", timed(backward_s)},
                    {"optimizer", timed(update_s)}};
   if (o.op_times) {  // a few more steps with the engine timing every backward rule
-    set_backward_timing(true);
-    reset_backward_times();
+    BackwardTimer timer;
     const int steps = 20;
     for (int s = 0; s < steps; ++s) train_step();
-    set_backward_timing(false);
     json ops = json::object();
-    for (auto& [op, seconds] : backward_times()) ops[op] = seconds / steps * 1e3;
+    for (auto& [op, seconds] : timer.times()) ops[op] = seconds / steps * 1e3;
     j["backward_ms_per_step_by_op"] = ops;
   }
   j["parameters"] = model.num_parameters();
