@@ -235,6 +235,17 @@ Tensor sigmoid(const Tensor& x) {
   }, {y});
 }
 
+// erf(u) = 2/√π ∫₀ᵘ exp(−t²) dt, so d/du erf(u) = 2/√π · exp(−u²). (GELU is built on it.)
+Tensor erf(const Tensor& x) {
+  Tensor out = unary(x, "erf", [](auto v) { return std::erf(v); });
+  return record(out, "erf", {x}, [x](const Tensor& g) -> std::vector<Tensor> {
+    return {binary(g, x, "erf", [](auto gv, auto xv) {
+      using T = decltype(xv);
+      return gv * (T(1.12837916709551257390) * std::exp(-xv * xv));  // 2/√π
+    })};
+  });
+}
+
 Tensor relu(const Tensor& x) {
   Tensor out = unary(x, "relu", [](auto v) { return v > 0 ? v : decltype(v)(0); });
   return record(out, "relu", {x}, [x](const Tensor& g) -> std::vector<Tensor> {

@@ -2,14 +2,14 @@
 // GELU, the exact (erf) form: gelu(x) = x Φ(x) = x · ½ (1 + erf(x / √2)).
 //   gelu:          one node with the hand-derived backward  d/dx = Φ(x) + x φ(x),
 //                  φ(x) = exp(−x²/2) / √(2π)
-//   gelu_composed: x · 0.5 · (1 + erf(x / √2)) from mul, add and the primitive erf, whose own
-//                  rule is d/du erf(u) = 2/√π · exp(−u²); autograd derives the rest.
+//   gelu_composed: x · 0.5 · (1 + erf(x / √2)) from mul, add and the primitive erf
+//                  (core/elementwise.h), whose own rule is d/du erf(u) = 2/√π · exp(−u²);
+//                  autograd derives the rest.
 #include "core/tensor.h"
 
 namespace uwaga {
 
 Tensor gelu(const Tensor& x);
 Tensor gelu_composed(const Tensor& x);
-Tensor erf(const Tensor& x);
 
 }  // namespace uwaga
