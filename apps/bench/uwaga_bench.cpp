@@ -29,6 +29,8 @@
 #include "apps/common/thread_policy.h"
 #include "apps/translate/translation_task.h"
 #include "core/uwaga.h"
+#include "nn/cross_entropy.h"
+#include "nn/gelu.h"
 #include "nn/layer_norm.h"
 #include "nn/multi_head_attention.h"
 #include "nn/vision_transformer.h"
@@ -83,8 +85,8 @@ json bench_train(const BenchOptions& o) {
     parallel.step(o.batch, [&](nn::VisionTransformer& m, optim::RowRange rows) {
       auto start = Clock::now();
       optim::StepResult r;
-      r.loss = cross_entropy(m.forward(slice(data.images[i], 0, rows.begin, rows.end)),
-                             slice(data.labels[i], 0, rows.begin, rows.end));
+      r.loss = nn::cross_entropy(m.forward(slice(data.images[i], 0, rows.begin, rows.end)),
+                                 slice(data.labels[i], 0, rows.begin, rows.end));
       if (thread_index() == 0) forward += std::chrono::duration<double>(Clock::now() - start).count();
       return r;
     });
@@ -239,7 +241,7 @@ json bench_micro(const std::string& op, const BenchOptions& o) {
     g = Tensor::randn({B * T, hidden}, gen);
     call = [&] {
       x.zero_grad();
-      gelu(x).backward(g);
+      nn::gelu(x).backward(g);
     };
     bytes = 4.0 * B * T * hidden * 5;
     shape = "(2176, 128)";
@@ -250,7 +252,7 @@ json bench_micro(const std::string& op, const BenchOptions& o) {
     targets = Tensor::from_indices(y, {B});
     call = [&] {
       x.zero_grad();
-      cross_entropy(x, targets).backward();
+      nn::cross_entropy(x, targets).backward();
     };
     bytes = 4.0 * B * classes * 2;
     shape = "logits (128, 10)";

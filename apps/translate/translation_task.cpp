@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <numeric>
 
-#include "core/cross_entropy.h"
 #include "core/graph.h"
 #include "core/reduction.h"
 #include "core/shape_ops.h"
 #include "data/bleu.h"
+#include "nn/cross_entropy.h"
 #include "optim/checkpoint.h"
 
 namespace uwaga::apps {
@@ -124,7 +124,7 @@ TranslationEval evaluate_translation(nn::Seq2SeqTransformer& model,
     Tensor logits = model.forward(b.src, b.tgt_in);
     logits = reshape(logits, {b.tgt_out.numel(), logits.size(2)});
     const auto [n, ok] = count_correct(logits, b.tgt_out, pad);
-    loss_sum += cross_entropy(logits, b.tgt_out, {pad, 0.0}).item() * static_cast<double>(n);
+    loss_sum += nn::cross_entropy(logits, b.tgt_out, {pad, 0.0}).item() * static_cast<double>(n);
     counted += n;
     correct += ok;
     // Translations.
@@ -216,7 +216,7 @@ optim::StepResult TranslationTask::loss_on(nn::Seq2SeqTransformer& model,
   Tensor logits = model.forward(b.src, b.tgt_in);                 // (B, T, V)
   logits = reshape(logits, {b.tgt_out.numel(), logits.size(2)});  // (B·T, V)
   optim::StepResult r;
-  r.loss = cross_entropy(logits, b.tgt_out, {pad, run_.label_smoothing});
+  r.loss = nn::cross_entropy(logits, b.tgt_out, {pad, run_.label_smoothing});
   NoGradGuard no_grad;
   const auto [counted, correct] = count_correct(logits, b.tgt_out, pad);
   r.items = counted;  // target words, the unit of the loss

@@ -1,9 +1,9 @@
 #include "apps/vit/image_classification_task.h"
 
-#include "core/cross_entropy.h"
 #include "core/graph.h"
 #include "core/reduction.h"
 #include "core/shape_ops.h"
+#include "nn/cross_entropy.h"
 
 namespace uwaga::apps {
 namespace {
@@ -58,7 +58,7 @@ ClassifierEval evaluate_classifier(nn::VisionTransformer& model, const ImageData
     Batch batch = loader.batch(0, b);
     Tensor logits = model.forward(batch.images);
     const std::int64_t n = batch.labels.numel();
-    loss_sum += cross_entropy(logits, batch.labels).item() * n;
+    loss_sum += nn::cross_entropy(logits, batch.labels).item() * n;
     std::vector<std::int64_t> predicted = argmax(logits, 1).to_indices();
     std::vector<std::int64_t> truth = batch.labels.to_indices();
     for (std::int64_t i = 0; i < n; ++i) {
@@ -92,7 +92,7 @@ optim::StepResult ImageClassificationTask::loss_on(nn::VisionTransformer& model,
                                                    const Tensor& labels) const {
   Tensor logits = model.forward(images);  // (B, classes)
   optim::StepResult r;
-  r.loss = cross_entropy(logits, labels, {-100, run_.label_smoothing});
+  r.loss = nn::cross_entropy(logits, labels, {-100, run_.label_smoothing});
   r.items = labels.numel();
   NoGradGuard no_grad;
   r.correct = count_correct(logits, labels);

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "core/cross_entropy.h"
 #include "core/graph.h"
 #include "core/shape_ops.h"
 #include "core/storage.h"
+#include "nn/cross_entropy.h"
 #include "nn/vision_transformer.h"
 #include "optim/data_parallel.h"
 
@@ -142,7 +142,7 @@ TEST_CASE("DataParallel computes the whole batch's gradient and loss", "[data_pa
 
   // Reference: one forward/backward of the whole batch.
   auto reference = make_model(1);
-  Tensor loss = cross_entropy(reference->forward(data.images), data.labels);
+  Tensor loss = nn::cross_entropy(reference->forward(data.images), data.labels);
   loss.backward();
 
   for (int threads : {1, 2, 3})
@@ -156,7 +156,7 @@ TEST_CASE("DataParallel computes the whole batch's gradient and loss", "[data_pa
       StepResult r = parallel.step(batch, [&](nn::VisionTransformer& m, RowRange rows) {
         StepResult s;
         Tensor labels = slice(data.labels, 0, rows.begin, rows.end);
-        s.loss = cross_entropy(m.forward(slice(data.images, 0, rows.begin, rows.end)), labels);
+        s.loss = nn::cross_entropy(m.forward(slice(data.images, 0, rows.begin, rows.end)), labels);
         s.items = labels.numel();
         return s;
       });
@@ -183,7 +183,7 @@ TEST_CASE("DataParallel weighs micro-batches by weight_of for a mean over other 
   };
 
   auto reference = make_model(1);
-  Tensor loss = cross_entropy(reference->forward(data.images), data.labels, {ignored, 0.0});
+  Tensor loss = nn::cross_entropy(reference->forward(data.images), data.labels, {ignored, 0.0});
   loss.backward();
 
   for (int threads : {1, 2, 3})
@@ -197,8 +197,8 @@ TEST_CASE("DataParallel weighs micro-batches by weight_of for a mean over other 
           batch,
           [&](nn::VisionTransformer& m, RowRange rows) {
             StepResult s;
-            s.loss = cross_entropy(m.forward(slice(data.images, 0, rows.begin, rows.end)),
-                                   slice(data.labels, 0, rows.begin, rows.end), {ignored, 0.0});
+            s.loss = nn::cross_entropy(m.forward(slice(data.images, 0, rows.begin, rows.end)),
+                                       slice(data.labels, 0, rows.begin, rows.end), {ignored, 0.0});
             s.items = labelled(rows);
             return s;
           },
@@ -233,8 +233,8 @@ TEST_CASE("DataParallel replicas share the model's values, not its gradients",
   // After a step the replica's gradients have been handed to the model.
   parallel.step(4, [&](nn::VisionTransformer& m, RowRange rows) {
     StepResult s;
-    s.loss = cross_entropy(m.forward(slice(data.images, 0, rows.begin, rows.end)),
-                           slice(data.labels, 0, rows.begin, rows.end));
+    s.loss = nn::cross_entropy(m.forward(slice(data.images, 0, rows.begin, rows.end)),
+                               slice(data.labels, 0, rows.begin, rows.end));
     return s;
   });
   for (auto& [name, p] : made[0]->named_parameters()) REQUIRE_FALSE(p.grad().defined());
@@ -252,8 +252,8 @@ TEST_CASE("DataParallel steps reach a steady state without new allocations",
     model->zero_grad();
     parallel.step(8, [&](nn::VisionTransformer& m, RowRange rows) {
       StepResult s;
-      s.loss = cross_entropy(m.forward(slice(data.images, 0, rows.begin, rows.end)),
-                             slice(data.labels, 0, rows.begin, rows.end));
+      s.loss = nn::cross_entropy(m.forward(slice(data.images, 0, rows.begin, rows.end)),
+                                 slice(data.labels, 0, rows.begin, rows.end));
       return s;
     });
   };
@@ -272,8 +272,8 @@ TEST_CASE("DataParallel passes on an error thrown on any thread", "[data_paralle
   auto failing = [&](nn::VisionTransformer& m, RowRange rows) -> StepResult {
     if (rows.begin > 0) fail("micro-batch at row ", rows.begin, " failed");
     StepResult s;
-    s.loss = cross_entropy(m.forward(slice(data.images, 0, rows.begin, rows.end)),
-                           slice(data.labels, 0, rows.begin, rows.end));
+    s.loss = nn::cross_entropy(m.forward(slice(data.images, 0, rows.begin, rows.end)),
+                               slice(data.labels, 0, rows.begin, rows.end));
     return s;
   };
   REQUIRE_THROWS_WITH(parallel.step(4, failing), Catch::Contains("micro-batch at row 2 failed"));

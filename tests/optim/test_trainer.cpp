@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "core/cross_entropy.h"
 #include "core/elementwise.h"
 #include "core/indexing.h"
 #include "core/reduction.h"
 #include "core/safetensors.h"
+#include "nn/cross_entropy.h"
 #include "nn/mlp.h"
 #include "optim/adam.h"
 #include "optim/checkpoint.h"
@@ -87,7 +87,7 @@ class XorTask : public TrainTask {
                                                                0.0, 0.05);  // (B, 2)
     Tensor y = index_select(y_train_, 0, idx);                                // (B,)
     Tensor logits = model_->forward(x);                                       // (B, 2)
-    Tensor loss = cross_entropy(logits, y);
+    Tensor loss = nn::cross_entropy(logits, y);
     if (calls == nan_loss_at) loss = loss * std::numeric_limits<double>::quiet_NaN();
     if (calls == nan_grad_at) {
       // A finite loss whose gradient is NaN: d√u/du = 1/(2√u) at u = 0, times 0.
@@ -106,7 +106,7 @@ class XorTask : public TrainTask {
   std::map<std::string, double> evaluate() override {
     Tensor logits = model_->forward(x_test_);
     return {{"accuracy", static_cast<double>(correct(logits, y_test_)) / kTest},
-            {"loss", cross_entropy(logits, y_test_).item()}};
+            {"loss", nn::cross_entropy(logits, y_test_).item()}};
   }
 
   std::string config_json() const override {

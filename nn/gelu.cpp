@@ -1,4 +1,4 @@
-#include "core/gelu.h"
+#include "nn/gelu.h"
 
 #include <cmath>
 #include <type_traits>
@@ -8,7 +8,7 @@
 #include "core/graph.h"
 #include "core/threads.h"
 
-namespace uwaga {
+namespace uwaga::nn {
 
 // Forward:   gelu(x) = x Φ(x),  Φ(x) = ½ (1 + erf(x/√2))   (the standard normal CDF)
 // Backward:  d/dx [x Φ(x)] = Φ(x) + x Φ'(x) = Φ(x) + x φ(x),  φ(x) = exp(−x²/2) / √(2π)
@@ -82,4 +82,6 @@ Tensor gelu_composed(const Tensor& x) {
   return x * 0.5 * (1.0 + erf(x * kInvSqrt2));
 }
 
-}  // namespace uwaga
+Tensor GELU::forward(const Tensor& x) const { return gelu(x); }
+
+}  // namespace uwaga::nn

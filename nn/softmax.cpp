@@ -1,4 +1,4 @@
-#include "core/softmax.h"
+#include "nn/softmax.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "core/reduction.h"
 #include "core/threads.h"
 
-namespace uwaga {
+namespace uwaga::nn {
 namespace {
 
 // ---- one row of n elements, `stride` apart ------------------------------------------------------
@@ -212,4 +212,4 @@ Tensor log_softmax_composed(const Tensor& x, std::int64_t dim) {
   return z - log(sum(exp(z), {dim}, /*keepdim=*/true));
 }
 
-}  // namespace uwaga
+}  // namespace uwaga::nn
