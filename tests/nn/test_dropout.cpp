@@ -70,3 +70,16 @@ TEST_CASE("dropout rejects a bad probability", "[nn][dropout]") {
   REQUIRE_THROWS_WITH(dropout(Tensor::from_indices({1}, {1}), 0.5, true, gen),
                       Contains("dropout: expects a float32 or float64 tensor"));
 }
+
+TEST_CASE("the Dropout module draws its masks from its own generator, and only in training",
+          "[nn][dropout]") {
+  Tensor x = Tensor::ones({8, 8});
+  Dropout a(0.5, /*seed=*/9), b(0.5, /*seed=*/9);
+  Generator same(9);
+  REQUIRE(a.forward(x).to_vector() == dropout(x, 0.5, true, same).to_vector());
+  REQUIRE(a.forward(x).to_vector() != b.forward(x).to_vector());  // a's generator moved on
+  a.eval();
+  REQUIRE(a.forward(x).shares_storage_with(x));
+  REQUIRE(a.p() == 0.5);
+  REQUIRE_THROWS_WITH(Dropout(1.0), Contains("Dropout: p must be in [0, 1), got 1"));
+}

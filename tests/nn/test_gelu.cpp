@@ -53,6 +53,13 @@ TEST_CASE("fused gelu equals the composed form", "[nn][gelu]") {
   REQUIRE(max_abs_diff(gelu(x0.to(DType::Float32)), gelu(x0)) < 1e-6);
 }
 
+TEST_CASE("the GELU module is the fused gelu", "[nn][gelu]") {
+  Tensor x = leaf({2, 3}, 4);
+  Tensor y = GELU().forward(x);
+  REQUIRE(std::string(y.grad_fn()->op) == "gelu");
+  REQUIRE(y.to_vector() == gelu(x).to_vector());
+}
+
 TEST_CASE("gelu rejects int64 tensors", "[nn][gelu]") {
   Tensor ids = Tensor::from_indices({1}, {1});
   REQUIRE_THROWS_WITH(gelu(ids), Contains("gelu: expects a float32 or float64 tensor, got int64"));
