@@ -1,10 +1,7 @@
 #include "core/autograd.h"
 
-#include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <map>
-#include <mutex>
+#include <memory>
+#include <ranges>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -16,78 +13,12 @@
 namespace uwaga {
 namespace {
 
-thread_local bool g_grad_enabled = true;
-// Node ids: creation order within a thread, unique across threads (the thread's serial number
-// in the high bits). A per-thread counter, because one counter shared by threads that build
-// graphs at once (optim::DataParallel's replicas) would bounce its cache line between the cores
-// on every op.
-std::atomic<std::size_t> g_next_thread_serial{0};
-std::size_t next_node_id() {
-  thread_local std::size_t serial = g_next_thread_serial++;
-  thread_local std::size_t count = 0;
-  return (serial << 40) | count++;
-}
-
-bool g_time_backward = false;
-std::map<std::string, double> g_backward_seconds;  // summed over every thread that runs backward
-std::mutex g_backward_seconds_mutex;
-
-using Clock = std::chrono::steady_clock;
-void add_time(const char* op, Clock::time_point since) {
-  const double seconds = std::chrono::duration<double>(Clock::now() - since).count();
-  std::lock_guard<std::mutex> lock(g_backward_seconds_mutex);
-  g_backward_seconds[op] += seconds;
-}
+BackwardObserver* g_observer = nullptr;  // set by a profiler, never during a backward pass
 
 }  // namespace
 
-void set_backward_timing(bool on) { g_time_backward = on; }
-void reset_backward_times() {
-  std::lock_guard<std::mutex> lock(g_backward_seconds_mutex);
-  g_backward_seconds.clear();
-}
-std::vector<std::pair<std::string, double>> backward_times() {
-  std::lock_guard<std::mutex> lock(g_backward_seconds_mutex);
-  std::vector<std::pair<std::string, double>> out(g_backward_seconds.begin(),
-                                                  g_backward_seconds.end());
-  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.second > b.second; });
-  return out;
-}
-
-bool grad_enabled() { return g_grad_enabled; }
-void set_grad_enabled(bool on) { g_grad_enabled = on; }
-
-bool needs_grad(std::initializer_list<const Tensor*> inputs) {
-  if (!g_grad_enabled) return false;
-  for (const Tensor* t : inputs)
-    if (t->defined() && t->requires_grad()) return true;
-  return false;
-}
-
-bool needs_grad(const std::vector<Tensor>& inputs) {
-  if (!g_grad_enabled) return false;
-  for (const Tensor& t : inputs)
-    if (t.defined() && t.requires_grad()) return true;
-  return false;
-}
-
-Tensor record(Tensor out, const char* op, std::vector<Tensor> inputs, BackwardFn backward,
-              std::vector<Tensor> saved) {
-  if (!needs_grad(inputs)) return out;
-  auto node = std::make_shared<Node>();
-  node->op = op;
-  node->inputs = std::move(inputs);
-  node->backward = std::move(backward);
-  node->saved = std::move(saved);
-  node->versions.reserve(node->inputs.size() + node->saved.size());
-  for (const Tensor& t : node->inputs) node->versions.push_back(t.defined() ? t.version() : 0);
-  for (const Tensor& t : node->saved) node->versions.push_back(t.defined() ? t.version() : 0);
-  node->out_shape = out.shape();
-  node->out_dtype = out.dtype();
-  node->id = next_node_id();
-  out.impl().requires_grad = true;
-  out.impl().grad_fn = std::move(node);
-  return out;
+BackwardObserver* set_backward_observer(BackwardObserver* observer) {
+  return std::exchange(g_observer, observer);
 }
 
 Tensor reduce_to(const Tensor& grad, const Shape& shape) {
@@ -133,6 +64,26 @@ std::vector<Node*> topological_order(const Tensor& root) {
 
 namespace {
 
+// dL/droot: the caller's gradient, or 1 for a single-element output (a loss).
+Tensor seed_gradient(const Tensor& root, const Tensor& grad_output) {
+  check_defined(root, "backward");
+  if (!root.requires_grad())
+    fail("backward: the tensor of shape ", shape_str(root.shape()),
+         " does not require grad (no input it depends on has requires_grad_())");
+  if (!grad_output.defined()) {
+    if (root.numel() != 1)
+      fail("backward: the output has shape ", shape_str(root.shape()),
+           "; backward() without a gradient needs a single-element output (a loss) — pass a "
+           "gradient of that shape instead");
+    return Tensor::ones(root.shape(), root.dtype());
+  }
+  if (grad_output.shape() != root.shape() || grad_output.dtype() != root.dtype())
+    fail("backward: gradient of shape ", shape_str(grad_output.shape()), " and dtype ",
+         dtype_name(grad_output.dtype()), " does not match the output's shape ",
+         shape_str(root.shape()), " and dtype ", dtype_name(root.dtype()));
+  return grad_output;
+}
+
 // The values a backward rule may read must be those the op computed with. Every input is checked,
 // not only those a rule reads (PyTorch checks just those): one rule to remember.
 void check_versions(const Node* node) {
@@ -152,6 +103,16 @@ void check_versions(const Node* node) {
   fail("backward: the graph through '", node->op,
        "' was already freed by an earlier backward(); pass retain_graph = true to the first "
        "backward() to go through the graph twice");
+}
+
+// Freeing a node drops its inputs, which may hold the last reference to an earlier node; the
+// engine keeps every node of a pass alive until the pass ends.
+std::vector<std::shared_ptr<Node>> hold_nodes(const Tensor& root, const std::vector<Node*>& order) {
+  std::vector<std::shared_ptr<Node>> alive{root.grad_fn()};
+  for (Node* node : order)
+    for (const Tensor& input : node->inputs)
+      if (input.defined() && input.grad_fn()) alive.push_back(input.grad_fn());
+  return alive;
 }
 
 // Leaves own their gradient buffer. The first gradient becomes it: taken over when nothing else
@@ -175,6 +136,46 @@ void accumulate_leaf(const Tensor& leaf, Tensor g) {
   }
 }
 
+// The node's backward rule: dL/dout -> {dL/dinput_i}.
+std::vector<Tensor> call_rule(const Node& node, const Tensor& dout) {
+  check_versions(&node);
+  if (g_observer) g_observer->rule_started(node);
+  std::vector<Tensor> dinputs = node.backward(dout);
+  if (g_observer) g_observer->rule_returned(node);
+  if (dinputs.size() != node.inputs.size())
+    fail("backward: op '", node.op, "' returned ", dinputs.size(), " gradients for ",
+         node.inputs.size(), " inputs");
+  return dinputs;
+}
+
+// Adds each dL/dinput_i to the running gradient of the node that made input i, or to .grad() of
+// a leaf, after summing it back to the input's shape where the op broadcast the input.
+void pass_on(const Node& node, std::vector<Tensor> dinputs,
+             std::unordered_map<Node*, Tensor>& grads) {
+  for (std::size_t i = 0; i < dinputs.size(); ++i) {
+    const Tensor& input = node.inputs[i];
+    if (!input.defined() || !input.requires_grad() || !dinputs[i].defined()) continue;
+    Tensor di = std::move(dinputs[i]);  // so a fresh gradient has one holder: di
+    if (di.shape() != input.shape()) di = reduce_to(di, input.shape());  // undo broadcasting
+    if (input.grad_fn()) {
+      auto [slot, fresh] = grads.try_emplace(input.grad_fn().get(), std::move(di));
+      if (!fresh) slot->second = add(slot->second, di);
+    } else {
+      accumulate_leaf(input, std::move(di));
+    }
+  }
+  if (g_observer) g_observer->gradients_passed_on(node);
+}
+
+// Releases what the node held, so memory goes as the pass moves on; a second pass through it fails.
+void free_node(Node& node) {
+  node.inputs.clear();
+  node.saved.clear();
+  node.versions.clear();
+  node.backward = nullptr;
+  node.freed = true;
+}
+
 }  // namespace
 
 std::vector<Tensor> apply_backward_rule(const Node& node, const Tensor& grad_output) {
@@ -190,23 +191,7 @@ std::vector<Tensor> apply_backward_rule(const Node& node, const Tensor& grad_out
 }
 
 void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) {
-  check_defined(root, "backward");
-  if (!root.requires_grad())
-    fail("backward: the tensor of shape ", shape_str(root.shape()),
-         " does not require grad (no input it depends on has requires_grad_())");
-  Tensor g = grad_output;
-  if (!g.defined()) {
-    if (root.numel() != 1)
-      fail("backward: the output has shape ", shape_str(root.shape()),
-           "; backward() without a gradient needs a single-element output (a loss) — pass a "
-           "gradient of that shape instead");
-    g = Tensor::ones(root.shape(), root.dtype());
-  } else if (g.shape() != root.shape() || g.dtype() != root.dtype()) {
-    fail("backward: gradient of shape ", shape_str(g.shape()), " and dtype ",
-         dtype_name(g.dtype()), " does not match the output's shape ", shape_str(root.shape()),
-         " and dtype ", dtype_name(root.dtype()));
-  }
-
+  const Tensor g = seed_gradient(root, grad_output);  // dL/droot
   NoGradGuard no_grad;  // backward rules compute with ordinary ops, without recording them
   if (root.is_leaf()) {
     accumulate_leaf(root, g);
@@ -214,52 +199,26 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
   }
   if (root.grad_fn()->freed) fail_freed(root.grad_fn().get());
 
-  std::vector<Node*> order = topological_order(root);
-  // Freeing a node drops its inputs, which may hold the last reference to an earlier node; keep
-  // every node of this pass alive until the pass ends.
-  std::vector<std::shared_ptr<Node>> alive{root.grad_fn()};
-  for (Node* node : order)
-    for (const Tensor& input : node->inputs)
-      if (input.defined() && input.grad_fn()) alive.push_back(input.grad_fn());
+  const std::vector<Node*> order = topological_order(root);
+  const auto alive = hold_nodes(root, order);  // until the pass ends
   std::unordered_map<Node*, Tensor> grads;  // running dL/d(output of node)
   grads[root.grad_fn().get()] = g;
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    Node* node = *it;
+  for (Node* node : std::views::reverse(order)) {  // each node after every node that uses it
     if (node->freed) fail_freed(node);
     auto found = grads.find(node);
     if (found == grads.end()) continue;  // nothing flowed here (inputs needing no gradient)
-    Tensor dout = std::move(found->second);
+    const Tensor dout = std::move(found->second);
     grads.erase(found);
-
-    check_versions(node);
-    const Clock::time_point started = g_time_backward ? Clock::now() : Clock::time_point();
-    std::vector<Tensor> dinputs = node->backward(dout);
-    if (g_time_backward) add_time(node->op, started);
-    const Clock::time_point accumulating = g_time_backward ? Clock::now() : Clock::time_point();
-    if (dinputs.size() != node->inputs.size())
-      fail("backward: op '", node->op, "' returned ", dinputs.size(), " gradients for ",
-           node->inputs.size(), " inputs");
-    for (std::size_t i = 0; i < dinputs.size(); ++i) {
-      const Tensor& input = node->inputs[i];
-      if (!input.defined() || !input.requires_grad() || !dinputs[i].defined()) continue;
-      Tensor di = std::move(dinputs[i]);  // so a fresh gradient has one holder: di
-      if (di.shape() != input.shape()) di = reduce_to(di, input.shape());  // undo broadcasting
-      if (input.grad_fn()) {
-        auto [slot, fresh] = grads.try_emplace(input.grad_fn().get(), std::move(di));
-        if (!fresh) slot->second = add(slot->second, di);
-      } else {
-        accumulate_leaf(input, std::move(di));
-      }
-    }
-    if (g_time_backward) add_time("engine", accumulating);
-    if (!retain_graph) {
-      node->inputs.clear();
-      node->saved.clear();
-      node->versions.clear();
-      node->backward = nullptr;
-      node->freed = true;
-    }
+    pass_on(*node, call_rule(*node, dout), grads);
+    if (!retain_graph) free_node(*node);
   }
+}
+
+// Declared in core/tensor.h; defined here, with the engine they call.
+void Tensor::backward(bool retain_graph) const { run_backward(*this, Tensor(), retain_graph); }
+
+void Tensor::backward(const Tensor& grad_output, bool retain_graph) const {
+  run_backward(*this, grad_output, retain_graph);
 }
 
 }  // namespace uwaga

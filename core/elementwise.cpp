@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "core/autograd.h"
+#include "core/graph.h"
 #include "core/threads.h"
 
 namespace uwaga {
@@ -233,6 +233,17 @@ Tensor sigmoid(const Tensor& x) {
   return record(out, "sigmoid", {x}, [y](const Tensor& g) -> std::vector<Tensor> {
     return {binary(g, y, "sigmoid", [](auto gv, auto yv) { return gv * yv * (1 - yv); })};
   }, {y});
+}
+
+// erf(u) = 2/√π ∫₀ᵘ exp(−t²) dt, so d/du erf(u) = 2/√π · exp(−u²). (GELU is built on it.)
+Tensor erf(const Tensor& x) {
+  Tensor out = unary(x, "erf", [](auto v) { return std::erf(v); });
+  return record(out, "erf", {x}, [x](const Tensor& g) -> std::vector<Tensor> {
+    return {binary(g, x, "erf", [](auto gv, auto xv) {
+      using T = decltype(xv);
+      return gv * (T(1.12837916709551257390) * std::exp(-xv * xv));  // 2/√π
+    })};
+  });
 }
 
 Tensor relu(const Tensor& x) {

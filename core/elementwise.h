@@ -26,6 +26,7 @@ Tensor sqrt(const Tensor& x);                // d = 1/(2 sqrt(x))
 Tensor pow(const Tensor& x, double p);       // d = p x^(p-1)
 Tensor tanh(const Tensor& x);                // d = 1 - tanh²
 Tensor sigmoid(const Tensor& x);             // d = σ(1-σ)
+Tensor erf(const Tensor& x);                 // d = 2/√π exp(-x²)
 Tensor relu(const Tensor& x);                // d = [x > 0]
 Tensor abs(const Tensor& x);                 // d = sign(x)
 

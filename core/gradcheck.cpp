@@ -3,7 +3,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "core/autograd.h"
+#include "core/graph.h"
 
 namespace uwaga {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "core/autograd.h"
+#include "core/graph.h"
 #include "core/threads.h"
 
 namespace uwaga {

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "core/autograd.h"
+#include "core/graph.h"
 #include "core/threads.h"
 
 namespace uwaga {

@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <vector>
 
-#include "core/autograd.h"
 #include "core/elementwise.h"
+#include "core/graph.h"
 #include "core/shape_ops.h"
 #include "core/threads.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/autograd.h"
+#include "core/graph.h"
 #include "core/threads.h"
 
 namespace uwaga {
@@ -224,12 +224,10 @@ Tensor expand(const Tensor& x, const Shape& shape) {
     copy_strided(out.data<T>(), contiguous_strides(out_shape), x.data<T>(), src_strides,
                  out_shape);
   });
-  // Each input element was copied to many outputs, so its gradient is the sum of theirs:
-  // exactly the broadcast reduction the engine uses.
-  Shape in_shape = x.shape();
-  return record(out, "expand", {x}, [in_shape](const Tensor& g) -> std::vector<Tensor> {
-    return {reduce_to(g, in_shape)};
-  });
+  // Each input element was copied to many outputs, so its gradient is the sum of theirs: exactly
+  // the broadcast reduction the engine applies to every gradient whose shape is not its input's
+  // (reduce_to, core/autograd.h). So the rule hands g on, as add and mul do.
+  return record(out, "expand", {x}, [](const Tensor& g) -> std::vector<Tensor> { return {g}; });
 }
 
 Tensor slice(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t end,

@@ -27,7 +27,7 @@ class Storage {
 
   // How many times the values have been changed in place (Tensor::fill_, copy_from, set,
   // add_inplace, optimizer updates). An op that saves a tensor for its backward rule notes this
-  // count; backward() refuses to run the rule if it has moved since (see core/autograd.h).
+  // count; backward() refuses to run the rule if it has moved since (see core/graph.h).
   std::uint64_t version() const { return version_; }
   void bump_version() { ++version_; }
 

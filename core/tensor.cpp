@@ -1,13 +1,13 @@
 #include "core/tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
 
-#include "core/autograd.h"
-#include "core/elementwise.h"
+#include "core/graph.h"
 
 namespace uwaga {
 namespace {
@@ -267,11 +267,7 @@ void Tensor::set_grad(const Tensor& g) {
 
 void Tensor::zero_grad() { impl().grad = nullptr; }
 
-void Tensor::backward(bool retain_graph) const { run_backward(*this, Tensor(), retain_graph); }
-
-void Tensor::backward(const Tensor& grad_output, bool retain_graph) const {
-  run_backward(*this, grad_output, retain_graph);
-}
+// Tensor::backward() is defined with the engine it calls, in core/autograd.cpp.
 
 Tensor Tensor::detach() const {
   auto impl = std::make_shared<TensorImpl>();

@@ -110,7 +110,7 @@ class Tensor {
   const std::shared_ptr<Node>& grad_fn() const { return impl().grad_fn; }
   // Reverse-mode differentiation from this tensor. Without an argument the tensor must hold one
   // element (a loss); otherwise `grad_output` has this tensor's shape. The graph is freed after
-  // use unless retain_graph is true.
+  // use unless retain_graph is true. The engine: core/autograd.h.
   void backward(bool retain_graph = false) const;
   void backward(const Tensor& grad_output, bool retain_graph = false) const;
   // A tensor sharing this one's storage, cut from the graph.

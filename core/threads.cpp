@@ -5,7 +5,6 @@
 
 #include <cstdlib>
 #include <mutex>
-#include <string>
 
 #include "core/error.h"
 

@@ -1,17 +1,16 @@
 #pragma once
-// Everything in core/, for programs that want one include.
+// Everything in core/, for programs that want one include. The ops with hand-derived backward
+// passes (softmax, gelu, cross_entropy, dropout) are in nn/, beside their modules.
 #include "core/autograd.h"
-#include "core/cross_entropy.h"
-#include "core/dropout.h"
+#include "core/backward_timer.h"
 #include "core/elementwise.h"
-#include "core/gelu.h"
 #include "core/gradcheck.h"
+#include "core/graph.h"
 #include "core/graph_dot.h"
 #include "core/indexing.h"
 #include "core/matmul.h"
 #include "core/random.h"
 #include "core/reduction.h"
 #include "core/shape_ops.h"
-#include "core/softmax.h"
 #include "core/tensor.h"
 #include "core/threads.h"

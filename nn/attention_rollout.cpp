@@ -1,7 +1,7 @@
 #include "nn/attention_rollout.h"
 
-#include "core/autograd.h"
 #include "core/elementwise.h"
+#include "core/graph.h"
 #include "core/matmul.h"
 #include "core/reduction.h"
 #include "core/shape_ops.h"

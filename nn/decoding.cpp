@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/autograd.h"
+#include "core/graph.h"
 #include "core/indexing.h"
 
 namespace uwaga::nn {

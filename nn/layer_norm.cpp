@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/autograd.h"
 #include "core/elementwise.h"
+#include "core/graph.h"
 #include "core/reduction.h"
 #include "core/threads.h"
 

@@ -8,7 +8,7 @@
 // which is how the trainer splits a batch across replicas and micro-batches (data_parallel.h).
 #include <cstdint>
 
-#include "core/cross_entropy.h"
+#include "nn/cross_entropy.h"
 #include "core/tensor.h"
 
 namespace uwaga::nn {

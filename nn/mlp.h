@@ -1,7 +1,7 @@
 #pragma once
 // MLP of the transformer block, applied to each vector on its own:
 //   MLP(x) = fc2(GELU(fc1(x))),  fc1: dim -> hidden, fc2: hidden -> dim.
-#include "nn/activation.h"
+#include "nn/gelu.h"
 #include "nn/linear.h"
 
 namespace uwaga::nn {

@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "core/autograd.h"
+#include "core/graph.h"
 
 namespace uwaga::nn {
 

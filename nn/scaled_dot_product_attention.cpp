@@ -10,8 +10,8 @@
 #include "core/fast_math.h"
 #include "core/matmul.h"
 #include "core/shape_ops.h"
-#include "core/softmax.h"
 #include "core/threads.h"
+#include "nn/softmax.h"
 
 namespace uwaga::nn {
 namespace {

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/autograd.h"
+#include "core/graph.h"
 #include "core/json_input.h"
 #include "core/safetensors.h"
 

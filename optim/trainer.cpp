@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/autograd.h"
+#include "core/graph.h"
 #include "optim/checkpoint.h"
 #include "optim/clip.h"
 #include "optim/directory_lock.h"

@@ -79,7 +79,7 @@ def classify(frames):
     # apart before the optimizer is (the optimizer's frames are the other uwaga::optim:: ones).
     if any(o == "uwaga::run_backward" for o in owners):
         phase = "backward"
-    elif any(o.endswith("VisionTransformer::forward") or o == "uwaga::cross_entropy" for o in owners):
+    elif any(o.endswith("VisionTransformer::forward") or o == "uwaga::nn::cross_entropy" for o in owners):
         phase = "forward"
     elif any(o.endswith("add_gradients") for o in owners):
         phase = "replicas"

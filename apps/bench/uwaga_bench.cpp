@@ -28,7 +28,10 @@
 #include "apps/bench/translator_throughput.h"
 #include "apps/common/thread_policy.h"
 #include "apps/translate/translate_training.h"
+#include "core/backward_timer.h"
 #include "core/uwaga.h"
+#include "nn/cross_entropy.h"
+#include "nn/gelu.h"
 #include "nn/layer_norm.h"
 #include "nn/multi_head_attention.h"
 #include "nn/vision_transformer.h"
@@ -106,13 +109,11 @@ json bench_train(const BenchOptions& o) {
   j["effective_gflops"] = median(images_per_s) * flops_per_image / 1e9;
   j["phase_ms"] = {{"gradient", timed(gradient_s)}, {"optimizer", timed(update_s)}};
   if (o.op_times) {  // a few more steps with the engine timing every backward rule
-    set_backward_timing(true);
-    reset_backward_times();
+    BackwardTimer timer;
     const int steps = 20;
     for (int s = 0; s < steps; ++s) train_step();
-    set_backward_timing(false);
     json ops = json::object();
-    for (auto& [op, seconds] : backward_times()) ops[op] = seconds / steps * 1e3;
+    for (auto& [op, seconds] : timer.times()) ops[op] = seconds / steps * 1e3;
     j["backward_ms_per_step_by_op"] = ops;
   }
   j["parameters"] = model.num_parameters();
@@ -225,7 +226,7 @@ json bench_micro(const std::string& op, const BenchOptions& o) {
     g = Tensor::randn({B * T, hidden}, gen);
     call = [&] {
       x.zero_grad();
-      gelu(x).backward(g);
+      nn::gelu(x).backward(g);
     };
     bytes = 4.0 * B * T * hidden * 5;
     shape = "(2176, 128)";
@@ -236,7 +237,7 @@ json bench_micro(const std::string& op, const BenchOptions& o) {
     targets = Tensor::from_indices(y, {B});
     call = [&] {
       x.zero_grad();
-      cross_entropy(x, targets).backward();
+      nn::cross_entropy(x, targets).backward();
     };
     bytes = 4.0 * B * classes * 2;
     shape = "logits (128, 10)";

@@ -16,7 +16,7 @@
 #include "apps/translate/attention_heatmap.h"
 #include "apps/translate/translate_checkpoint.h"
 #include "apps/translate/translate_training.h"
-#include "core/autograd.h"
+#include "core/graph.h"
 #include "core/shape_ops.h"
 #include "core/threads.h"
 #include "optim/adam.h"

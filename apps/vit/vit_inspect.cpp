@@ -9,13 +9,13 @@
 #include "apps/common/svg_canvas.h"
 #include "apps/vit/vit_checkpoint.h"
 #include "apps/vit/vit_commands.h"
-#include "core/autograd.h"
-#include "core/softmax.h"
+#include "core/graph.h"
 #include "core/threads.h"
 #include "data/data_loader.h"
 #include "data/datasets.h"
 #include "data/pnm.h"
 #include "nn/attention_rollout.h"
+#include "nn/softmax.h"
 
 namespace uwaga::apps {
 namespace {
@@ -103,7 +103,7 @@ int vit_predict(int argc, char** argv) {
   LoadedVit vit = load_vit(r["checkpoint"].as<std::string>());
   NoGradGuard no_grad;
   for (const NamedImage& im : images_from_flags(r, vit.run, "predict")) {
-    Tensor p = softmax(vit.model->forward(as_batch(im.image, vit.run)), 1);  // (1, classes)
+    Tensor p = nn::softmax(vit.model->forward(as_batch(im.image, vit.run)), 1);  // (1, classes)
     std::vector<double> probs = p.to_vector();
     std::vector<std::int64_t> order(probs.size());
     std::iota(order.begin(), order.end(), 0);
@@ -137,7 +137,7 @@ int vit_attention(int argc, char** argv) {
 
   NoGradGuard no_grad;
   vit.model->keep_attention(true);
-  Tensor probs = softmax(vit.model->forward(as_batch(im.image, vit.run)), 1);
+  Tensor probs = nn::softmax(vit.model->forward(as_batch(im.image, vit.run)), 1);
   std::vector<double> p = probs.to_vector();
   const std::int64_t predicted = std::max_element(p.begin(), p.end()) - p.begin();
   std::vector<Tensor> maps = vit.model->attention_maps();

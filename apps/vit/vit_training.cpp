@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/autograd.h"
-#include "core/cross_entropy.h"
+#include "core/graph.h"
+#include "nn/cross_entropy.h"
 #include "core/reduction.h"
 
 namespace uwaga::apps {
@@ -51,7 +51,7 @@ ClassifierEval evaluate_classifier(nn::VisionTransformer& model, const ImageData
     ImageBatch batch = loader.batch(0, b);
     Tensor logits = model.forward(batch.images);
     const std::int64_t n = batch.labels.numel();
-    loss_sum += cross_entropy(logits, batch.labels).item() * n;
+    loss_sum += nn::cross_entropy(logits, batch.labels).item() * n;
     std::vector<std::int64_t> predicted = argmax(logits, 1).to_indices();
     std::vector<std::int64_t> truth = batch.labels.to_indices();
     for (std::int64_t i = 0; i < n; ++i) {

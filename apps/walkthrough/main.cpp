@@ -22,10 +22,10 @@
 #include "core/matmul.h"
 #include "core/reduction.h"
 #include "core/shape_ops.h"
-#include "core/softmax.h"
 #include "nn/init.h"
 #include "nn/multi_head_attention.h"
 #include "nn/self_attention.h"
+#include "nn/softmax.h"
 
 namespace {
 
@@ -99,7 +99,7 @@ void alignment_scores(AttentionSteps& s) {
 }
 
 // A = softmax(E), along each row
-void attention_weights(AttentionSteps& s) { s.A = uwaga::softmax(s.E, 1); }
+void attention_weights(AttentionSteps& s) { s.A = uwaga::nn::softmax(s.E, 1); }
 
 // Y = A V: each output row is a weighted average of the value rows
 void attention_output(AttentionSteps& s) { s.Y = uwaga::matmul(s.A, s.V); }

@@ -11,7 +11,7 @@
 #include "apps/translate/translate_training.h"
 #include "apps/vit/vit_training.h"
 #include "apps/vit/vit_checkpoint.h"
-#include "core/autograd.h"
+#include "core/graph.h"
 #include "core/shape_ops.h"
 #include "notebooks/bindings/bindings.h"
 

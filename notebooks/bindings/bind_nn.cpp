@@ -3,11 +3,11 @@
 // self-attention. return_weights=True also returns the attention weights A.
 #include <pybind11/stl.h>
 
-#include "nn/activation.h"
 #include "nn/attention.h"
 #include "nn/attention_rollout.h"
 #include "nn/decoding.h"
 #include "nn/embedding.h"
+#include "nn/gelu.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
 #include "nn/loss.h"
@@ -15,6 +15,7 @@
 #include "nn/mlp.h"
 #include "nn/multi_head_attention.h"
 #include "nn/positional_encoding.h"
+#include "nn/relu.h"
 #include "nn/scaled_dot_product_attention.h"
 #include "nn/self_attention.h"
 #include "nn/seq2seq_transformer.h"

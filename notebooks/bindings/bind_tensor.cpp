@@ -1,20 +1,22 @@
-// Tensor, DType and Generator, and the ops of core/ as functions and methods.
+// Tensor, DType and Generator, and the ops of core/ as functions and methods. The ops of nn/ with
+// hand-derived backward passes (softmax, gelu, cross_entropy, dropout) are here too, at the top
+// level: uwaga.softmax, as torch.softmax.
 #include <pybind11/stl.h>
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
-#include "core/cross_entropy.h"
-#include "core/dropout.h"
 #include "core/elementwise.h"
-#include "core/gelu.h"
 #include "core/indexing.h"
 #include "core/matmul.h"
 #include "core/random.h"
 #include "core/reduction.h"
 #include "core/shape_ops.h"
-#include "core/softmax.h"
+#include "nn/cross_entropy.h"
+#include "nn/dropout.h"
+#include "nn/gelu.h"
+#include "nn/softmax.h"
 #include "notebooks/bindings/bindings.h"
 
 namespace uwaga::python {
@@ -374,8 +376,8 @@ void bind_tensor(py::module_& m) {
       .def("flatten", &flatten, py::arg("start_dim") = 0, py::arg("end_dim") = -1)
       .def("squeeze", &squeeze, py::arg("dim"))
       .def("unsqueeze", &unsqueeze, py::arg("dim"))
-      .def("softmax", &softmax, py::arg("dim"))
-      .def("log_softmax", &log_softmax, py::arg("dim"))
+      .def("softmax", &nn::softmax, py::arg("dim"))
+      .def("log_softmax", &nn::log_softmax, py::arg("dim"))
       .def("exp", [](const Tensor& x) { return exp(x); })
       .def("log", [](const Tensor& x) { return log(x); })
       .def("sqrt", [](const Tensor& x) { return sqrt(x); })
@@ -431,24 +433,24 @@ void bind_tensor(py::module_& m) {
   m.def("index_select", &index_select, py::arg("x"), py::arg("dim"), py::arg("index"));
   m.def("gather", &gather, py::arg("x"), py::arg("dim"), py::arg("index"));
   m.def("embedding", &embedding, py::arg("weight"), py::arg("ids"));
-  m.def("softmax", &softmax, py::arg("x"), py::arg("dim"), "One node, hand-derived backward.");
-  m.def("softmax_composed", &softmax_composed, py::arg("x"), py::arg("dim"),
+  m.def("softmax", &nn::softmax, py::arg("x"), py::arg("dim"), "One node, hand-derived backward.");
+  m.def("softmax_composed", &nn::softmax_composed, py::arg("x"), py::arg("dim"),
         "exp(x - max) / sum(exp(x - max)) from primitives: autograd derives the backward.");
-  m.def("log_softmax", &log_softmax, py::arg("x"), py::arg("dim"));
-  m.def("log_softmax_composed", &log_softmax_composed, py::arg("x"), py::arg("dim"));
-  m.def("gelu", &gelu, py::arg("x"));
-  m.def("gelu_composed", &gelu_composed, py::arg("x"));
+  m.def("log_softmax", &nn::log_softmax, py::arg("x"), py::arg("dim"));
+  m.def("log_softmax_composed", &nn::log_softmax_composed, py::arg("x"), py::arg("dim"));
+  m.def("gelu", &nn::gelu, py::arg("x"));
+  m.def("gelu_composed", &nn::gelu_composed, py::arg("x"));
   m.def("cross_entropy", [](const Tensor& logits, const Tensor& targets, std::int64_t ignore,
                             double smoothing) {
-    return cross_entropy(logits, targets, {ignore, smoothing});
+    return nn::cross_entropy(logits, targets, {ignore, smoothing});
   }, py::arg("logits"), py::arg("targets"), py::arg("ignore_index") = -100,
      py::arg("label_smoothing") = 0.0);
   m.def("cross_entropy_composed", [](const Tensor& logits, const Tensor& targets,
                                      std::int64_t ignore, double smoothing) {
-    return cross_entropy_composed(logits, targets, {ignore, smoothing});
+    return nn::cross_entropy_composed(logits, targets, {ignore, smoothing});
   }, py::arg("logits"), py::arg("targets"), py::arg("ignore_index") = -100,
      py::arg("label_smoothing") = 0.0);
-  m.def("dropout", &dropout, py::arg("x"), py::arg("p"), py::arg("training"), py::arg("gen"));
+  m.def("dropout", &nn::dropout, py::arg("x"), py::arg("p"), py::arg("training"), py::arg("gen"));
 }
 
 }  // namespace uwaga::python

@@ -153,31 +153,6 @@ TEST_CASE("float32 and float64 agree; the dtype cast is differentiable", "[core]
   }, {x}, {.eps = 1e-3, .atol = 1e-3, .rtol = 1e-2});
 }
 
-TEST_CASE("backward timing adds up the time of each op's backward rule, only while on",
-          "[core][autograd]") {
-  auto run = [] {
-    Tensor x = testing::leaf({4, 3}, 1);
-    sum(exp(x) * x).backward();
-  };
-  reset_backward_times();
-  run();
-  REQUIRE(backward_times().empty());  // off by default
-  set_backward_timing(true);
-  run();
-  set_backward_timing(false);
-  std::vector<std::string> ops;
-  for (auto& [op, seconds] : backward_times()) {
-    ops.push_back(op);
-    REQUIRE(seconds >= 0);
-  }
-  REQUIRE_THAT(ops, Catch::Matchers::VectorContains(std::string("exp")));
-  REQUIRE_THAT(ops, Catch::Matchers::VectorContains(std::string("mul")));
-  REQUIRE_THAT(ops, Catch::Matchers::VectorContains(std::string("sum")));
-  REQUIRE_THAT(ops, Catch::Matchers::VectorContains(std::string("engine")));
-  reset_backward_times();
-  REQUIRE(backward_times().empty());
-}
-
 TEST_CASE("node ids follow creation order on a thread and are unique across threads",
           "[core][autograd]") {
   auto ids_of_a_chain = [] {

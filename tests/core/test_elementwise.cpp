@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "core/uwaga.h"
 #include "tests/support/gradcheck.h"
 
@@ -52,6 +54,20 @@ TEST_CASE("scalar variants and unary ops pass gradcheck", "[core][elementwise]")
     INFO(name);
     require_gradcheck(f, {positive_leaf({3, 5}, 7)});
   }
+}
+
+TEST_CASE("erf matches std::erf and has derivative 2/sqrt(pi) exp(-u^2)",
+          "[core][elementwise][erf]") {
+  Tensor u = Tensor::from_vector({-2, -0.3, 0, 0.7, 1.5}, {5}, DType::Float64).requires_grad_();
+  Tensor e = erf(u);
+  for (int i = 0; i < 5; ++i) REQUIRE(e.flat(i) == std::erf(u.flat(i)));
+  sum(e).backward();
+  for (int i = 0; i < 5; ++i) {
+    const double v = u.flat(i);
+    REQUIRE(u.grad().flat(i) == Approx(2.0 / std::sqrt(M_PI) * std::exp(-v * v)));
+  }
+  require_gradcheck([](const std::vector<Tensor>& in) { return erf(in[0]); }, {leaf({3, 4}, 1)});
+  REQUIRE_THROWS_WITH(erf(Tensor::from_indices({1}, {1})), Contains("erf: expects a float32"));
 }
 
 TEST_CASE("where and masked_fill pass gradcheck and select correctly", "[core][elementwise]") {

@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "core/autograd.h"
+#include "core/graph.h"
 #include "core/uwaga.h"
 #include "tests/support/gradcheck.h"
 

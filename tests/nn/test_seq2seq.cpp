@@ -9,6 +9,7 @@
 #include "core/uwaga.h"
 #include "data/translation_corpus.h"
 #include "data/vocabulary.h"
+#include "nn/cross_entropy.h"
 #include "nn/decoding.h"
 #include "nn/seq2seq_transformer.h"
 #include "optim/adam.h"

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/autograd.h"
-#include "core/cross_entropy.h"
+#include "core/graph.h"
+#include "nn/cross_entropy.h"
 #include "core/shape_ops.h"
 #include "core/storage.h"
 #include "nn/loss.h"
@@ -145,7 +145,7 @@ TEST_CASE("DataParallel computes the whole batch's gradient and loss", "[data_pa
 
   // Reference: one forward/backward of the whole batch.
   auto reference = make_model(1);
-  Tensor loss = cross_entropy(reference->forward(data.images), data.labels);
+  Tensor loss = nn::cross_entropy(reference->forward(data.images), data.labels);
   loss.backward();
 
   for (int threads : {1, 2, 3})
@@ -172,7 +172,7 @@ TEST_CASE("DataParallel weighs micro-batches by the targets the loss counts", "[
   data.labels = Tensor::from_indices(y, {batch});
 
   auto reference = make_model(1);
-  Tensor loss = cross_entropy(reference->forward(data.images), data.labels, {ignored, 0.0});
+  Tensor loss = nn::cross_entropy(reference->forward(data.images), data.labels, {ignored, 0.0});
   loss.backward();
 
   for (int threads : {1, 2, 3})
@@ -223,7 +223,7 @@ TEST_CASE("the processes' shares of a batch add up to the whole batch's gradient
   const std::int64_t batch = 9;
   const Data data = make_data(batch);
   auto reference = make_model(1);
-  Tensor loss = cross_entropy(reference->forward(data.images), data.labels);
+  Tensor loss = nn::cross_entropy(reference->forward(data.images), data.labels);
   loss.backward();
   const auto expected = reference->named_parameters();
 

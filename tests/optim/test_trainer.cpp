@@ -19,12 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "core/cross_entropy.h"
 #include "core/elementwise.h"
 #include "core/indexing.h"
 #include "core/reduction.h"
 #include "core/safetensors.h"
-#include "nn/activation.h"
+#include "nn/gelu.h"
 #include "nn/dropout.h"
 #include "nn/linear.h"
 #include "nn/loss.h"

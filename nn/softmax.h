@@ -5,7 +5,7 @@
 //     autograd derives the gradient; tests check that both forms agree.
 #include "core/tensor.h"
 
-namespace uwaga {
+namespace uwaga::nn {
 
 // y_i = exp(x_i - max x) / Σ_j exp(x_j - max x). A row of only −∞ gives NaN (0/0), as in
 // PyTorch; masked attention handles fully masked rows itself.
@@ -25,4 +25,4 @@ template <class T>
 void softmax_rows_backward(T* dx, const T* dy, const T* y, std::int64_t rows, std::int64_t n,
                            bool accumulate);
 
-}  // namespace uwaga
+}  // namespace uwaga::nn

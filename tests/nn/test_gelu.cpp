@@ -4,13 +4,15 @@
 #include <limits>
 
 #include "core/uwaga.h"
+#include "nn/gelu.h"
 #include "tests/support/gradcheck.h"
 
 using namespace uwaga;
+using namespace uwaga::nn;
 using namespace uwaga::testing;
 using Catch::Contains;
 
-TEST_CASE("gelu and its derivative at known points", "[core][gelu]") {
+TEST_CASE("gelu and its derivative at known points", "[nn][gelu]") {
   // Expected values from PyTorch 1.13 (exact erf form, float64):
   //   v = torch.tensor([-3, -1, -0.5, 0, 0.5, 1, 3], dtype=torch.float64, requires_grad=True)
   //   F.gelu(v);  F.gelu(v).sum().backward(); v.grad
@@ -26,19 +28,7 @@ TEST_CASE("gelu and its derivative at known points", "[core][gelu]") {
   for (int i = 0; i < 7; ++i) REQUIRE(x.grad().flat(i) == Approx(dy[i]).epsilon(1e-13));
 }
 
-TEST_CASE("erf matches std::erf and has derivative 2/sqrt(pi) exp(-u^2)", "[core][erf][gelu]") {
-  Tensor u = Tensor::from_vector({-2, -0.3, 0, 0.7, 1.5}, {5}, DType::Float64).requires_grad_();
-  Tensor e = erf(u);
-  for (int i = 0; i < 5; ++i) REQUIRE(e.flat(i) == std::erf(u.flat(i)));
-  sum(e).backward();
-  for (int i = 0; i < 5; ++i) {
-    const double v = u.flat(i);
-    REQUIRE(u.grad().flat(i) == Approx(2.0 / std::sqrt(M_PI) * std::exp(-v * v)));
-  }
-  require_gradcheck([](const std::vector<Tensor>& in) { return erf(in[0]); }, {leaf({3, 4}, 1)});
-}
-
-TEST_CASE("gelu passes gradcheck, fused and composed", "[core][gelu]") {
+TEST_CASE("gelu passes gradcheck, fused and composed", "[nn][gelu]") {
   Tensor x = leaf({3, 5}, 2);
   require_gradcheck([](const std::vector<Tensor>& in) { return gelu(in[0]); }, {x});
   require_gradcheck([](const std::vector<Tensor>& in) { return gelu_composed(in[0]); }, {x});
@@ -48,7 +38,7 @@ TEST_CASE("gelu passes gradcheck, fused and composed", "[core][gelu]") {
                     {x});
 }
 
-TEST_CASE("fused gelu equals the composed form", "[core][gelu]") {
+TEST_CASE("fused gelu equals the composed form", "[nn][gelu]") {
   Generator gen(3);
   Tensor x0 = Tensor::randn({4, 6}, gen, DType::Float64, 0.0, 2.0);
   Tensor v = Tensor::randn({4, 6}, gen, DType::Float64);
@@ -63,14 +53,20 @@ TEST_CASE("fused gelu equals the composed form", "[core][gelu]") {
   REQUIRE(max_abs_diff(gelu(x0.to(DType::Float32)), gelu(x0)) < 1e-6);
 }
 
-TEST_CASE("gelu and erf reject int64 tensors", "[core][gelu]") {
+TEST_CASE("the GELU module is the fused gelu", "[nn][gelu]") {
+  Tensor x = leaf({2, 3}, 4);
+  Tensor y = GELU().forward(x);
+  REQUIRE(std::string(y.grad_fn()->op) == "gelu");
+  REQUIRE(y.to_vector() == gelu(x).to_vector());
+}
+
+TEST_CASE("gelu rejects int64 tensors", "[nn][gelu]") {
   Tensor ids = Tensor::from_indices({1}, {1});
   REQUIRE_THROWS_WITH(gelu(ids), Contains("gelu: expects a float32 or float64 tensor, got int64"));
   REQUIRE_THROWS_WITH(gelu_composed(ids), Contains("gelu_composed: expects a float32"));
-  REQUIRE_THROWS_WITH(erf(ids), Contains("erf: expects a float32"));
 }
 
-TEST_CASE("float32 gelu (vectorised erf) agrees with the float64 one", "[core][gelu]") {
+TEST_CASE("float32 gelu (vectorised erf) agrees with the float64 one", "[nn][gelu]") {
   // Inputs across the whole useful range, including the tails where erf saturates.
   const std::int64_t n = 40001;
   Tensor x64 = Tensor::empty({n}, DType::Float64);
@@ -93,7 +89,7 @@ TEST_CASE("float32 gelu (vectorised erf) agrees with the float64 one", "[core][g
   REQUIRE(gelu(Tensor::from_vector({-200, 200}, {2})).to_vector() == std::vector<double>{0, 200});
 }
 
-TEST_CASE("gelu and its derivative at large magnitudes take their limits", "[core][gelu]") {
+TEST_CASE("gelu and its derivative at large magnitudes take their limits", "[nn][gelu]") {
   // gelu(x) → x and gelu'(x) → 1 as x → +∞; gelu(x) → 0 and gelu'(x) → 0 as x → −∞. The kernel
   // takes the limits beyond |x| = 13 (float32) or 40 (float64); without that, float32 gave
   // gelu'(±1e38) = 1.66 / −0.66 (exp_f32 stops at e^−87) and both dtypes gave gelu(−∞) = NaN
@@ -123,7 +119,7 @@ TEST_CASE("gelu and its derivative at large magnitudes take their limits", "[cor
 }
 
 TEST_CASE("gelu matches x Phi(x) from erfc across the clamp, in float32 and float64",
-          "[core][gelu]") {
+          "[nn][gelu]") {
   // A sweep over [−60, 60] crosses both dtypes' limits X = 13 and 40: no step there.
   const std::int64_t n = 12001;
   std::vector<double> xs(n);

@@ -1,13 +1,15 @@
 #include <catch2/catch.hpp>
 
 #include "core/uwaga.h"
+#include "nn/dropout.h"
 #include "tests/support/gradcheck.h"
 
 using namespace uwaga;
+using namespace uwaga::nn;
 using namespace uwaga::testing;
 using Catch::Contains;
 
-TEST_CASE("dropout is the identity in evaluation and for p = 0", "[core][dropout]") {
+TEST_CASE("dropout is the identity in evaluation and for p = 0", "[nn][dropout]") {
   Generator gen(1);
   Tensor x = Tensor::randn({4, 5}, gen);
   Tensor eval = dropout(x, 0.5, /*training=*/false, gen);
@@ -16,7 +18,7 @@ TEST_CASE("dropout is the identity in evaluation and for p = 0", "[core][dropout
   REQUIRE(dropout(x, 0.0, true, gen).to_vector() == x.to_vector());
 }
 
-TEST_CASE("dropout masks are reproducible from the seed", "[core][dropout]") {
+TEST_CASE("dropout masks are reproducible from the seed", "[nn][dropout]") {
   Tensor x = Tensor::ones({64, 64});
   Generator a(42), b(42), c(43);
   Tensor ya = dropout(x, 0.3, true, a);
@@ -28,7 +30,7 @@ TEST_CASE("dropout masks are reproducible from the seed", "[core][dropout]") {
   REQUIRE(dropout(x, 0.3, true, a).to_vector() != ya.to_vector());
 }
 
-TEST_CASE("dropout zeroes about p of the elements and preserves the mean", "[core][dropout]") {
+TEST_CASE("dropout zeroes about p of the elements and preserves the mean", "[nn][dropout]") {
   const double p = 0.25;
   Generator gen(7);
   Tensor x = Tensor::ones({100000}, DType::Float64);
@@ -44,7 +46,7 @@ TEST_CASE("dropout zeroes about p of the elements and preserves the mean", "[cor
   REQUIRE(mean(y).item() == Approx(1.0).epsilon(0.02));
 }
 
-TEST_CASE("dropout's gradient is the same mask", "[core][dropout]") {
+TEST_CASE("dropout's gradient is the same mask", "[nn][dropout]") {
   Tensor x = Tensor::ones({10, 10}, DType::Float64).requires_grad_();
   Generator gen(3);
   Tensor y = dropout(x, 0.5, true, gen);
@@ -59,7 +61,7 @@ TEST_CASE("dropout's gradient is the same mask", "[core][dropout]") {
   }, {leaf({4, 6}, 5)});
 }
 
-TEST_CASE("dropout rejects a bad probability", "[core][dropout]") {
+TEST_CASE("dropout rejects a bad probability", "[nn][dropout]") {
   Generator gen(0);
   Tensor x = Tensor::ones({3});
   REQUIRE_THROWS_WITH(dropout(x, 1.0, true, gen), Contains("dropout: p must be in [0, 1), got 1"));
@@ -67,4 +69,17 @@ TEST_CASE("dropout rejects a bad probability", "[core][dropout]") {
   REQUIRE_THROWS_WITH(dropout(x, 1.5, false, gen), Contains("dropout: p must be in [0, 1)"));
   REQUIRE_THROWS_WITH(dropout(Tensor::from_indices({1}, {1}), 0.5, true, gen),
                       Contains("dropout: expects a float32 or float64 tensor"));
+}
+
+TEST_CASE("the Dropout module draws its masks from its own generator, and only in training",
+          "[nn][dropout]") {
+  Tensor x = Tensor::ones({8, 8});
+  Dropout a(0.5, /*seed=*/9), b(0.5, /*seed=*/9);
+  Generator same(9);
+  REQUIRE(a.forward(x).to_vector() == dropout(x, 0.5, true, same).to_vector());
+  REQUIRE(a.forward(x).to_vector() != b.forward(x).to_vector());  // a's generator moved on
+  a.eval();
+  REQUIRE(a.forward(x).shares_storage_with(x));
+  REQUIRE(a.p() == 0.5);
+  REQUIRE_THROWS_WITH(Dropout(1.0), Contains("Dropout: p must be in [0, 1), got 1"));
 }

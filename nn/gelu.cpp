@@ -1,67 +1,14 @@
-#include "core/gelu.h"
+#include "nn/gelu.h"
 
 #include <cmath>
 #include <type_traits>
 
-#include "core/autograd.h"
 #include "core/elementwise.h"
 #include "core/fast_math.h"
+#include "core/graph.h"
 #include "core/threads.h"
 
-namespace uwaga {
-namespace {
-
-constexpr double kInvSqrt2 = 0.70710678118654752440;    // 1/√2
-constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1/√(2π)
-constexpr double kTwoOverSqrtPi = 1.12837916709551257390;  // 2/√π
-
-// out_i = f(in_i) for every element, with f called as f(T); in parallel when large.
-template <class Fn>
-Tensor map_elements(const Tensor& x, const char* op, Fn&& f) {
-  Tensor out = Tensor::empty_like(x);
-  dispatch_float(x.dtype(), op, [&](auto tag) {
-    using T = decltype(tag);
-    const T* in = x.data<T>();
-    T* y = out.data<T>();
-    const std::int64_t n = x.numel();
-    parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
-#pragma omp simd
-      for (std::int64_t i = i0; i < i1; ++i) y[i] = f(in[i]);
-    });
-  });
-  return out;
-}
-
-// dx_i = dy_i · f'(x_i): the backward of every elementwise op of one input.
-template <class Fn>
-Tensor scale_by_derivative(const Tensor& dy, const Tensor& x, const char* op, Fn&& fprime) {
-  Tensor dx = Tensor::empty_like(x);
-  dispatch_float(x.dtype(), op, [&](auto tag) {
-    using T = decltype(tag);
-    const T *in = x.data<T>(), *g = dy.data<T>();
-    T* out = dx.data<T>();
-    const std::int64_t n = x.numel();
-    parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
-#pragma omp simd
-      for (std::int64_t i = i0; i < i1; ++i) out[i] = g[i] * fprime(in[i]);
-    });
-  });
-  return dx;
-}
-
-}  // namespace
-
-// erf(u) = 2/√π ∫₀ᵘ exp(−t²) dt, so d/du erf(u) = 2/√π · exp(−u²).
-Tensor erf(const Tensor& x) {
-  check_float(x, "erf");
-  Tensor out = map_elements(x, "erf", [](auto u) { return std::erf(u); });
-  return record(out, "erf", {x}, [x](const Tensor& g) -> std::vector<Tensor> {
-    return {scale_by_derivative(g, x, "erf backward", [](auto u) {
-      using T = decltype(u);
-      return T(kTwoOverSqrtPi) * std::exp(-u * u);
-    })};
-  });
-}
+namespace uwaga::nn {
 
 // Forward:   gelu(x) = x Φ(x),  Φ(x) = ½ (1 + erf(x/√2))   (the standard normal CDF)
 // Backward:  d/dx [x Φ(x)] = Φ(x) + x Φ'(x) = Φ(x) + x φ(x),  φ(x) = exp(−x²/2) / √(2π)
@@ -69,6 +16,9 @@ Tensor erf(const Tensor& x) {
 // erf(x/√2) needs exp(−x²/2) anyway, which is φ up to a constant — and keeps it, so the backward
 // pass is one multiplication.
 namespace {
+
+constexpr double kInvSqrt2 = 0.70710678118654752440;    // 1/√2
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1/√(2π)
 
 // Beyond ±X GELU takes its limits: gelu(x) = x and gelu'(x) = 1 for x > X, and 0 and 0 for
 // x < −X. At ±X the formula already gives Φ = 1 or 0 exactly, and X φ(X) (1e-36 in float32, 0
@@ -132,4 +82,6 @@ Tensor gelu_composed(const Tensor& x) {
   return x * 0.5 * (1.0 + erf(x * kInvSqrt2));
 }
 
-}  // namespace uwaga
+Tensor GELU::forward(const Tensor& x) const { return gelu(x); }
+
+}  // namespace uwaga::nn

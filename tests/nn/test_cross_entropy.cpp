@@ -4,10 +4,12 @@
 #include <limits>
 
 #include "core/uwaga.h"
+#include "nn/cross_entropy.h"
 #include "tests/support/gradcheck.h"
 #include "tests/support/golden.h"
 
 using namespace uwaga;
+using namespace uwaga::nn;
 using namespace uwaga::testing;
 using Catch::Contains;
 
@@ -26,7 +28,7 @@ std::pair<Tensor, Tensor> loss_and_grad(LossFn f, const Tensor& logits0, const T
 
 }  // namespace
 
-TEST_CASE("cross_entropy of known logits", "[core][cross_entropy]") {
+TEST_CASE("cross_entropy of known logits", "[nn][cross_entropy]") {
   // Expected values from PyTorch 1.13:
   //   z = torch.tensor([[1., 2., 3.], [1., 1., 1.]], dtype=torch.float64, requires_grad=True)
   //   F.cross_entropy(z, torch.tensor([2, 0])).backward()
@@ -58,7 +60,7 @@ TEST_CASE("cross_entropy of known logits", "[core][cross_entropy]") {
   }
 }
 
-TEST_CASE("cross_entropy matches the PyTorch golden file", "[core][cross_entropy][golden]") {
+TEST_CASE("cross_entropy matches the PyTorch golden file", "[nn][cross_entropy][golden]") {
   Golden g = load_golden("cross_entropy");
   CrossEntropyOptions options;
   options.ignore_index = g.metadata_int("ignore_index");
@@ -71,7 +73,7 @@ TEST_CASE("cross_entropy matches the PyTorch golden file", "[core][cross_entropy
 }
 
 TEST_CASE("cross_entropy passes gradcheck, with ignore_index and label smoothing",
-          "[core][cross_entropy]") {
+          "[nn][cross_entropy]") {
   Tensor z = leaf({5, 4}, 1);
   Tensor t = Tensor::from_indices({3, 0, -1, 1, 3}, {5});
   for (double eps : {0.0, 0.1}) {
@@ -90,7 +92,7 @@ TEST_CASE("cross_entropy passes gradcheck, with ignore_index and label smoothing
   }, {w});
 }
 
-TEST_CASE("fused cross_entropy equals the composed form", "[core][cross_entropy]") {
+TEST_CASE("fused cross_entropy equals the composed form", "[nn][cross_entropy]") {
   Generator gen(7);
   Tensor z = Tensor::randn({8, 6}, gen, DType::Float64, 0.0, 3.0);
   Tensor t = Tensor::from_indices({5, 0, 7, 2, 7, 1, 4, 3}, {8});  // 7 is ignore_index
@@ -112,7 +114,7 @@ TEST_CASE("fused cross_entropy equals the composed form", "[core][cross_entropy]
 }
 
 TEST_CASE("cross_entropy with every row ignored is zero with zero gradient",
-          "[core][cross_entropy]") {
+          "[nn][cross_entropy]") {
   Tensor z = Tensor::ones({2, 3}, DType::Float64).requires_grad_();
   Tensor t = Tensor::from_indices({-100, -100}, {2});
   Tensor loss = cross_entropy(z, t);
@@ -122,7 +124,7 @@ TEST_CASE("cross_entropy with every row ignored is zero with zero gradient",
   REQUIRE(cross_entropy_composed(z, t).item() == 0);
 }
 
-TEST_CASE("cross_entropy in float32 agrees with float64", "[core][cross_entropy]") {
+TEST_CASE("cross_entropy in float32 agrees with float64", "[nn][cross_entropy]") {
   Generator gen(9);
   Tensor z = Tensor::randn({16, 10}, gen, DType::Float64, 0.0, 4.0);
   Tensor t = Tensor::from_indices({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5}, {16});
@@ -136,7 +138,7 @@ TEST_CASE("cross_entropy in float32 agrees with float64", "[core][cross_entropy]
   REQUIRE(std::isfinite(cross_entropy(big, Tensor::from_indices({1, 0}, {2})).item()));
 }
 
-TEST_CASE("cross_entropy rejects bad inputs with clear messages", "[core][cross_entropy]") {
+TEST_CASE("cross_entropy rejects bad inputs with clear messages", "[nn][cross_entropy]") {
   Tensor z = Tensor::zeros({4, 3});
   Tensor t = Tensor::from_indices({0, 1, 2, 0}, {4});
   REQUIRE_THROWS_WITH(cross_entropy(Tensor::zeros({4, 3, 2}), t),
@@ -164,7 +166,7 @@ TEST_CASE("cross_entropy rejects bad inputs with clear messages", "[core][cross_
 }
 
 TEST_CASE("cross_entropy on a batch large enough for the parallel path",
-          "[core][cross_entropy]") {
+          "[nn][cross_entropy]") {
   Generator gen(10);
   const std::int64_t N = 512, C = 100;
   Tensor z = Tensor::randn({N, C}, gen, DType::Float64);
@@ -178,7 +180,7 @@ TEST_CASE("cross_entropy on a batch large enough for the parallel path",
 }
 
 TEST_CASE("cross_entropy without smoothing is finite when a logit is -inf",
-          "[core][cross_entropy]") {
+          "[nn][cross_entropy]") {
   // A −∞ logit is a class of probability 0; with ε = 0 the smoothing term (where it would give
   // 0 · (−∞) = NaN) is absent: ℓ = −log(e¹ / (e⁰ + e¹)) = log(1 + e⁻¹), as in PyTorch.
   const double inf = std::numeric_limits<double>::infinity();
@@ -200,7 +202,7 @@ TEST_CASE("cross_entropy without smoothing is finite when a logit is -inf",
 }
 
 TEST_CASE("cross_entropy of huge logits keeps log s: log p_t = (z_t - m) - log s",
-          "[core][cross_entropy]") {
+          "[nn][cross_entropy]") {
   // z_t − (m + log s) would round log s away against m; PyTorch gives these values.
   Tensor z64 = Tensor::from_vector({1e14, 1e14 + 1}, {1, 2}, DType::Float64);
   Tensor z32 = Tensor::from_vector({1e30, 1e30}, {1, 2}, DType::Float32);

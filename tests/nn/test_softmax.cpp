@@ -3,9 +3,11 @@
 #include <cmath>
 
 #include "core/uwaga.h"
+#include "nn/softmax.h"
 #include "tests/support/gradcheck.h"
 
 using namespace uwaga;
+using namespace uwaga::nn;
 using namespace uwaga::testing;
 using Catch::Contains;
 
@@ -21,7 +23,7 @@ Tensor vjp(const std::function<Tensor(const Tensor&)>& f, const Tensor& x0, cons
 
 }  // namespace
 
-TEST_CASE("softmax and log_softmax of a known vector", "[core][softmax]") {
+TEST_CASE("softmax and log_softmax of a known vector", "[nn][softmax]") {
   // Expected values from PyTorch 1.13:
   //   torch.softmax(torch.tensor([1., 2., 3.], dtype=torch.float64), 0)
   //   torch.log_softmax(...)
@@ -43,7 +45,7 @@ TEST_CASE("softmax and log_softmax of a known vector", "[core][softmax]") {
   for (int i = 0; i < 6; ++i) REQUIRE(s.flat(i) == Approx(col[i]).epsilon(1e-14));
 }
 
-TEST_CASE("softmax rows sum to one and survive huge logits", "[core][softmax]") {
+TEST_CASE("softmax rows sum to one and survive huge logits", "[nn][softmax]") {
   Generator gen(3);
   Tensor x = Tensor::randn({4, 5, 6}, gen, DType::Float64, 0.0, 3.0);
   for (std::int64_t dim : {0, 1, 2}) {
@@ -59,7 +61,7 @@ TEST_CASE("softmax rows sum to one and survive huge logits", "[core][softmax]") 
   REQUIRE(log_softmax(big, 0).flat(0) == Approx(-2.4076059644443806).margin(1e-4));
 }
 
-TEST_CASE("fused softmax and log_softmax pass gradcheck along every dim", "[core][softmax]") {
+TEST_CASE("fused softmax and log_softmax pass gradcheck along every dim", "[nn][softmax]") {
   Tensor x = leaf({2, 3, 4}, 1);
   for (std::int64_t dim : {0, 1, 2, -1}) {
     INFO("dim " << dim);
@@ -78,7 +80,7 @@ TEST_CASE("fused softmax and log_softmax pass gradcheck along every dim", "[core
                     {x});
 }
 
-TEST_CASE("fused softmax and log_softmax equal their composed forms", "[core][softmax]") {
+TEST_CASE("fused softmax and log_softmax equal their composed forms", "[nn][softmax]") {
   Generator gen(4);
   Tensor x = Tensor::randn({3, 4, 5}, gen, DType::Float64, 0.0, 2.0);
   Tensor v = Tensor::randn({3, 4, 5}, gen, DType::Float64);
@@ -101,7 +103,7 @@ TEST_CASE("fused softmax and log_softmax equal their composed forms", "[core][so
   REQUIRE(max_abs_diff(log_softmax(x32, 0), log_softmax(x, 0)) < 1e-5);
 }
 
-TEST_CASE("fused softmax is one graph node, composed is several", "[core][softmax]") {
+TEST_CASE("fused softmax is one graph node, composed is several", "[nn][softmax]") {
   Tensor x = leaf({2, 3}, 5);
   REQUIRE(std::string(softmax(x, 1).grad_fn()->op) == "softmax");
   REQUIRE(std::string(log_softmax(x, 1).grad_fn()->op) == "log_softmax");
@@ -109,7 +111,7 @@ TEST_CASE("fused softmax is one graph node, composed is several", "[core][softma
   REQUIRE(topological_order(softmax_composed(x, 1)).size() > 3);
 }
 
-TEST_CASE("softmax row kernels", "[core][softmax]") {
+TEST_CASE("softmax row kernels", "[nn][softmax]") {
   // forward on raw rows equals the tensor op along the last dim.
   Generator gen(6);
   Tensor x = Tensor::randn({3, 7}, gen, DType::Float64);
@@ -132,7 +134,7 @@ TEST_CASE("softmax row kernels", "[core][softmax]") {
   REQUIRE(yf[0] == 0.5f);
 }
 
-TEST_CASE("softmax rejects bad inputs", "[core][softmax]") {
+TEST_CASE("softmax rejects bad inputs", "[nn][softmax]") {
   Tensor ids = Tensor::from_indices({1, 2}, {2});
   REQUIRE_THROWS_WITH(softmax(ids, 0), Contains("softmax: expects a float32 or float64 tensor"));
   REQUIRE_THROWS_WITH(log_softmax(ids, 0), Contains("log_softmax: expects a float32"));
@@ -142,7 +144,7 @@ TEST_CASE("softmax rejects bad inputs", "[core][softmax]") {
   REQUIRE_THROWS_WITH(softmax_composed(ids, 0), Contains("softmax_composed: expects a float32"));
 }
 
-TEST_CASE("softmax on tensors large enough for the parallel path", "[core][softmax]") {
+TEST_CASE("softmax on tensors large enough for the parallel path", "[nn][softmax]") {
   // 256·300 elements is above kParallelThreshold, so the OpenMP loops run with several threads.
   Generator gen(8);
   Tensor x = Tensor::randn({256, 300}, gen, DType::Float64);

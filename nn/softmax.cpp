@@ -1,14 +1,14 @@
-#include "core/softmax.h"
+#include "nn/softmax.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/autograd.h"
 #include "core/elementwise.h"
+#include "core/graph.h"
 #include "core/reduction.h"
 #include "core/threads.h"
 
-namespace uwaga {
+namespace uwaga::nn {
 namespace {
 
 // ---- one row of n elements, `stride` apart ------------------------------------------------------
@@ -212,4 +212,4 @@ Tensor log_softmax_composed(const Tensor& x, std::int64_t dim) {
   return z - log(sum(exp(z), {dim}, /*keepdim=*/true));
 }
 
-}  // namespace uwaga
+}  // namespace uwaga::nn

@@ -11,7 +11,7 @@
 
 #include "core/tensor.h"
 
-namespace uwaga {
+namespace uwaga::nn {
 
 struct CrossEntropyOptions {
   std::int64_t ignore_index = -100;
@@ -23,4 +23,4 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets,
 Tensor cross_entropy_composed(const Tensor& logits, const Tensor& targets,
                               const CrossEntropyOptions& options = {});
 
-}  // namespace uwaga
+}  // namespace uwaga::nn

@@ -1,19 +1,19 @@
-#include "core/cross_entropy.h"
+#include "nn/cross_entropy.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "core/autograd.h"
 #include "core/elementwise.h"
 #include "core/fast_math.h"
+#include "core/graph.h"
 #include "core/indexing.h"
 #include "core/reduction.h"
 #include "core/shape_ops.h"
-#include "core/softmax.h"
 #include "core/threads.h"
+#include "nn/softmax.h"
 
-namespace uwaga {
+namespace uwaga::nn {
 namespace {
 
 // Checks shapes, dtypes and every target; returns how many rows count (target ≠ ignore_index).
@@ -203,4 +203,4 @@ Tensor cross_entropy_composed(const Tensor& logits, const Tensor& targets,
   return n_counted > 0 ? total / static_cast<double>(n_counted) : total * 0.0;
 }
 
-}  // namespace uwaga
+}  // namespace uwaga::nn

@@ -1,0 +1,62 @@
+#pragma once
+// The autograd graph, recorded as ops run (define-by-run, as in micrograd).
+//
+// Every op that sees an input requiring a gradient records a Node on its result: the op's name,
+// its inputs (the parents in the graph) and a backward rule. A backward rule receives dL/d(output)
+// and returns dL/d(input) for each input, in order (an undefined Tensor where an input needs none).
+// The engine that walks this graph backwards is core/autograd.h.
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace uwaga {
+
+using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad_output)>;
+
+struct Node {
+  const char* op = "";         // the op's name, e.g. "matmul"
+  std::vector<Tensor> inputs;  // parents; kept alive until the graph is freed
+  BackwardFn backward;         // dL/dout -> {dL/dinput_i}
+  // What the backward rule reads besides the inputs (the op's own output, for exp or softmax),
+  // and the storage versions of the inputs, then of these, when the op ran.
+  std::vector<Tensor> saved;
+  std::vector<std::uint64_t> versions;
+  Shape out_shape;                  // the op's output: what dL/dout must look like
+  DType out_dtype = DType::Float32;
+  bool freed = false;          // set once backward() has used and released this node
+  std::size_t id = 0;          // creation order on its thread, unique: for stable graph drawings
+};
+
+// ---- gradient mode ----------------------------------------------------------------------------
+bool grad_enabled();
+void set_grad_enabled(bool on);
+
+// Inside a NoGradGuard no graph is recorded (evaluation, optimizer updates, backward rules).
+class NoGradGuard {
+ public:
+  NoGradGuard() : previous_(grad_enabled()) { set_grad_enabled(false); }
+  ~NoGradGuard() { set_grad_enabled(previous_); }
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// True when grad mode is on and some input requires a gradient.
+bool needs_grad(std::initializer_list<const Tensor*> inputs);
+bool needs_grad(const std::vector<Tensor>& inputs);
+
+// Attaches a node to `out` when any input requires a gradient; returns `out`. Ops call this last:
+//   return record(out, "mul", {a, b}, [a, b](const Tensor& g) { return {g * b, g * a}; });
+// `saved` lists the tensors other than the inputs that the backward rule reads, when a user can
+// reach them: an op's own output (exp, softmax: pass out.detach()), a view of it. Changing an
+// input or a saved tensor in place after the op ran would make its gradient silently wrong, so
+// backward() checks their storage versions first and fails naming the op.
+Tensor record(Tensor out, const char* op, std::vector<Tensor> inputs, BackwardFn backward,
+              std::vector<Tensor> saved = {});
+
+}  // namespace uwaga
