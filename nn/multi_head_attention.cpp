@@ -6,10 +6,7 @@ namespace uwaga::nn {
 namespace {
 
 std::int64_t checked_head_dim(const MultiHeadAttentionOptions& o) {
-  if (o.dim < 1 || o.heads < 1)
-    fail("MultiHeadAttention: dim ", o.dim, " and heads ", o.heads, " must be positive");
-  if (o.dim % o.heads != 0)
-    fail("MultiHeadAttention: dim ", o.dim, " is not divisible by heads ", o.heads);
+  o.validate();
   return o.dim / o.heads;
 }
 
@@ -21,6 +18,13 @@ void check_input(const Tensor& x, std::int64_t dim, const char* what) {
 }
 
 }  // namespace
+
+void MultiHeadAttentionOptions::validate() const {
+  if (dim < 1) fail("MultiHeadAttentionOptions: dim must be positive, got ", dim);
+  if (heads < 1) fail("MultiHeadAttentionOptions: heads must be positive, got ", heads);
+  if (dim % heads != 0)
+    fail("MultiHeadAttentionOptions: dim ", dim, " is not divisible by heads ", heads);
+}
 
 std::vector<Tensor> split_heads(const Tensor& projected, std::int64_t n, std::int64_t heads) {
   check_defined(projected, "split_heads");
@@ -46,13 +50,16 @@ Tensor merge_heads(const Tensor& heads) {
 
 MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& o, Generator& gen)
     : options(o), head_dim(checked_head_dim(o)) {
+  const std::int64_t D = o.dim;
   if (o.cross) {
-    q = register_module("q", std::make_shared<Linear>(o.dim, o.dim, gen));
-    kv = register_module("kv", std::make_shared<Linear>(o.dim, 2 * o.dim, gen));
+    q = register_module("q", std::make_shared<Linear>(LinearOptions{.in = D, .out = D}, gen));
+    kv = register_module("kv",
+                         std::make_shared<Linear>(LinearOptions{.in = D, .out = 2 * D}, gen));
   } else {
-    qkv = register_module("qkv", std::make_shared<Linear>(o.dim, 3 * o.dim, gen));
+    qkv = register_module("qkv",
+                          std::make_shared<Linear>(LinearOptions{.in = D, .out = 3 * D}, gen));
   }
-  proj = register_module("proj", std::make_shared<Linear>(o.dim, o.dim, gen));
+  proj = register_module("proj", std::make_shared<Linear>(LinearOptions{.in = D, .out = D}, gen));
 }
 
 Tensor MultiHeadAttention::forward(const Tensor& x, const AttentionMask& mask) {

@@ -24,6 +24,9 @@ struct MultiHeadAttentionOptions {
   std::int64_t dim = 0;    // D
   std::int64_t heads = 1;  // h; must divide D
   bool cross = false;      // separate q and kv projections (keys and values from a memory)
+
+  // Throws an Error naming the offending field when the options cannot work.
+  void validate() const;
 };
 
 class MultiHeadAttention : public Module {

@@ -18,7 +18,7 @@ namespace uwaga::nn {
 // weight is exactly 0.
 struct AttentionMask {
   // (B, S), nonzero = padding: no query attends to that key. B is the first dim of Q.
-  Tensor key_padding;
+  Tensor key_padding{};
   // Query i may attend to keys j ≤ i only (the decoder may not look at future words). With
   // T ≠ S the mask is aligned top-left, as torch.tril(ones(T, S)).
   bool causal = false;

@@ -106,7 +106,7 @@ void attention_output(AttentionSteps& s) { s.Y = uwaga::matmul(s.A, s.V); }
 
 void one_attention_layer(const Tensor& X, std::int64_t d_k, Generator& gen) {
   const std::int64_t D = X.size(1);
-  uwaga::nn::SelfAttention layer(D, d_k, d_k, gen);
+  uwaga::nn::SelfAttention layer({.d_x = D, .d_k = d_k, .d_v = d_k}, gen);
   layer.to(uwaga::DType::Float64);
   // The module starts from trunc-normal(0, 0.02), which makes every score nearly 0 and every
   // weight nearly 1/N; weights of size 1/√D give scores of order 1 and a sharper picture.
@@ -155,7 +155,7 @@ Tensor head_columns(const Tensor& P, std::int64_t part, std::int64_t i, std::int
 
 void one_multi_head_layer(const Tensor& X, std::int64_t heads, Generator& gen) {
   const std::int64_t D = X.size(1);
-  uwaga::nn::MultiHeadAttention mha({D, heads, false}, gen);
+  uwaga::nn::MultiHeadAttention mha({.dim = D, .heads = heads}, gen);
   mha.to(uwaga::DType::Float64);
   for (Tensor* w : {&mha.qkv->weight, &mha.proj->weight})
     uwaga::nn::init::normal(*w, gen, 1.0 / std::sqrt(static_cast<double>(D)));

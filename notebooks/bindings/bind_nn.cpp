@@ -85,8 +85,12 @@ void bind_module(py::module_& m) {
 
 void bind_layers(py::module_& m) {
   ModuleClass<nn::Linear>(m, "Linear", "y = x W^T + b, W (out, in)")
-      .def(py::init<std::int64_t, std::int64_t, Generator&, bool>(), py::arg("in_features"),
-           py::arg("out_features"), py::arg("gen"), py::arg("bias") = true)
+      .def(py::init([](std::int64_t in_features, std::int64_t out_features, Generator& gen,
+                       bool bias) {
+             return std::make_shared<nn::Linear>(
+                 nn::LinearOptions{.in = in_features, .out = out_features, .bias = bias}, gen);
+           }),
+           py::arg("in_features"), py::arg("out_features"), py::arg("gen"), py::arg("bias") = true)
       .def("__call__", &nn::Linear::forward, py::arg("x"))
       .def_readonly("weight", &nn::Linear::weight)
       .def_property_readonly("bias",
@@ -140,8 +144,11 @@ void bind_attention(py::module_& m) {
   ModuleClass<nn::Attention>(m, "Attention",
                              "The notes' general layer: K = X W_K, V = X W_V, "
                              "Y = softmax(Q K^T / sqrt(D_Q)) V")
-      .def(py::init<std::int64_t, std::int64_t, std::int64_t, Generator&>(), py::arg("d_x"),
-           py::arg("d_q"), py::arg("d_v"), py::arg("gen"))
+      .def(py::init([](std::int64_t d_x, std::int64_t d_q, std::int64_t d_v, Generator& gen) {
+             return std::make_shared<nn::Attention>(
+                 nn::AttentionOptions{.d_x = d_x, .d_q = d_q, .d_v = d_v}, gen);
+           }),
+           py::arg("d_x"), py::arg("d_q"), py::arg("d_v"), py::arg("gen"))
       .def("__call__",
            [](const nn::Attention& a, const Tensor& Q, const Tensor& X,
               const std::optional<Tensor>& key_padding, bool causal, bool return_weights) {
@@ -157,8 +164,11 @@ void bind_attention(py::module_& m) {
 
   ModuleClass<nn::SelfAttention>(m, "SelfAttention",
                                  "Q, K, V = X W_Q, X W_K, X W_V; Y = softmax(Q K^T / sqrt(d_k)) V")
-      .def(py::init<std::int64_t, std::int64_t, std::int64_t, Generator&>(), py::arg("d_x"),
-           py::arg("d_k"), py::arg("d_v"), py::arg("gen"))
+      .def(py::init([](std::int64_t d_x, std::int64_t d_k, std::int64_t d_v, Generator& gen) {
+             return std::make_shared<nn::SelfAttention>(
+                 nn::SelfAttentionOptions{.d_x = d_x, .d_k = d_k, .d_v = d_v}, gen);
+           }),
+           py::arg("d_x"), py::arg("d_k"), py::arg("d_v"), py::arg("gen"))
       .def("__call__",
            [](const nn::SelfAttention& a, const Tensor& X, const std::optional<Tensor>& key_padding,
               bool causal, bool return_weights) {
@@ -177,7 +187,7 @@ void bind_attention(py::module_& m) {
                                       "head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)")
       .def(py::init([](std::int64_t dim, std::int64_t heads, Generator& gen, bool cross) {
              return std::make_shared<nn::MultiHeadAttention>(
-                 nn::MultiHeadAttentionOptions{dim, heads, cross}, gen);
+                 nn::MultiHeadAttentionOptions{.dim = dim, .heads = heads, .cross = cross}, gen);
            }),
            py::arg("dim"), py::arg("heads"), py::arg("gen"), py::arg("cross") = false)
       .def("__call__",
@@ -211,8 +221,13 @@ void bind_attention(py::module_& m) {
 void bind_blocks(py::module_& m) {
   ModuleClass<nn::TransformerEncoderBlock>(m, "TransformerEncoderBlock",
                                            "z' = MSA(LN(z)) + z;  z = MLP(LN(z')) + z'")
-      .def(py::init<std::int64_t, std::int64_t, std::int64_t, Generator&>(), py::arg("dim"),
-           py::arg("heads"), py::arg("mlp_dim"), py::arg("gen"))
+      .def(py::init([](std::int64_t dim, std::int64_t heads, std::int64_t mlp_dim,
+                       Generator& gen) {
+             return std::make_shared<nn::TransformerEncoderBlock>(
+                 nn::TransformerEncoderBlockOptions{.dim = dim, .heads = heads, .mlp_dim = mlp_dim},
+                 gen);
+           }),
+           py::arg("dim"), py::arg("heads"), py::arg("mlp_dim"), py::arg("gen"))
       .def("__call__",
            [](nn::TransformerEncoderBlock& b, const Tensor& z,
               const std::optional<Tensor>& key_padding, bool causal) {
@@ -225,8 +240,13 @@ void bind_blocks(py::module_& m) {
       .def_readonly("mlp", &nn::TransformerEncoderBlock::mlp);
 
   ModuleClass<nn::TransformerDecoderBlock>(m, "TransformerDecoderBlock")
-      .def(py::init<std::int64_t, std::int64_t, std::int64_t, Generator&>(), py::arg("dim"),
-           py::arg("heads"), py::arg("mlp_dim"), py::arg("gen"))
+      .def(py::init([](std::int64_t dim, std::int64_t heads, std::int64_t mlp_dim,
+                       Generator& gen) {
+             return std::make_shared<nn::TransformerDecoderBlock>(
+                 nn::TransformerDecoderBlockOptions{.dim = dim, .heads = heads, .mlp_dim = mlp_dim},
+                 gen);
+           }),
+           py::arg("dim"), py::arg("heads"), py::arg("mlp_dim"), py::arg("gen"))
       .def("__call__",
            [](nn::TransformerDecoderBlock& b, const Tensor& x, const Tensor& memory,
               const std::optional<Tensor>& self_padding,

@@ -17,11 +17,11 @@ TEST_CASE("multi-head self-attention passes gradcheck for h = 1, 2, 4, with mask
       for (bool padded : {false, true}) {
         INFO("heads " << h << " causal " << causal << " padded " << padded);
         Generator gen(h);
-        MultiHeadAttention mha({8, h, false}, gen);
+        MultiHeadAttention mha({.dim = 8, .heads = h}, gen);
         mha.to(DType::Float64);
         Tensor kp = padded ? Tensor::from_vector({0, 0, 0, 0, 0, 0, 1, 1}, {2, 4}) : Tensor();
         require_gradcheck([&](const std::vector<Tensor>& in) {
-          return mha.forward(in[0], AttentionMask{kp, causal});
+          return mha.forward(in[0], {.key_padding = kp, .causal = causal});
         }, with_params({leaf({2, 4, 8}, 10 + h)}, mha));
       }
 }
@@ -30,11 +30,11 @@ TEST_CASE("multi-head cross-attention passes gradcheck, T != S", "[nn][mha]") {
   for (std::int64_t h : {1, 2, 4}) {
     INFO("heads " << h);
     Generator gen(h);
-    MultiHeadAttention mha({8, h, true}, gen);
+    MultiHeadAttention mha({.dim = 8, .heads = h, .cross = true}, gen);
     mha.to(DType::Float64);
     Tensor kp = Tensor::from_vector({0, 0, 0, 0, 1, 0, 0, 0, 0, 0}, {2, 5});
     require_gradcheck([&](const std::vector<Tensor>& in) {
-      return mha.forward(in[0], in[1], AttentionMask{kp, false});
+      return mha.forward(in[0], in[1], {.key_padding = kp});
     }, with_params({leaf({2, 3, 8}, 1), leaf({2, 5, 8}, 2)}, mha));
   }
 }
@@ -44,7 +44,7 @@ TEST_CASE("MultiHeadAttention matches PyTorch: self, causal, padded, cross",
   for (const char* name : {"mha_self", "mha_self_causal", "mha_self_padded"}) {
     Golden g = load_golden(name);
     Generator gen(0);
-    MultiHeadAttention mha({g.metadata_int("dim"), g.metadata_int("heads"), false}, gen);
+    MultiHeadAttention mha({.dim = g.metadata_int("dim"), .heads = g.metadata_int("heads")}, gen);
     mha.keep_attention(true);
     AttentionMask mask;
     mask.causal = g.metadata_int("causal") != 0;
@@ -56,7 +56,8 @@ TEST_CASE("MultiHeadAttention matches PyTorch: self, causal, padded, cross",
   for (const char* name : {"mha_cross", "mha_cross_padded"}) {
     Golden g = load_golden(name);
     Generator gen(0);
-    MultiHeadAttention mha({g.metadata_int("dim"), g.metadata_int("heads"), true}, gen);
+    MultiHeadAttention mha(
+        {.dim = g.metadata_int("dim"), .heads = g.metadata_int("heads"), .cross = true}, gen);
     mha.keep_attention(true);
     AttentionMask mask;
     if (g.has("input.key_padding_mask")) mask.key_padding = g.get("input.key_padding_mask");
@@ -68,7 +69,7 @@ TEST_CASE("MultiHeadAttention matches PyTorch: self, causal, padded, cross",
 
 TEST_CASE("per-head attention weights are kept on request", "[nn][mha]") {
   Generator gen(0);
-  MultiHeadAttention mha({8, 4, false}, gen);
+  MultiHeadAttention mha({.dim = 8, .heads = 4}, gen);
   Tensor x = Tensor::randn({2, 5, 8}, gen);
   mha.forward(x);
   REQUIRE_FALSE(mha.attention().defined());
@@ -79,14 +80,18 @@ TEST_CASE("per-head attention weights are kept on request", "[nn][mha]") {
 
 TEST_CASE("MultiHeadAttention misuse gives clear errors", "[nn][mha]") {
   Generator gen(0);
-  REQUIRE_THROWS_WITH(MultiHeadAttention({10, 4, false}, gen),
-                      Contains("dim 10 is not divisible by heads 4"));
-  MultiHeadAttention self_attn({8, 2, false}, gen);
+  REQUIRE_THROWS_WITH(MultiHeadAttention({.dim = 10, .heads = 4}, gen),
+                      Contains("MultiHeadAttentionOptions: dim 10 is not divisible by heads 4"));
+  REQUIRE_THROWS_WITH(MultiHeadAttention({.dim = 8, .heads = 0}, gen),
+                      Contains("MultiHeadAttentionOptions: heads must be positive, got 0"));
+  REQUIRE_THROWS_WITH(MultiHeadAttention({.heads = 2}, gen),
+                      Contains("MultiHeadAttentionOptions: dim must be positive, got 0"));
+  MultiHeadAttention self_attn({.dim = 8, .heads = 2}, gen);
   REQUIRE_THROWS_WITH(self_attn.forward(Tensor::ones({2, 3, 6})),
                       Contains("input has shape (2, 3, 6), expected (B, T, 8)"));
   REQUIRE_THROWS_WITH(self_attn.forward(Tensor::ones({2, 3, 8}), Tensor::ones({2, 3, 8})),
                       Contains("this layer is self-attention"));
-  MultiHeadAttention cross({8, 2, true}, gen);
+  MultiHeadAttention cross({.dim = 8, .heads = 2, .cross = true}, gen);
   REQUIRE_THROWS_WITH(cross.forward(Tensor::ones({2, 3, 8}), Tensor::ones({3, 4, 8})),
                       Contains("different batch sizes"));
   REQUIRE_THROWS_WITH(split_heads(Tensor::ones({1, 4, 12}), 0, 2), Contains("must be positive"));
@@ -105,10 +110,12 @@ TEST_CASE("attention_heads equals split_heads, attention per head and merge_head
                                      DType::Float64);
   Tensor pad_s = Tensor::from_vector(std::vector<double>{0, 0, 1, 0, 0, 0}, {B, S}, DType::Float64);
   struct Case { const char* name; AttentionMask self_mask, cross_mask; };
-  std::vector<Case> cases = {{"no mask", {}, {}},
-                             {"causal", {Tensor(), true}, {Tensor(), true}},
-                             {"padded", {pad_t, false}, {pad_s, false}},
-                             {"causal+padded", {pad_t, true}, {pad_s, true}}};
+  std::vector<Case> cases = {
+      {"no mask", {}, {}},
+      {"causal", {.causal = true}, {.causal = true}},
+      {"padded", {.key_padding = pad_t}, {.key_padding = pad_s}},
+      {"causal+padded", {.key_padding = pad_t, .causal = true},
+       {.key_padding = pad_s, .causal = true}}};
   for (auto& c : cases) {
     INFO(c.name);
     // Self-attention on packed [Q | K | V].
@@ -157,6 +164,6 @@ TEST_CASE("attention_heads names the shapes at fault", "[nn][mha][attention]") {
   REQUIRE_THROWS_WITH(attention_heads(Tensor::ones({2, 3, 4}), Tensor::ones({2, 5, 6}), 2),
                       Catch::Contains("q (2, 3, 4), kv (2, 5, 6) with 2 heads"));
   REQUIRE_THROWS_WITH(attention_heads(Tensor::ones({2, 3, 12}), 2,
-                                      {Tensor::zeros({2, 4}), false}),
+                                      {.key_padding = Tensor::zeros({2, 4})}),
                       Catch::Contains("key padding mask (2, 4) does not fit qkv (2, 3, 12)"));
 }
