@@ -1,6 +1,7 @@
 #include "nn/multi_head_attention.h"
 
 #include "core/shape_ops.h"
+#include "nn/attention_kernels.h"
 
 namespace uwaga::nn {
 namespace {
