@@ -182,14 +182,26 @@ void bind_attention(py::module_& m) {
       .def_readonly("W_K", &nn::SelfAttention::W_K)
       .def_readonly("W_V", &nn::SelfAttention::W_V);
 
+  py::enum_<nn::AttentionPath>(m, "AttentionPath",
+                               "How MultiHeadAttention computes its heads; the same numbers")
+      .value("fast", nn::AttentionPath::fast,
+             "every head at once in the fused kernel, with a hand-derived backward")
+      .value("reference", nn::AttentionPath::reference,
+             "the formula step by step from primitive ops: split_heads, attention per head, "
+             "merge_heads, W_O");
+
   ModuleClass<nn::MultiHeadAttention>(m, "MultiHeadAttention",
                                       "Concat(head_1, ..., head_h) W_O, "
                                       "head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)")
-      .def(py::init([](std::int64_t dim, std::int64_t heads, Generator& gen, bool cross) {
+      .def(py::init([](std::int64_t dim, std::int64_t heads, Generator& gen, bool cross,
+                       nn::AttentionPath path) {
              return std::make_shared<nn::MultiHeadAttention>(
-                 nn::MultiHeadAttentionOptions{.dim = dim, .heads = heads, .cross = cross}, gen);
+                 nn::MultiHeadAttentionOptions{
+                     .dim = dim, .heads = heads, .cross = cross, .path = path},
+                 gen);
            }),
-           py::arg("dim"), py::arg("heads"), py::arg("gen"), py::arg("cross") = false)
+           py::arg("dim"), py::arg("heads"), py::arg("gen"), py::arg("cross") = false,
+           py::arg("path") = nn::AttentionPath::fast)
       .def("__call__",
            [](nn::MultiHeadAttention& a, const Tensor& x, const std::optional<Tensor>& memory,
               const std::optional<Tensor>& key_padding, bool causal) {
@@ -208,13 +220,15 @@ void bind_attention(py::module_& m) {
       .def_property_readonly("dim", [](const nn::MultiHeadAttention& a) { return a.options.dim; })
       .def_property_readonly("heads",
                              [](const nn::MultiHeadAttention& a) { return a.options.heads; })
+      .def_property_readonly("path",
+                             [](const nn::MultiHeadAttention& a) { return a.options.path; })
       .def_readonly("head_dim", &nn::MultiHeadAttention::head_dim)
       .def_readonly("qkv", &nn::MultiHeadAttention::qkv)
       .def_readonly("q", &nn::MultiHeadAttention::q)
       .def_readonly("kv", &nn::MultiHeadAttention::kv)
       .def_readonly("proj", &nn::MultiHeadAttention::proj);
-  m.def("split_heads", &nn::split_heads, py::arg("projected"), py::arg("n"), py::arg("heads"),
-        "(B, T, n*D) -> n tensors (B, h, T, D/h)");
+  m.def("split_heads", &nn::split_heads, py::arg("x"), py::arg("heads"),
+        "(B, T, h*d) -> (B, h, T, d): head i is columns i*d ... (i+1)*d");
   m.def("merge_heads", &nn::merge_heads, py::arg("heads"), "(B, h, T, d) -> (B, T, h*d)");
 }
 

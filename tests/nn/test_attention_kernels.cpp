@@ -29,8 +29,10 @@ TEST_CASE("attention_heads equals split_heads, attention per head and merge_head
     Tensor qkv1 = leaf({B, T, 3 * D}, 1), qkv2 = leaf({B, T, 3 * D}, 1);
     Tensor a1, a2;
     Tensor y1 = attention_heads(qkv1, h, self_mask, &a1);
-    std::vector<Tensor> parts = split_heads(qkv2, 3, h);
-    Tensor y2 = merge_heads(scaled_dot_product_attention(parts[0], parts[1], parts[2], self_mask, &a2));
+    std::vector<Tensor> parts = chunk(qkv2, 3, -1);  // Q, K, V
+    Tensor y2 = merge_heads(scaled_dot_product_attention(
+        split_heads(parts[0], h), split_heads(parts[1], h), split_heads(parts[2], h), self_mask,
+        &a2));
     REQUIRE(y1.shape() == Shape{B, T, D});
     REQUIRE(a1.shape() == Shape{B, h, T, T});
     REQUIRE(max_abs_diff(y1, y2) < 1e-13);
@@ -47,9 +49,10 @@ TEST_CASE("attention_heads equals split_heads, attention per head and merge_head
     Tensor q1 = leaf({B, T, D}, 4), kv1 = leaf({B, S, 2 * D}, 5);
     Tensor q2 = leaf({B, T, D}, 4), kv2 = leaf({B, S, 2 * D}, 5);
     Tensor c1 = attention_heads(q1, kv1, h, cross_mask, &a1);
-    std::vector<Tensor> kv_parts = split_heads(kv2, 2, h);
-    Tensor c2 = merge_heads(scaled_dot_product_attention(split_heads(q2, 1, h)[0], kv_parts[0],
-                                                         kv_parts[1], cross_mask, &a2));
+    std::vector<Tensor> kv_parts = chunk(kv2, 2, -1);  // K, V
+    Tensor c2 = merge_heads(scaled_dot_product_attention(
+        split_heads(q2, h), split_heads(kv_parts[0], h), split_heads(kv_parts[1], h), cross_mask,
+        &a2));
     REQUIRE(a1.shape() == Shape{B, h, T, S});
     REQUIRE(max_abs_diff(c1, c2) < 1e-13);
     REQUIRE(max_abs_diff(a1, a2) < 1e-13);
