@@ -5,11 +5,16 @@
 
 namespace uwaga::nn {
 
-Attention::Attention(std::int64_t d_x, std::int64_t d_q, std::int64_t d_v, Generator& gen) {
-  if (d_x < 1 || d_q < 1 || d_v < 1)
-    fail("Attention: widths D_X ", d_x, ", D_Q ", d_q, ", D_V ", d_v, " must be positive");
-  W_K = register_parameter("w_k", Tensor::empty({d_x, d_q}));
-  W_V = register_parameter("w_v", Tensor::empty({d_x, d_v}));
+void AttentionOptions::validate() const {
+  if (d_x < 1) fail("AttentionOptions: d_x (D_X) must be positive, got ", d_x);
+  if (d_q < 1) fail("AttentionOptions: d_q (D_Q) must be positive, got ", d_q);
+  if (d_v < 1) fail("AttentionOptions: d_v (D_V) must be positive, got ", d_v);
+}
+
+Attention::Attention(const AttentionOptions& o, Generator& gen) : options(o) {
+  o.validate();
+  W_K = register_parameter("w_k", Tensor::empty({o.d_x, o.d_q}));
+  W_V = register_parameter("w_v", Tensor::empty({o.d_x, o.d_v}));
   init::trunc_normal(W_K, gen, 0.02);
   init::trunc_normal(W_V, gen, 0.02);
 }

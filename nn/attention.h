@@ -17,13 +17,23 @@
 
 namespace uwaga::nn {
 
+struct AttentionOptions {
+  std::int64_t d_x = 0;  // D_X, the width of the inputs X
+  std::int64_t d_q = 0;  // D_Q, the width of the queries and keys
+  std::int64_t d_v = 0;  // D_V, the width of the values and outputs
+
+  // Throws an Error naming the offending field when the options cannot work.
+  void validate() const;
+};
+
 class Attention : public Module {
  public:
-  Attention(std::int64_t d_x, std::int64_t d_q, std::int64_t d_v, Generator& gen);
+  Attention(const AttentionOptions& options, Generator& gen);
   // Q (..., N_Q, D_Q), X (..., N_X, D_X) -> Y (..., N_Q, D_V). `weights` receives A.
   Tensor forward(const Tensor& Q, const Tensor& X, const AttentionMask& mask = {},
                  Tensor* weights = nullptr) const;
 
+  const AttentionOptions options;
   Tensor W_K;  // (D_X, D_Q), named "w_k"
   Tensor W_V;  // (D_X, D_V), named "w_v"
 };

@@ -5,13 +5,16 @@
 
 namespace uwaga::nn {
 
-Linear::Linear(std::int64_t in_features, std::int64_t out_features, Generator& gen, bool has_bias) {
-  if (in_features < 1 || out_features < 1)
-    fail("Linear: in_features ", in_features, " and out_features ", out_features,
-         " must be positive");
-  weight = register_parameter("weight", Tensor::empty({out_features, in_features}));
+void LinearOptions::validate() const {
+  if (in < 1) fail("LinearOptions: in must be positive, got ", in);
+  if (out < 1) fail("LinearOptions: out must be positive, got ", out);
+}
+
+Linear::Linear(const LinearOptions& o, Generator& gen) : options(o) {
+  o.validate();
+  weight = register_parameter("weight", Tensor::empty({o.out, o.in}));
   init::trunc_normal(weight, gen, 0.02);
-  if (has_bias) bias = register_parameter("bias", Tensor::zeros({out_features}));
+  if (o.bias) bias = register_parameter("bias", Tensor::zeros({o.out}));
 }
 
 Tensor Linear::forward(const Tensor& x) const { return linear(x, weight, bias); }
@@ -23,8 +26,7 @@ Tensor Linear::forward_batch(const std::vector<Tensor>& inputs) {
 
 std::shared_ptr<Model> Linear::replica() const {
   Generator unused(0);  // a replica's initial values are replaced by the model's
-  return in_my_dtype(
-      std::make_shared<Linear>(weight.size(1), weight.size(0), unused, bias.defined()));
+  return in_my_dtype(std::make_shared<Linear>(options, unused));
 }
 
 }  // namespace uwaga::nn

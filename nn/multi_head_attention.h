@@ -14,16 +14,32 @@
 // Cost per layer (SEEDS §7), n tokens of width D: the scores E and A V are O(n²·D), the
 // projections O(n·D²). A recurrent layer costs O(n·D²) too but in n sequential steps, so
 // self-attention is the cheaper one while n < D; apps/bench measures the n² growth.
+//
+// Two ways to compute it, chosen by MultiHeadAttentionOptions::path; they give the same numbers
+// (tests/nn/test_multi_head_attention.cpp checks outputs and every gradient in float64):
+//   reference  the formula step by step from primitive ops (multi_head_attention.cpp: project,
+//              split into heads, E, mask, A, Y per head, Concat, W_O); autograd derives the
+//              backward. Read this one.
+//   fast       every head at once in the fused kernel (nn/attention_kernels.h), which reads the
+//              heads in place from the projections and has a hand-derived backward. Training
+//              uses this one.
 #include "core/random.h"
 #include "nn/linear.h"
 #include "nn/scaled_dot_product_attention.h"
 
 namespace uwaga::nn {
 
+// Which of the two ways above a MultiHeadAttention computes its heads.
+enum class AttentionPath { fast, reference };
+
 struct MultiHeadAttentionOptions {
   std::int64_t dim = 0;    // D
   std::int64_t heads = 1;  // h; must divide D
   bool cross = false;      // separate q and kv projections (keys and values from a memory)
+  AttentionPath path = AttentionPath::fast;
+
+  // Throws an Error naming the offending field when the options cannot work.
+  void validate() const;
 };
 
 class MultiHeadAttention : public Module {
@@ -44,15 +60,18 @@ class MultiHeadAttention : public Module {
   std::shared_ptr<Linear> qkv, q, kv, proj;
 
  private:
+  // AttentionPath::reference: Q (B, T, D), K and V (B, S, D), every head's side by side ->
+  // Concat(head_1, …, head_h) W_O (B, T, D).
+  Tensor reference_heads(const Tensor& Q, const Tensor& K, const Tensor& V,
+                         const AttentionMask& mask);
   Tensor* kept() { return keep_attention_ ? &attention_ : nullptr; }
   bool keep_attention_ = false;
   Tensor attention_;
 };
 
-// The layer computes its heads with attention_heads, in place on the projections. These two
-// functions spell the same thing out step by step (tests and notebooks use them):
-// (B, T, n·D) -> n tensors (B, h, T, D/h): the projections of one Linear, split into heads.
-std::vector<Tensor> split_heads(const Tensor& projected, std::int64_t n, std::int64_t heads);
+// Splitting into heads and concatenating them back, as the reference path does:
+// (B, T, h·d) -> (B, h, T, d): head i is columns i·d … (i+1)·d.
+Tensor split_heads(const Tensor& x, std::int64_t heads);
 // (B, h, T, d) -> (B, T, h·d): Concat(head_1, …, head_h).
 Tensor merge_heads(const Tensor& heads);
 

@@ -5,13 +5,17 @@
 
 namespace uwaga::nn {
 
-SelfAttention::SelfAttention(std::int64_t d_x, std::int64_t d_k, std::int64_t d_v,
-                             Generator& gen) {
-  if (d_x < 1 || d_k < 1 || d_v < 1)
-    fail("SelfAttention: widths D_X ", d_x, ", d_k ", d_k, ", d_v ", d_v, " must be positive");
-  W_Q = register_parameter("w_q", Tensor::empty({d_x, d_k}));
-  W_K = register_parameter("w_k", Tensor::empty({d_x, d_k}));
-  W_V = register_parameter("w_v", Tensor::empty({d_x, d_v}));
+void SelfAttentionOptions::validate() const {
+  if (d_x < 1) fail("SelfAttentionOptions: d_x (D_X) must be positive, got ", d_x);
+  if (d_k < 1) fail("SelfAttentionOptions: d_k must be positive, got ", d_k);
+  if (d_v < 1) fail("SelfAttentionOptions: d_v must be positive, got ", d_v);
+}
+
+SelfAttention::SelfAttention(const SelfAttentionOptions& o, Generator& gen) : options(o) {
+  o.validate();
+  W_Q = register_parameter("w_q", Tensor::empty({o.d_x, o.d_k}));
+  W_K = register_parameter("w_k", Tensor::empty({o.d_x, o.d_k}));
+  W_V = register_parameter("w_v", Tensor::empty({o.d_x, o.d_v}));
   for (Tensor* w : {&W_Q, &W_K, &W_V}) init::trunc_normal(*w, gen, 0.02);
 }
 

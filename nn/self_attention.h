@@ -9,12 +9,22 @@
 
 namespace uwaga::nn {
 
+struct SelfAttentionOptions {
+  std::int64_t d_x = 0;  // D_X, the width of the inputs X
+  std::int64_t d_k = 0;  // the width of the queries and keys
+  std::int64_t d_v = 0;  // the width of the values and outputs
+
+  // Throws an Error naming the offending field when the options cannot work.
+  void validate() const;
+};
+
 class SelfAttention : public Module {
  public:
-  SelfAttention(std::int64_t d_x, std::int64_t d_k, std::int64_t d_v, Generator& gen);
+  SelfAttention(const SelfAttentionOptions& options, Generator& gen);
   // X (..., N, D_X) -> Y (..., N, d_v). `weights` receives A (..., N, N).
   Tensor forward(const Tensor& X, const AttentionMask& mask = {}, Tensor* weights = nullptr) const;
 
+  const SelfAttentionOptions options;
   Tensor W_Q;  // (D_X, d_k), named "w_q"
   Tensor W_K;  // (D_X, d_k), named "w_k"
   Tensor W_V;  // (D_X, d_v), named "w_v"

@@ -75,14 +75,19 @@ Seq2SeqTransformer::Seq2SeqTransformer(const Seq2SeqConfig& c, Generator& gen) :
   for (std::int64_t i = 0; i < c.encoder_layers; ++i)
     encoder.push_back(register_module(
         "encoder." + std::to_string(i),
-        std::make_shared<TransformerEncoderBlock>(c.dim, c.heads, c.mlp_dim, gen)));
+        std::make_shared<TransformerEncoderBlock>(
+            TransformerEncoderBlockOptions{.dim = c.dim, .heads = c.heads, .mlp_dim = c.mlp_dim},
+            gen)));
   encoder_norm = register_module("encoder_norm", std::make_shared<LayerNorm>(c.dim));
   for (std::int64_t i = 0; i < c.decoder_layers; ++i)
     decoder.push_back(register_module(
         "decoder." + std::to_string(i),
-        std::make_shared<TransformerDecoderBlock>(c.dim, c.heads, c.mlp_dim, gen)));
+        std::make_shared<TransformerDecoderBlock>(
+            TransformerDecoderBlockOptions{.dim = c.dim, .heads = c.heads, .mlp_dim = c.mlp_dim},
+            gen)));
   decoder_norm = register_module("decoder_norm", std::make_shared<LayerNorm>(c.dim));
-  head = register_module("head", std::make_shared<Linear>(c.dim, c.tgt_vocab, gen));
+  head = register_module(
+      "head", std::make_shared<Linear>(LinearOptions{.in = c.dim, .out = c.tgt_vocab}, gen));
   dropout = register_module("dropout", std::make_shared<Dropout>(c.dropout, gen.next_u64()));
 }
 
@@ -124,7 +129,7 @@ Tensor Seq2SeqTransformer::embed(const Embedding& table, const LearnedPositional
 
 Tensor Seq2SeqTransformer::encode(const Tensor& src) {
   check_ids(src, config.src_vocab, "source");
-  const AttentionMask mask{padding_mask(src), false};  // no query looks at a padded word
+  const AttentionMask mask{.key_padding = padding_mask(src)};  // no query looks at a padded word
   Tensor x = embed(*src_embed, src_pos_embed.get(), src);  // x_0 (B, S, D)
   for (auto& block : encoder) x = block->forward(x, mask);  // x_ℓ
   return encoder_norm->forward(x);                        // memory (B, S, D)

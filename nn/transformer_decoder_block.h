@@ -10,15 +10,24 @@
 
 namespace uwaga::nn {
 
+struct TransformerDecoderBlockOptions {
+  std::int64_t dim = 0;      // D
+  std::int64_t heads = 1;    // h, for both attentions; must divide D
+  std::int64_t mlp_dim = 0;  // the MLP's hidden width
+
+  // Throws an Error naming the offending field when the options cannot work.
+  void validate() const;
+};
+
 class TransformerDecoderBlock : public Module {
  public:
-  TransformerDecoderBlock(std::int64_t dim, std::int64_t heads, std::int64_t mlp_dim,
-                          Generator& gen);
+  TransformerDecoderBlock(const TransformerDecoderBlockOptions& options, Generator& gen);
   // x (B, T, D), memory (B, S, D) -> (B, T, D). The self-attention is always causal;
   // self_padding (B, T) and memory_padding (B, S) mark padded positions (or are undefined).
   Tensor forward(const Tensor& x, const Tensor& memory, const Tensor& self_padding = Tensor(),
                  const Tensor& memory_padding = Tensor());
 
+  const TransformerDecoderBlockOptions options;
   std::shared_ptr<LayerNorm> norm1;
   std::shared_ptr<MultiHeadAttention> self_attn;
   std::shared_ptr<LayerNorm> norm2;

@@ -4,13 +4,24 @@
 
 namespace uwaga::nn {
 
-TransformerEncoderBlock::TransformerEncoderBlock(std::int64_t dim, std::int64_t heads,
-                                                 std::int64_t mlp_dim, Generator& gen) {
-  norm1 = register_module("norm1", std::make_shared<LayerNorm>(dim));
+void TransformerEncoderBlockOptions::validate() const {
+  if (dim < 1) fail("TransformerEncoderBlockOptions: dim must be positive, got ", dim);
+  if (heads < 1) fail("TransformerEncoderBlockOptions: heads must be positive, got ", heads);
+  if (dim % heads != 0)
+    fail("TransformerEncoderBlockOptions: dim ", dim, " is not divisible by heads ", heads);
+  if (mlp_dim < 1) fail("TransformerEncoderBlockOptions: mlp_dim must be positive, got ", mlp_dim);
+}
+
+TransformerEncoderBlock::TransformerEncoderBlock(const TransformerEncoderBlockOptions& o,
+                                                 Generator& gen)
+    : options(o) {
+  o.validate();
+  norm1 = register_module("norm1", std::make_shared<LayerNorm>(o.dim));
   attn = register_module("attn", std::make_shared<MultiHeadAttention>(
-                                     MultiHeadAttentionOptions{dim, heads, false}, gen));
-  norm2 = register_module("norm2", std::make_shared<LayerNorm>(dim));
-  mlp = register_module("mlp", std::make_shared<MLP>(dim, mlp_dim, gen));
+                                     MultiHeadAttentionOptions{.dim = o.dim, .heads = o.heads},
+                                     gen));
+  norm2 = register_module("norm2", std::make_shared<LayerNorm>(o.dim));
+  mlp = register_module("mlp", std::make_shared<MLP>(o.dim, o.mlp_dim, gen));
 }
 
 Tensor TransformerEncoderBlock::forward(const Tensor& z, const AttentionMask& mask) {

@@ -10,12 +10,21 @@
 
 namespace uwaga::nn {
 
+struct TransformerEncoderBlockOptions {
+  std::int64_t dim = 0;      // D
+  std::int64_t heads = 1;    // h; must divide D
+  std::int64_t mlp_dim = 0;  // the MLP's hidden width
+
+  // Throws an Error naming the offending field when the options cannot work.
+  void validate() const;
+};
+
 class TransformerEncoderBlock : public Module {
  public:
-  TransformerEncoderBlock(std::int64_t dim, std::int64_t heads, std::int64_t mlp_dim,
-                          Generator& gen);
+  TransformerEncoderBlock(const TransformerEncoderBlockOptions& options, Generator& gen);
   Tensor forward(const Tensor& z, const AttentionMask& mask = {});  // (B, N, D) -> (B, N, D)
 
+  const TransformerEncoderBlockOptions options;
   std::shared_ptr<LayerNorm> norm1;
   std::shared_ptr<MultiHeadAttention> attn;
   std::shared_ptr<LayerNorm> norm2;

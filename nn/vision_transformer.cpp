@@ -69,7 +69,9 @@ Tensor patchify(const Tensor& images, std::int64_t P) {
 
 VisionTransformer::VisionTransformer(const VitConfig& c, Generator& gen) : config(c) {
   config.validate();
-  patch_embed = register_module("patch_embed", std::make_shared<Linear>(c.patch_dim(), c.dim, gen));
+  patch_embed = register_module(
+      "patch_embed",
+      std::make_shared<Linear>(LinearOptions{.in = c.patch_dim(), .out = c.dim}, gen));
   cls_token = register_parameter("cls_token", Tensor::empty({1, 1, c.dim}));
   pos_embed = register_parameter("pos_embed", Tensor::empty({1, c.tokens(), c.dim}));
   init::trunc_normal(cls_token, gen, 0.02);
@@ -77,9 +79,12 @@ VisionTransformer::VisionTransformer(const VitConfig& c, Generator& gen) : confi
   for (std::int64_t i = 0; i < c.depth; ++i)
     blocks.push_back(register_module(
         "blocks." + std::to_string(i),
-        std::make_shared<TransformerEncoderBlock>(c.dim, c.heads, c.mlp_dim, gen)));
+        std::make_shared<TransformerEncoderBlock>(
+            TransformerEncoderBlockOptions{.dim = c.dim, .heads = c.heads, .mlp_dim = c.mlp_dim},
+            gen)));
   norm = register_module("norm", std::make_shared<LayerNorm>(c.dim));
-  head = register_module("head", std::make_shared<Linear>(c.dim, c.num_classes, gen));
+  head = register_module(
+      "head", std::make_shared<Linear>(LinearOptions{.in = c.dim, .out = c.num_classes}, gen));
 }
 
 Tensor VisionTransformer::forward_batch(const std::vector<Tensor>& inputs) {

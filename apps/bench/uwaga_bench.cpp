@@ -198,7 +198,8 @@ json bench_micro(const std::string& op, const BenchOptions& o) {
   std::shared_ptr<nn::MultiHeadAttention> mha;
   Tensor x, w, b, g, targets;
   if (op == "mha") {
-    mha = std::make_shared<nn::MultiHeadAttention>(nn::MultiHeadAttentionOptions{D, heads}, gen);
+    mha = std::make_shared<nn::MultiHeadAttention>(
+        nn::MultiHeadAttentionOptions{.dim = D, .heads = heads}, gen);
     x = Tensor::randn({B, T, D}, gen).requires_grad_();
     g = Tensor::randn({B, T, D}, gen);
     call = [&] {
@@ -263,7 +264,7 @@ json bench_micro(const std::string& op, const BenchOptions& o) {
 json bench_mha_scaling(std::int64_t n, std::int64_t tokens, const BenchOptions& o) {
   Generator gen(o.seed);
   const std::int64_t D = 64, heads = 4, batch = std::max<std::int64_t>(1, tokens / n);
-  nn::MultiHeadAttention mha({D, heads}, gen);
+  nn::MultiHeadAttention mha({.dim = D, .heads = heads}, gen);
   Tensor x = Tensor::randn({batch, n, D}, gen).requires_grad_();
   Tensor g = Tensor::randn({batch, n, D}, gen);
   auto call = [&] {

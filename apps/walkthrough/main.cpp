@@ -6,7 +6,9 @@
 //
 // The steps call the same core ops the layers are made of (matmul, transpose, softmax), and each
 // part ends by checking its result against the nn/ module that computes it in one call, so the
-// walkthrough cannot drift from the real thing.
+// walkthrough cannot drift from the real thing. Part 2 checks both of MultiHeadAttention's paths:
+// the reference one, which is these steps in the module (MultiHeadAttention::reference_heads in
+// nn/multi_head_attention.cpp), and the fast one training uses (nn/attention_kernels.h).
 #include <cxxopts.hpp>
 
 #include <cmath>
@@ -31,6 +33,7 @@ namespace {
 
 using uwaga::Generator;
 using uwaga::Tensor;
+using uwaga::nn::AttentionPath;
 using Labels = std::vector<std::string>;
 
 const Labels kWords = {"we", "are", "eating", "bread"};
@@ -106,7 +109,7 @@ void attention_output(AttentionSteps& s) { s.Y = uwaga::matmul(s.A, s.V); }
 
 void one_attention_layer(const Tensor& X, std::int64_t d_k, Generator& gen) {
   const std::int64_t D = X.size(1);
-  uwaga::nn::SelfAttention layer(D, d_k, d_k, gen);
+  uwaga::nn::SelfAttention layer({.d_x = D, .d_k = d_k, .d_v = d_k}, gen);
   layer.to(uwaga::DType::Float64);
   // The module starts from trunc-normal(0, 0.02), which makes every score nearly 0 and every
   // weight nearly 1/N; weights of size 1/√D give scores of order 1 and a sharper picture.
@@ -155,7 +158,8 @@ Tensor head_columns(const Tensor& P, std::int64_t part, std::int64_t i, std::int
 
 void one_multi_head_layer(const Tensor& X, std::int64_t heads, Generator& gen) {
   const std::int64_t D = X.size(1);
-  uwaga::nn::MultiHeadAttention mha({D, heads, false}, gen);
+  uwaga::nn::MultiHeadAttention mha({.dim = D, .heads = heads, .path = AttentionPath::reference},
+                                    gen);
   mha.to(uwaga::DType::Float64);
   for (Tensor* w : {&mha.qkv->weight, &mha.proj->weight})
     uwaga::nn::init::normal(*w, gen, 1.0 / std::sqrt(static_cast<double>(D)));
@@ -197,8 +201,17 @@ void one_multi_head_layer(const Tensor& X, std::int64_t heads, Generator& gen) {
   const Tensor Y = mha.proj->forward(concat);  // (N, D)
   show("Y", Y, "= Concat W_O (+ proj.bias, 0 here)   one output row per word, width D", kWords);
 
-  const Tensor Y_module = mha.forward(uwaga::unsqueeze(X, 0));  // (1, N, D)
-  check("Y against nn::MultiHeadAttention::forward(X)", Y, uwaga::squeeze(Y_module, 0));
+  // The module takes a batch (B, N, D): here B = 1.
+  const Tensor X_batch = uwaga::unsqueeze(X, 0);
+  check("Y against nn::MultiHeadAttention's reference path (split_heads, attention, merge_heads, "
+        "W_O)", Y, uwaga::squeeze(mha.forward(X_batch), 0));
+  Generator unused(0);  // its draws are overwritten by load_state_dict
+  uwaga::nn::MultiHeadAttention fast({.dim = D, .heads = heads, .path = AttentionPath::fast},
+                                     unused);
+  fast.to(uwaga::DType::Float64);
+  fast.load_state_dict(mha.state_dict());
+  check("Y against its fast path (attention_heads: every head at once, in place)", Y,
+        uwaga::squeeze(fast.forward(X_batch), 0));
 }
 
 }  // namespace

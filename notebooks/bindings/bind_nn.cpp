@@ -162,8 +162,12 @@ void bind_losses(py::module_& m) {
 
 void bind_layers(py::module_& m) {
   ModelClass<nn::Linear>(m, "Linear", "y = x W^T + b, W (out, in)")
-      .def(py::init<std::int64_t, std::int64_t, Generator&, bool>(), py::arg("in_features"),
-           py::arg("out_features"), py::arg("gen"), py::arg("bias") = true)
+      .def(py::init([](std::int64_t in_features, std::int64_t out_features, Generator& gen,
+                       bool bias) {
+             return std::make_shared<nn::Linear>(
+                 nn::LinearOptions{.in = in_features, .out = out_features, .bias = bias}, gen);
+           }),
+           py::arg("in_features"), py::arg("out_features"), py::arg("gen"), py::arg("bias") = true)
       .def("__call__", &nn::Linear::forward, py::arg("x"))
       .def_readonly("weight", &nn::Linear::weight)
       .def_property_readonly("bias",
@@ -217,8 +221,11 @@ void bind_attention(py::module_& m) {
   ModuleClass<nn::Attention>(m, "Attention",
                              "The notes' general layer: K = X W_K, V = X W_V, "
                              "Y = softmax(Q K^T / sqrt(D_Q)) V")
-      .def(py::init<std::int64_t, std::int64_t, std::int64_t, Generator&>(), py::arg("d_x"),
-           py::arg("d_q"), py::arg("d_v"), py::arg("gen"))
+      .def(py::init([](std::int64_t d_x, std::int64_t d_q, std::int64_t d_v, Generator& gen) {
+             return std::make_shared<nn::Attention>(
+                 nn::AttentionOptions{.d_x = d_x, .d_q = d_q, .d_v = d_v}, gen);
+           }),
+           py::arg("d_x"), py::arg("d_q"), py::arg("d_v"), py::arg("gen"))
       .def("__call__",
            [](const nn::Attention& a, const Tensor& Q, const Tensor& X,
               const std::optional<Tensor>& key_padding, bool causal, bool return_weights) {
@@ -234,8 +241,11 @@ void bind_attention(py::module_& m) {
 
   ModuleClass<nn::SelfAttention>(m, "SelfAttention",
                                  "Q, K, V = X W_Q, X W_K, X W_V; Y = softmax(Q K^T / sqrt(d_k)) V")
-      .def(py::init<std::int64_t, std::int64_t, std::int64_t, Generator&>(), py::arg("d_x"),
-           py::arg("d_k"), py::arg("d_v"), py::arg("gen"))
+      .def(py::init([](std::int64_t d_x, std::int64_t d_k, std::int64_t d_v, Generator& gen) {
+             return std::make_shared<nn::SelfAttention>(
+                 nn::SelfAttentionOptions{.d_x = d_x, .d_k = d_k, .d_v = d_v}, gen);
+           }),
+           py::arg("d_x"), py::arg("d_k"), py::arg("d_v"), py::arg("gen"))
       .def("__call__",
            [](const nn::SelfAttention& a, const Tensor& X, const std::optional<Tensor>& key_padding,
               bool causal, bool return_weights) {
@@ -249,14 +259,26 @@ void bind_attention(py::module_& m) {
       .def_readonly("W_K", &nn::SelfAttention::W_K)
       .def_readonly("W_V", &nn::SelfAttention::W_V);
 
+  py::enum_<nn::AttentionPath>(m, "AttentionPath",
+                               "How MultiHeadAttention computes its heads; the same numbers")
+      .value("fast", nn::AttentionPath::fast,
+             "every head at once in the fused kernel, with a hand-derived backward")
+      .value("reference", nn::AttentionPath::reference,
+             "the formula step by step from primitive ops: split_heads, attention per head, "
+             "merge_heads, W_O");
+
   ModuleClass<nn::MultiHeadAttention>(m, "MultiHeadAttention",
                                       "Concat(head_1, ..., head_h) W_O, "
                                       "head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)")
-      .def(py::init([](std::int64_t dim, std::int64_t heads, Generator& gen, bool cross) {
+      .def(py::init([](std::int64_t dim, std::int64_t heads, Generator& gen, bool cross,
+                       nn::AttentionPath path) {
              return std::make_shared<nn::MultiHeadAttention>(
-                 nn::MultiHeadAttentionOptions{dim, heads, cross}, gen);
+                 nn::MultiHeadAttentionOptions{
+                     .dim = dim, .heads = heads, .cross = cross, .path = path},
+                 gen);
            }),
-           py::arg("dim"), py::arg("heads"), py::arg("gen"), py::arg("cross") = false)
+           py::arg("dim"), py::arg("heads"), py::arg("gen"), py::arg("cross") = false,
+           py::arg("path") = nn::AttentionPath::fast)
       .def("__call__",
            [](nn::MultiHeadAttention& a, const Tensor& x, const std::optional<Tensor>& memory,
               const std::optional<Tensor>& key_padding, bool causal) {
@@ -275,21 +297,28 @@ void bind_attention(py::module_& m) {
       .def_property_readonly("dim", [](const nn::MultiHeadAttention& a) { return a.options.dim; })
       .def_property_readonly("heads",
                              [](const nn::MultiHeadAttention& a) { return a.options.heads; })
+      .def_property_readonly("path",
+                             [](const nn::MultiHeadAttention& a) { return a.options.path; })
       .def_readonly("head_dim", &nn::MultiHeadAttention::head_dim)
       .def_readonly("qkv", &nn::MultiHeadAttention::qkv)
       .def_readonly("q", &nn::MultiHeadAttention::q)
       .def_readonly("kv", &nn::MultiHeadAttention::kv)
       .def_readonly("proj", &nn::MultiHeadAttention::proj);
-  m.def("split_heads", &nn::split_heads, py::arg("projected"), py::arg("n"), py::arg("heads"),
-        "(B, T, n*D) -> n tensors (B, h, T, D/h)");
+  m.def("split_heads", &nn::split_heads, py::arg("x"), py::arg("heads"),
+        "(B, T, h*d) -> (B, h, T, d): head i is columns i*d ... (i+1)*d");
   m.def("merge_heads", &nn::merge_heads, py::arg("heads"), "(B, h, T, d) -> (B, T, h*d)");
 }
 
 void bind_blocks(py::module_& m) {
   ModuleClass<nn::TransformerEncoderBlock>(m, "TransformerEncoderBlock",
                                            "z' = MSA(LN(z)) + z;  z = MLP(LN(z')) + z'")
-      .def(py::init<std::int64_t, std::int64_t, std::int64_t, Generator&>(), py::arg("dim"),
-           py::arg("heads"), py::arg("mlp_dim"), py::arg("gen"))
+      .def(py::init([](std::int64_t dim, std::int64_t heads, std::int64_t mlp_dim,
+                       Generator& gen) {
+             return std::make_shared<nn::TransformerEncoderBlock>(
+                 nn::TransformerEncoderBlockOptions{.dim = dim, .heads = heads, .mlp_dim = mlp_dim},
+                 gen);
+           }),
+           py::arg("dim"), py::arg("heads"), py::arg("mlp_dim"), py::arg("gen"))
       .def("__call__",
            [](nn::TransformerEncoderBlock& b, const Tensor& z,
               const std::optional<Tensor>& key_padding, bool causal) {
@@ -302,8 +331,13 @@ void bind_blocks(py::module_& m) {
       .def_readonly("mlp", &nn::TransformerEncoderBlock::mlp);
 
   ModuleClass<nn::TransformerDecoderBlock>(m, "TransformerDecoderBlock")
-      .def(py::init<std::int64_t, std::int64_t, std::int64_t, Generator&>(), py::arg("dim"),
-           py::arg("heads"), py::arg("mlp_dim"), py::arg("gen"))
+      .def(py::init([](std::int64_t dim, std::int64_t heads, std::int64_t mlp_dim,
+                       Generator& gen) {
+             return std::make_shared<nn::TransformerDecoderBlock>(
+                 nn::TransformerDecoderBlockOptions{.dim = dim, .heads = heads, .mlp_dim = mlp_dim},
+                 gen);
+           }),
+           py::arg("dim"), py::arg("heads"), py::arg("mlp_dim"), py::arg("gen"))
       .def("__call__",
            [](nn::TransformerDecoderBlock& b, const Tensor& x, const Tensor& memory,
               const std::optional<Tensor>& self_padding,

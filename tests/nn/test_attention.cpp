@@ -50,9 +50,11 @@ TEST_CASE("scaled dot-product attention passes gradcheck, with and without masks
   std::vector<Case> cases = {
       {"plain 3-D", {2, 3, 4}, {2, 5, 4}, {2, 5, 3}, {}},
       {"heads", {2, 2, 3, 4}, {2, 2, 3, 4}, {2, 2, 3, 4}, {}},
-      {"causal", {2, 2, 4, 3}, {2, 2, 4, 3}, {2, 2, 4, 3}, {Tensor(), true}},
-      {"padded", {2, 2, 3, 4}, {2, 2, 5, 4}, {2, 2, 5, 2}, {padding({0, 0, 0, 1, 1, 0, 0, 0, 0, 1}, 2, 5), false}},
-      {"causal+padded", {2, 1, 4, 3}, {2, 1, 4, 3}, {2, 1, 4, 3}, {padding({0, 0, 0, 1, 0, 0, 0, 0}, 2, 4), true}},
+      {"causal", {2, 2, 4, 3}, {2, 2, 4, 3}, {2, 2, 4, 3}, {.causal = true}},
+      {"padded", {2, 2, 3, 4}, {2, 2, 5, 4}, {2, 2, 5, 2},
+       {.key_padding = padding({0, 0, 0, 1, 1, 0, 0, 0, 0, 1}, 2, 5)}},
+      {"causal+padded", {2, 1, 4, 3}, {2, 1, 4, 3}, {2, 1, 4, 3},
+       {.key_padding = padding({0, 0, 0, 1, 0, 0, 0, 0}, 2, 4), .causal = true}},
   };
   for (auto& c : cases) {
     INFO(c.name);
@@ -74,7 +76,7 @@ TEST_CASE("attention weights: rows sum to 1, masks give exactly zero weight", "[
   Tensor V = Tensor::randn({2, 4, 3}, gen, DType::Float64);
   Tensor A;
   Tensor kp = padding({0, 0, 0, 1, 0, 0, 1, 1}, 2, 4);
-  scaled_dot_product_attention(Q, K, V, {kp, true}, &A);
+  scaled_dot_product_attention(Q, K, V, {.key_padding = kp, .causal = true}, &A);
   for (std::int64_t b = 0; b < 2; ++b)
     for (std::int64_t i = 0; i < 4; ++i) {
       double row = 0;
@@ -92,7 +94,7 @@ TEST_CASE("a fully padded row gives zero weights and zero output, not NaN", "[nn
   Tensor Q = leaf({2, 3, 4}, 1), K = leaf({2, 3, 4}, 2), V = leaf({2, 3, 4}, 3);
   Tensor A;
   Tensor kp = padding({1, 1, 1, 0, 0, 1}, 2, 3);  // batch 0: every key padded
-  Tensor Y = scaled_dot_product_attention(Q, K, V, {kp, false}, &A);
+  Tensor Y = scaled_dot_product_attention(Q, K, V, {.key_padding = kp}, &A);
   for (std::int64_t i = 0; i < 3; ++i)
     for (std::int64_t j = 0; j < 4; ++j) {
       REQUIRE(Y.at({0, i, j}) == 0.0);
@@ -110,11 +112,12 @@ TEST_CASE("the composed reference agrees with the fused op on fully masked rows"
   // implementations (the composed one used to give softmax(−∞, …, −∞) = NaN).
   struct Case { const char* name; Shape q, k; AttentionMask mask; };
   std::vector<Case> cases = {
-      {"padded batch element", {2, 3, 4}, {2, 3, 4}, {padding({1, 1, 1, 0, 0, 1}, 2, 3), false}},
+      {"padded batch element", {2, 3, 4}, {2, 3, 4},
+       {.key_padding = padding({1, 1, 1, 0, 0, 1}, 2, 3)}},
       {"causal row 0, first key padded", {2, 2, 3, 4}, {2, 2, 3, 4},
-       {padding({1, 0, 0, 0, 1, 0}, 2, 3), true}},
+       {.key_padding = padding({1, 0, 0, 0, 1, 0}, 2, 3), .causal = true}},
       {"more keys than queries, all padded", {1, 2, 2, 3}, {1, 2, 4, 3},
-       {padding({1, 1, 1, 1}, 1, 4), false}},
+       {.key_padding = padding({1, 1, 1, 1}, 1, 4)}},
   };
   for (auto& c : cases) {
     INFO(c.name);
@@ -163,8 +166,8 @@ TEST_CASE("attention is equivariant to permuting the queries", "[nn][attention]"
 TEST_CASE("self-attention is equivariant to permuting X; cross-attention invariant to "
           "permuting X'", "[nn][attention]") {
   Generator gen(4);
-  SelfAttention self_attn(6, 4, 5, gen);
-  Attention cross(6, 4, 5, gen);
+  SelfAttention self_attn({.d_x = 6, .d_k = 4, .d_v = 5}, gen);
+  Attention cross({.d_x = 6, .d_q = 4, .d_v = 5}, gen);
   self_attn.to(DType::Float64);
   cross.to(DType::Float64);
   Tensor X = Tensor::randn({5, 6}, gen, DType::Float64);
@@ -182,15 +185,16 @@ TEST_CASE("self-attention is equivariant to permuting X; cross-attention invaria
 TEST_CASE("Attention and SelfAttention pass gradcheck, N_Q != N_X, batch > 1",
           "[nn][attention]") {
   Generator gen(5);
-  Attention attn(6, 4, 3, gen);
+  Attention attn({.d_x = 6, .d_q = 4, .d_v = 3}, gen);
   attn.to(DType::Float64);
   std::vector<Tensor> inputs = {leaf({2, 3, 4}, 1), leaf({2, 5, 6}, 2), attn.W_K, attn.W_V};
   require_gradcheck([&](const std::vector<Tensor>& in) { return attn.forward(in[0], in[1]); }, inputs);
-  SelfAttention sa(6, 4, 3, gen);
+  SelfAttention sa({.d_x = 6, .d_k = 4, .d_v = 3}, gen);
   sa.to(DType::Float64);
   Tensor kp = padding({0, 0, 0, 1, 0, 0, 0, 0}, 2, 4);
-  require_gradcheck([&](const std::vector<Tensor>& in) { return sa.forward(in[0], {kp, true}); },
-                    {leaf({2, 4, 6}, 3), sa.W_Q, sa.W_K, sa.W_V});
+  require_gradcheck([&](const std::vector<Tensor>& in) {
+    return sa.forward(in[0], {.key_padding = kp, .causal = true});
+  }, {leaf({2, 4, 6}, 3), sa.W_Q, sa.W_K, sa.W_V});
 }
 
 TEST_CASE("attention misuse gives clear errors", "[nn][attention]") {
@@ -199,7 +203,7 @@ TEST_CASE("attention misuse gives clear errors", "[nn][attention]") {
                       Contains("same width d_k (4 vs 3)"));
   REQUIRE_THROWS_WITH(scaled_dot_product_attention(q, k, Tensor::ones({2, 4, 6})),
                       Contains("keys and values must be as many (5 vs 4)"));
-  REQUIRE_THROWS_WITH(scaled_dot_product_attention(q, k, v, {Tensor::zeros({2, 4}), false}),
+  REQUIRE_THROWS_WITH(scaled_dot_product_attention(q, k, v, {.key_padding = Tensor::zeros({2, 4})}),
                       Contains("key padding mask (2, 4) does not fit"));
 }
 

@@ -66,7 +66,8 @@ TEST_CASE("decoding: ranks_above compares score / length^α without overflow",
           "[nn][seq2seq][decoding]") {
   // Where the quotients are representable it agrees with length_normalized_score:
   // −3 / 3 = −1 beats −1.5 / 1 = −1.5 at α = 1; at α = 0 the totals decide.
-  const Hypothesis a{{7, 8}, -3.0, true}, b{{}, -1.5, true};
+  const Hypothesis a{.tokens = {7, 8}, .score = -3.0, .finished = true};
+  const Hypothesis b{.tokens = {}, .score = -1.5, .finished = true};
   REQUIRE(length_normalized_score(a, 1) > length_normalized_score(b, 1));
   REQUIRE(ranks_above(a.score, ranked_length(a), b.score, ranked_length(b), 1));
   REQUIRE(ranks_above(b.score, ranked_length(b), a.score, ranked_length(a), 0));

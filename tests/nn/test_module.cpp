@@ -7,9 +7,13 @@ using namespace uwaga;
 using namespace uwaga::nn;
 using Catch::Contains;
 
+namespace {
+const TransformerEncoderBlockOptions kBlock{.dim = 8, .heads = 2, .mlp_dim = 16};
+}  // namespace
+
 TEST_CASE("parameters are named hierarchically, as PyTorch names them", "[nn][module]") {
   Generator gen(0);
-  TransformerEncoderBlock block(8, 2, 16, gen);
+  TransformerEncoderBlock block(kBlock, gen);
   std::vector<std::string> names;
   for (auto& [name, p] : block.named_parameters()) names.push_back(name);
   std::vector<std::string> expected = {
@@ -27,7 +31,7 @@ TEST_CASE("parameters are named hierarchically, as PyTorch names them", "[nn][mo
 
 TEST_CASE("train/eval and zero_grad reach every submodule", "[nn][module]") {
   Generator gen(0);
-  TransformerEncoderBlock block(8, 2, 16, gen);
+  TransformerEncoderBlock block(kBlock, gen);
   block.eval();
   REQUIRE_FALSE(block.attn->is_training());
   block.train();
@@ -41,7 +45,7 @@ TEST_CASE("train/eval and zero_grad reach every submodule", "[nn][module]") {
 
 TEST_CASE("the same seed builds the same model", "[nn][module]") {
   Generator g1(5), g2(5), g3(6);
-  TransformerEncoderBlock a(8, 2, 16, g1), b(8, 2, 16, g2), c(8, 2, 16, g3);
+  TransformerEncoderBlock a(kBlock, g1), b(kBlock, g2), c(kBlock, g3);
   REQUIRE(a.attn->qkv->weight.to_vector() == b.attn->qkv->weight.to_vector());
   REQUIRE(a.attn->qkv->weight.to_vector() != c.attn->qkv->weight.to_vector());
   // Documented init: LayerNorm γ = 1, β = 0; Linear bias 0; weights trunc-normal(0, 0.02).
@@ -52,7 +56,7 @@ TEST_CASE("the same seed builds the same model", "[nn][module]") {
 
 TEST_CASE("load_state_dict names what is missing, unexpected or mis-shaped", "[nn][module]") {
   Generator gen(0);
-  TransformerEncoderBlock block(8, 2, 16, gen);
+  TransformerEncoderBlock block(kBlock, gen);
   StateDict state = block.state_dict();
   // A round trip through copies restores the values.
   StateDict copies;
@@ -78,7 +82,7 @@ TEST_CASE("load_state_dict names what is missing, unexpected or mis-shaped", "[n
 
 TEST_CASE("to(float64) converts parameters in place", "[nn][module]") {
   Generator gen(0);
-  TransformerEncoderBlock block(8, 2, 16, gen);
+  TransformerEncoderBlock block(kBlock, gen);
   float before = block.attn->qkv->weight.data<float>()[3];
   block.to(DType::Float64);
   REQUIRE(block.attn->qkv->weight.dtype() == DType::Float64);
@@ -91,7 +95,7 @@ TEST_CASE("to(float64) converts parameters in place", "[nn][module]") {
 
 TEST_CASE("load_state_dict names an entry that holds an undefined tensor", "[nn][module]") {
   Generator gen(0);
-  TransformerEncoderBlock block(8, 2, 16, gen);
+  TransformerEncoderBlock block(kBlock, gen);
   StateDict state;
   for (auto& [k, v] : block.state_dict()) state[k] = v.clone().detach();
   state["mlp.fc2.bias"] = Tensor();

@@ -356,7 +356,7 @@ TEST_CASE("decoding: a length penalty α ranks finished sentences by score / |y|
     }
   }
   REQUIRE(some_penalty_changed_the_winner);
-  Hypothesis h{{7, 8}, -3.0, true};  // two words and EOS
+  Hypothesis h{.tokens = {7, 8}, .score = -3.0, .finished = true};  // two words and EOS
   REQUIRE(length_normalized_score(h, 0) == -3.0);
   REQUIRE(length_normalized_score(h, 1) == Approx(-1.0));
   h.finished = false;

@@ -17,7 +17,7 @@ using Catch::Contains;
 
 TEST_CASE("Linear and MLP match PyTorch and pass gradcheck", "[nn][mlp][golden]") {
   Generator gen(0);
-  Linear lin(8, 6, gen);
+  Linear lin({.in = 8, .out = 6}, gen);
   check_parity("linear", lin, [&](auto& in) { return lin.forward(in.at("x")); });
   require_gradcheck([&](const std::vector<Tensor>& in) { return lin.forward(in[0]); },
                     with_params({leaf({2, 3, 8}, 1)}, lin));
@@ -29,17 +29,17 @@ TEST_CASE("Linear and MLP match PyTorch and pass gradcheck", "[nn][mlp][golden]"
 
 TEST_CASE("the encoder block matches PyTorch and passes gradcheck", "[nn][block][golden]") {
   Generator gen(0);
-  TransformerEncoderBlock block(8, 2, 32, gen);
+  TransformerEncoderBlock block({.dim = 8, .heads = 2, .mlp_dim = 32}, gen);
   check_parity("encoder_block", block, [&](auto& in) { return block.forward(in.at("x")); });
   Tensor kp = Tensor::from_vector({0, 0, 0, 0, 0, 0, 0, 1}, {2, 4});
   require_gradcheck([&](const std::vector<Tensor>& in) {
-    return block.forward(in[0], AttentionMask{kp, false});
+    return block.forward(in[0], {.key_padding = kp});
   }, with_params({leaf({2, 4, 8}, 3)}, block));
 }
 
 TEST_CASE("the decoder block matches PyTorch and passes gradcheck", "[nn][block][golden]") {
   Generator gen(0);
-  TransformerDecoderBlock block(8, 2, 32, gen);
+  TransformerDecoderBlock block({.dim = 8, .heads = 2, .mlp_dim = 32}, gen);
   Golden g = load_golden("decoder_block");
   Tensor kp = g.get("input.key_padding_mask");
   check_parity("decoder_block", block,
@@ -52,7 +52,7 @@ TEST_CASE("the decoder block matches PyTorch and passes gradcheck", "[nn][block]
 TEST_CASE("the decoder cannot see the future: changing a later token leaves earlier outputs",
           "[nn][block]") {
   Generator gen(1);
-  TransformerDecoderBlock block(8, 2, 16, gen);
+  TransformerDecoderBlock block({.dim = 8, .heads = 2, .mlp_dim = 16}, gen);
   Tensor x = Tensor::randn({1, 5, 8}, gen), m = Tensor::randn({1, 3, 8}, gen);
   Tensor y = block.forward(x, m);
   Tensor x2 = x.clone();

@@ -165,7 +165,7 @@ TEST_CASE("loading a checkpoint that does not fit names the file and the mismatc
     CHECK(values(wide) == before);  // untouched
   }
   SECTION("wrong names") {
-    nn::Linear linear(4, 8, gen);
+    nn::Linear linear({.in = 4, .out = 8}, gen);
     CHECK(error_of([&] { load_checkpoint(path, linear, nullptr); }) ==
           where +
               "load_state_dict: the state does not fit the model. Missing (2): weight, bias. "

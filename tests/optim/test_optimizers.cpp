@@ -148,7 +148,7 @@ TEST_CASE("parameters without a gradient are skipped", "[optim]") {
 
 TEST_CASE("parameter groups leave biases, LayerNorm and embeddings undecayed", "[optim]") {
   Generator gen(0);
-  nn::TransformerEncoderBlock block(8, 2, 16, gen);
+  nn::TransformerEncoderBlock block({.dim = 8, .heads = 2, .mlp_dim = 16}, gen);
   std::vector<ParamGroup> groups = make_param_groups(block, 0.05);
   REQUIRE(groups.size() == 2);
   REQUIRE(groups[0].weight_decay == 0.05);
@@ -178,7 +178,7 @@ TEST_CASE("parameter groups leave biases, LayerNorm and embeddings undecayed", "
 
 TEST_CASE("an optimizer over a TransformerEncoderBlock lowers its loss", "[optim]") {
   Generator gen(3);
-  nn::TransformerEncoderBlock block(8, 2, 16, gen);
+  nn::TransformerEncoderBlock block({.dim = 8, .heads = 2, .mlp_dim = 16}, gen);
   Tensor x = Tensor::randn({2, 4, 8}, gen), target = Tensor::randn({2, 4, 8}, gen);
   AdamW opt(make_param_groups(block, 0.01), {.lr = 1e-2});
   auto loss_now = [&] {
@@ -366,7 +366,8 @@ TEST_CASE("a step that fails changes nothing", "[optim]") {
   // 'b' is converted to float64 after the first step, so its state no longer fits: the second
   // step fails on 'b', and must not have updated 'a' (or counted a step for it) before failing.
   Generator gen(3);
-  nn::Linear a(2, 2, gen, false), b(2, 2, gen, false);
+  const nn::LinearOptions no_bias{.in = 2, .out = 2, .bias = false};
+  nn::Linear a(no_bias, gen), b(no_bias, gen);
   auto groups = [&] {
     return std::vector<ParamGroup>{ParamGroup{{"a"}, {a.weight}, 0.0},
                                    ParamGroup{{"b"}, {b.weight}, 0.0}};

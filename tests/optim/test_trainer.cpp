@@ -92,8 +92,8 @@ class XorNet : public nn::Model {
  public:
   explicit XorNet(std::uint64_t seed) {
     Generator init(seed);
-    fc1 = register_module("fc1", std::make_shared<nn::Linear>(2, 32, init));
-    fc2 = register_module("fc2", std::make_shared<nn::Linear>(32, 2, init));
+    fc1 = register_module("fc1", std::make_shared<nn::Linear>(nn::LinearOptions{.in = 2, .out = 32}, init));
+    fc2 = register_module("fc2", std::make_shared<nn::Linear>(nn::LinearOptions{.in = 32, .out = 2}, init));
     dropout = register_module("dropout", std::make_shared<nn::Dropout>(0.1));
   }
   Tensor forward(const Tensor& x) {  // (B, 2) -> logits (B, 2)

@@ -1,0 +1,78 @@
+#include <catch2/catch.hpp>
+
+#include "core/uwaga.h"
+#include "nn/attention_kernels.h"
+#include "nn/multi_head_attention.h"
+#include "tests/support/gradcheck.h"
+
+using namespace uwaga;
+using namespace uwaga::nn;
+using namespace uwaga::testing;
+
+TEST_CASE("attention_heads equals split_heads, attention per head and merge_heads; gradcheck",
+          "[nn][mha][attention]") {
+  const std::int64_t B = 2, T = 4, S = 3, h = 2, d = 3, D = h * d;
+  Tensor pad_t = Tensor::from_vector(std::vector<double>{0, 0, 0, 1, 0, 0, 0, 0}, {B, T},
+                                     DType::Float64);
+  Tensor pad_s = Tensor::from_vector(std::vector<double>{0, 0, 1, 0, 0, 0}, {B, S}, DType::Float64);
+  struct Case { const char* name; AttentionMask self_mask, cross_mask; };
+  std::vector<Case> cases = {
+      {"no mask", {}, {}},
+      {"causal", {.causal = true}, {.causal = true}},
+      {"padded", {.key_padding = pad_t}, {.key_padding = pad_s}},
+      {"causal+padded", {.key_padding = pad_t, .causal = true},
+       {.key_padding = pad_s, .causal = true}}};
+  for (auto& c : cases) {
+    INFO(c.name);
+    // Self-attention on packed [Q | K | V].
+    AttentionMask self_mask = c.self_mask, cross_mask = c.cross_mask;
+    Tensor qkv1 = leaf({B, T, 3 * D}, 1), qkv2 = leaf({B, T, 3 * D}, 1);
+    Tensor a1, a2;
+    Tensor y1 = attention_heads(qkv1, h, self_mask, &a1);
+    std::vector<Tensor> parts = chunk(qkv2, 3, -1);  // Q, K, V
+    Tensor y2 = merge_heads(scaled_dot_product_attention(
+        split_heads(parts[0], h), split_heads(parts[1], h), split_heads(parts[2], h), self_mask,
+        &a2));
+    REQUIRE(y1.shape() == Shape{B, T, D});
+    REQUIRE(a1.shape() == Shape{B, h, T, T});
+    REQUIRE(max_abs_diff(y1, y2) < 1e-13);
+    REQUIRE(max_abs_diff(a1, a2) < 1e-13);
+    Tensor up = leaf(y1.shape(), 2).detach();
+    y1.backward(up);
+    y2.backward(up);
+    REQUIRE(max_abs_diff(qkv1.grad(), qkv2.grad()) < 1e-13);
+    require_gradcheck([self_mask](const std::vector<Tensor>& in) {
+      return attention_heads(in[0], h, self_mask);
+    }, {leaf({B, T, 3 * D}, 3)});
+
+    // Cross-attention on q and packed [K | V].
+    Tensor q1 = leaf({B, T, D}, 4), kv1 = leaf({B, S, 2 * D}, 5);
+    Tensor q2 = leaf({B, T, D}, 4), kv2 = leaf({B, S, 2 * D}, 5);
+    Tensor c1 = attention_heads(q1, kv1, h, cross_mask, &a1);
+    std::vector<Tensor> kv_parts = chunk(kv2, 2, -1);  // K, V
+    Tensor c2 = merge_heads(scaled_dot_product_attention(
+        split_heads(q2, h), split_heads(kv_parts[0], h), split_heads(kv_parts[1], h), cross_mask,
+        &a2));
+    REQUIRE(a1.shape() == Shape{B, h, T, S});
+    REQUIRE(max_abs_diff(c1, c2) < 1e-13);
+    REQUIRE(max_abs_diff(a1, a2) < 1e-13);
+    Tensor up_c = leaf(c1.shape(), 6).detach();
+    c1.backward(up_c);
+    c2.backward(up_c);
+    REQUIRE(max_abs_diff(q1.grad(), q2.grad()) < 1e-13);
+    REQUIRE(max_abs_diff(kv1.grad(), kv2.grad()) < 1e-13);
+    require_gradcheck([cross_mask](const std::vector<Tensor>& in) {
+      return attention_heads(in[0], in[1], h, cross_mask);
+    }, {leaf({B, T, D}, 7), leaf({B, S, 2 * D}, 8)});
+  }
+}
+
+TEST_CASE("attention_heads names the shapes at fault", "[nn][mha][attention]") {
+  REQUIRE_THROWS_WITH(attention_heads(Tensor::ones({2, 3, 10}), 2),
+                      Catch::Contains("qkv (2, 3, 10) with 2 heads: expected (B, T, 3·h·d)"));
+  REQUIRE_THROWS_WITH(attention_heads(Tensor::ones({2, 3, 4}), Tensor::ones({2, 5, 6}), 2),
+                      Catch::Contains("q (2, 3, 4), kv (2, 5, 6) with 2 heads"));
+  REQUIRE_THROWS_WITH(attention_heads(Tensor::ones({2, 3, 12}), 2,
+                                      {.key_padding = Tensor::zeros({2, 4})}),
+                      Catch::Contains("key padding mask (2, 4) does not fit qkv (2, 3, 12)"));
+}
