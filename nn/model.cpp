@@ -6,10 +6,13 @@
 namespace uwaga::nn {
 
 void Model::seed_dropout(std::uint64_t seed) {
-  std::uint64_t n = 0;
-  for (auto& [name, module] : named_modules())
-    if (auto* dropout = dynamic_cast<Dropout*>(module))
-      dropout->generator().seed_with(seed + 0x9E3779B97F4A7C15ull * n++);
+  if (!dropouts_found_) {
+    for (auto& [name, module] : named_modules())
+      if (auto* dropout = dynamic_cast<Dropout*>(module)) dropouts_.push_back(dropout);
+    dropouts_found_ = true;
+  }
+  for (std::size_t n = 0; n < dropouts_.size(); ++n)
+    dropouts_[n]->generator().seed_with(seed + 0x9E3779B97F4A7C15ull * n);
 }
 
 void Model::expect_inputs(const std::vector<Tensor>& inputs, std::size_t count,

@@ -10,6 +10,8 @@
 
 namespace uwaga::nn {
 
+class Dropout;
+
 class Model : public Module {
  public:
   // The model's output for a batch's inputs, each (B, …) with the batch's rows first — the
@@ -33,6 +35,10 @@ class Model : public Module {
   // `fresh`, converted to this model's dtype (a model built in float32 and trained in float64
   // for a gradient check has float64 replicas).
   std::shared_ptr<Model> in_my_dtype(std::shared_ptr<Model> fresh) const;
+
+ private:
+  std::vector<Dropout*> dropouts_;  // found on the first seed_dropout (the tree does not change)
+  bool dropouts_found_ = false;
 };
 
 }  // namespace uwaga::nn
