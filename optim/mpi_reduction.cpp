@@ -20,7 +20,9 @@ void check(int code, const char* what) {
   fail("MPI: ", what, " failed: ", std::string(text, static_cast<std::size_t>(length)));
 }
 
-bool g_failure_agreed = false;  // first_error found an error every process now knows of
+// Every process knows the run is ending early (first_error found an error, or any() a stop):
+// they end on their own rather than through MPI_Abort.
+bool g_failure_agreed = false;
 
 void finalize_at_exit() {
   int finalized = 0;
@@ -125,6 +127,8 @@ void MpiReduction::broadcast(std::string& bytes) {
 bool MpiReduction::any(bool flag) {
   int mine = flag ? 1 : 0, anyone = 0;
   check(MPI_Allreduce(&mine, &anyone, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce (flag)");
+  // Every process now stops at the same step (an interruption): they all end on their own.
+  if (anyone) g_failure_agreed = true;
   return anyone != 0;
 }
 

@@ -251,6 +251,7 @@ bool Run::save() {
 void Run::stop(const std::string& reason, const std::string& message, bool loud) {
   summary_.message = message;
   log_.write({{"type", "stop"}, {"reason", reason}, {"step", step_}, {"message", message}});
+  if (!root_) return;  // process 0 says it for all
   if (loud) progress_.message(message);
   else progress_.line(message);
 }
@@ -394,7 +395,7 @@ TrainSummary Run::fit(const Evaluate& evaluate) {
                 {"config", config}});
     start_from_process_0();
   }
-  StopSignalGuard signals(o_.quiet);
+  StopSignalGuard signals(o_.quiet || !root_);
   model_.train();
 
   auto finish = [&] {
