@@ -10,9 +10,11 @@ cd "$(dirname "$0")/.."
 # Needed to build the library, the programs and the C++ tests.
 required=(build-essential cmake pkg-config libopenblas-openmp-dev catch2 libcxxopts-dev
           zlib1g-dev nlohmann-json3-dev xz-utils curl)
-# For the Python bindings, the notebooks and their tests (CMake skips them when these are absent).
+# For the Python bindings, the notebooks and their tests, and for training across processes with
+# mpirun (CMake skips them when these are absent).
 optional=(pybind11-dev python3-dev python3-numpy python3-matplotlib jupyter-nbconvert
-          python3-nbclient python3-ipykernel graphviz ${UWAGA_EXTRA_PACKAGES:-})
+          python3-nbclient python3-ipykernel graphviz openmpi-bin libopenmpi-dev
+          ${UWAGA_EXTRA_PACKAGES:-})
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing_required=() missing_optional=()
 for p in "${required[@]}"; do installed "$p" || missing_required+=("$p"); done
