@@ -6,12 +6,14 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "core/blas_kernels.h"
 #include "core/error.h"
 
 namespace uwaga {
 
 void set_num_threads(int n) {
   if (n < 1) fail("threads: the thread count must be at least 1, got ", n);
+  choose_blas_kernels();  // before any product (core/blas_kernels.h)
   const int before = omp_get_max_threads();
   omp_set_num_threads(n);
   openblas_set_num_threads(n);  // caps OpenMP's count too, at the most threads it was built for

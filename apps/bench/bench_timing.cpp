@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/blas_kernels.h"
+
 #include "core/threads.h"
 
 namespace uwaga::apps {
@@ -41,7 +43,15 @@ json header(const char* mode) {
   const char* policy = std::getenv("OMP_WAIT_POLICY");
   const char* spin = std::getenv("GOMP_SPINCOUNT");
   std::string wait = policy ? policy : spin ? std::string("GOMP_SPINCOUNT=") + spin : "unset";
-  return {{"impl", "uwaga"}, {"mode", mode}, {"threads", num_threads()}, {"omp_wait_policy", wait}};
+  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+  return {{"impl", "uwaga"},
+          {"mode", mode},
+          {"threads", num_threads()},
+          {"omp_wait_policy", wait},
+          {"blas_core", blas_core()},  // the kernels the products ran on (core/blas_kernels.h)
+          {"blas_core_at_load", blas_core_at_load()},
+          {"openblas_coretype", coretype ? coretype : "unset"},
+          {"blas_config", blas_config()}};
 }
 
 std::vector<double> time_calls(const std::function<void()>& fn, const BenchOptions& o,
