@@ -1,0 +1,253 @@
+#!/usr/bin/python3
+"""The ViT training benchmark as a PyTorch 2 user writes it: one JSON line on stdout, in the format
+of vit_torch.py --mode train, so apps/bench/summarize.py can read it.
+
+    /usr/bin/python3 apps/bench/vit_torch2.py --threads 2 --batch 128
+    /usr/bin/python3 apps/bench/vit_torch2.py --model cifar10-small --threads 1 --compile
+
+Where vit_torch.py writes every step out as uwaga computes it, this one uses what PyTorch 2
+offers: F.scaled_dot_product_attention, nn.LayerNorm, nn.GELU, a Conv2d patch embedding (or
+--patch-embed linear), torch.optim.AdamW(fused=False) and optionally torch.compile. The models:
+
+    mnist-tiny     28x28x1, patch 7 (17 tokens), dim 64, depth 6, heads 4, MLP 128
+    cifar10-small  32x32x3, patch 4 (65 tokens), dim 96, depth 6, heads 4, MLP 192
+    vit-d192       32x32x3, patch 4 (65 tokens), dim 192, depth 12, heads 3, MLP 768
+
+all pre-LN, class token, 10 classes, cross-entropy, AdamW lr 1e-3 with weight decay 0.05 on
+matrices only (as vit_torch.py and uwaga's optim::make_param_groups), on random data.
+
+Runs on Debian's python3-torch 1.13 too: without scaled_dot_product_attention the attention is
+written out (softmax(Q Kᵀ/√d_k) V) and the line says so in "attention"; without torch.compile,
+--compile says why on stderr and in "compile", and the run goes on eagerly. Run with
+OMP_WAIT_POLICY=PASSIVE as run.sh does for vit_torch.py.
+"""
+import argparse
+import inspect
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_timing import header, peak_rss_kb, time_calls  # noqa: E402  (shared with vit_torch.py)
+
+
+MODELS = {  # image_size, channels, patch, dim, depth, heads, mlp_dim
+    "mnist-tiny": (28, 1, 7, 64, 6, 4, 128),
+    "cifar10-small": (32, 3, 4, 96, 6, 4, 192),
+    "vit-d192": (32, 3, 4, 192, 12, 3, 768),
+}
+HAVE_SDPA = hasattr(F, "scaled_dot_product_attention")
+
+
+class VitConfig:
+    num_classes = 10
+
+    def __init__(self, name):
+        self.name = name
+        (self.image_size, self.channels, self.patch, self.dim, self.depth, self.heads,
+         self.mlp_dim) = MODELS[name]
+
+    def num_patches(self):
+        return (self.image_size // self.patch) ** 2
+
+    def tokens(self):
+        return self.num_patches() + 1
+
+    def patch_dim(self):
+        return self.patch * self.patch * self.channels
+
+    def forward_flops(self):
+        """Multiply-adds x2 of one image's forward pass, matrix products only (as vit_torch.py)."""
+        T, D = self.tokens(), self.dim
+        per_block = 2 * T * D * 3 * D + 2 * 2 * T * T * D + 2 * T * D * D + 2 * 2 * T * D * self.mlp_dim
+        return 2 * self.num_patches() * self.patch_dim() * D + self.depth * per_block + 2 * D * self.num_classes
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, heads, use_sdpa):
+        super().__init__()
+        self.heads, self.d_k, self.use_sdpa = heads, dim // heads, use_sdpa
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):  # (B, T, D)
+        B, T, D = x.shape
+        q, k, v = self.qkv(x).reshape(B, T, 3, self.heads, self.d_k).permute(2, 0, 3, 1, 4).unbind(0)
+        if self.use_sdpa:
+            y = F.scaled_dot_product_attention(q, k, v)  # (B, h, T, d_k)
+        else:  # PyTorch < 2.0: the same product written out
+            y = (q @ k.transpose(-2, -1) * (1.0 / math.sqrt(self.d_k))).softmax(dim=-1) @ v
+        return self.proj(y.transpose(1, 2).reshape(B, T, D))
+
+
+class Block(nn.Module):
+    def __init__(self, dim, heads, mlp_dim, use_sdpa):
+        super().__init__()
+        self.norm1, self.attn = nn.LayerNorm(dim), Attention(dim, heads, use_sdpa)
+        self.norm2 = nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, mlp_dim), nn.GELU(), nn.Linear(mlp_dim, dim))
+
+    def forward(self, x):
+        x = x + self.attn(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+
+
+class VisionTransformer(nn.Module):
+    def __init__(self, c, use_sdpa, patch_embed="conv"):
+        super().__init__()
+        self.c, self.patch_embed_kind = c, patch_embed
+        if patch_embed == "conv":
+            self.patch_embed = nn.Conv2d(c.channels, c.dim, kernel_size=c.patch, stride=c.patch)
+        else:
+            self.patch_embed = nn.Linear(c.patch_dim(), c.dim)
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, c.dim))
+        self.pos_embed = nn.Parameter(torch.zeros(1, c.tokens(), c.dim))
+        self.blocks = nn.ModuleList(Block(c.dim, c.heads, c.mlp_dim, use_sdpa) for _ in range(c.depth))
+        self.norm = nn.LayerNorm(c.dim)
+        self.head = nn.Linear(c.dim, c.num_classes)
+        nn.init.trunc_normal_(self.pos_embed, std=0.02)
+        nn.init.trunc_normal_(self.cls_token, std=0.02)
+
+    def forward(self, images):  # (B, C, H, W)
+        c, B = self.c, images.shape[0]
+        if self.patch_embed_kind == "conv":
+            x = self.patch_embed(images).flatten(2).transpose(1, 2)  # (B, N, D)
+        else:
+            P, G = c.patch, c.image_size // c.patch
+            x = images.reshape(B, c.channels, G, P, G, P).permute(0, 2, 4, 3, 5, 1)
+            x = self.patch_embed(x.reshape(B, G * G, P * P * c.channels))
+        x = torch.cat([self.cls_token.expand(B, -1, -1), x], dim=1) + self.pos_embed
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.norm(x[:, 0]))
+
+
+def param_groups(model, weight_decay):
+    """No decay on vectors, embeddings and the class token (as vit_torch.py)."""
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        skip = p.dim() < 2 or any(part in name for part in ("embed", "pos_", "cls_token"))
+        (no_decay if skip else decay).append(p)
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+
+
+def make_optimizer(model):
+    """AdamW(fused=False); PyTorch 1.13's AdamW has no `fused` argument (and is never fused)."""
+    kwargs = {"fused": False} if "fused" in inspect.signature(torch.optim.AdamW.__init__).parameters else {}
+    return torch.optim.AdamW(param_groups(model, 0.05), lr=1e-3, **kwargs), "fused" in kwargs
+
+
+def choose_attention(requested):
+    if requested == "written":
+        return False, "written-out (asked for)"
+    if HAVE_SDPA:
+        return True, "sdpa"
+    if requested == "sdpa":
+        sys.exit(f"vit_torch2.py: --attention sdpa, but PyTorch {torch.__version__} has no "
+                 "torch.nn.functional.scaled_dot_product_attention")
+    return False, f"written-out (no scaled_dot_product_attention in PyTorch {torch.__version__})"
+
+
+def say(message):
+    print(f"vit_torch2.py: {message}", file=sys.stderr, flush=True)
+
+
+def bench_train(args):
+    rss_before_model = peak_rss_kb()
+    c = VitConfig(args.model)
+    use_sdpa, attention = choose_attention(args.attention)
+    model = VisionTransformer(c, use_sdpa, args.patch_embed)
+    opt, fused_arg = make_optimizer(model)
+    data = [(torch.randn(args.batch, c.channels, c.image_size, c.image_size),
+             torch.randint(0, c.num_classes, (args.batch,))) for _ in range(4)]
+
+    compile_state = "off"
+    run = model
+    if args.compile:
+        if not hasattr(torch, "compile"):
+            compile_state = f"unavailable: PyTorch {torch.__version__} has no torch.compile; ran eagerly"
+            say(f"--compile: {compile_state}")
+        else:
+            try:  # compiles on its first call: try one step here, untimed
+                run = torch.compile(model, mode=args.compile_mode)
+                opt.zero_grad(set_to_none=True)
+                F.cross_entropy(run(data[0][0]), data[0][1]).backward()
+                opt.zero_grad(set_to_none=True)
+                compile_state = "on" + (f" (mode {args.compile_mode})" if args.compile_mode else "")
+            except Exception as e:  # no compiler, unsupported op, ...: measure eager instead
+                run = model
+                compile_state = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}; ran eagerly"
+                say(f"--compile: {compile_state}")
+
+    phases = {"forward": [], "backward": [], "optimizer": []}
+    step = [0]
+
+    def train_step():
+        images, labels = data[step[0] % len(data)]
+        step[0] += 1
+        opt.zero_grad(set_to_none=True)
+        t0 = time.perf_counter()
+        loss = F.cross_entropy(run(images), labels)
+        t1 = time.perf_counter()
+        loss.backward()
+        t2 = time.perf_counter()
+        opt.step()
+        t3 = time.perf_counter()
+        phases["forward"].append(t1 - t0)
+        phases["backward"].append(t2 - t1)
+        phases["optimizer"].append(t3 - t2)
+
+    cpu = []
+    per_step, calls = time_calls(train_step, args, cpu)
+    ips = [args.batch / s for s in per_step]
+    flops_per_image = 3.0 * c.forward_flops()
+    out = header("train")
+    out["impl"] = args.impl
+    out.update(batch=args.batch, warmup_steps=args.warmup, steps_per_repeat=calls, images_per_s=ips,
+               median_images_per_s=statistics.median(ips), images_per_cpu_s=[args.batch / s for s in cpu],
+               flops_per_image=flops_per_image,
+               effective_gflops=statistics.median(ips) * flops_per_image / 1e9,
+               phase_ms={k: statistics.median(v[args.warmup:]) * 1e3 for k, v in phases.items()},
+               parameters=sum(p.numel() for p in model.parameters()), foreach=False,
+               rss_before_model_kb=rss_before_model, peak_rss_kb=peak_rss_kb(),
+               script="vit_torch2.py", model=args.model, tokens=c.tokens(), dim=c.dim, depth=c.depth,
+               heads=c.heads, mlp_dim=c.mlp_dim, attention=attention, sdpa=use_sdpa,
+               compile=compile_state, patch_embed=args.patch_embed,
+               adamw="AdamW(fused=False)" if fused_arg else "AdamW (this PyTorch has no fused argument)")
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--mode", default="train", choices=["train"], help="only train (as vit_torch.py --mode train)")
+    p.add_argument("--model", default="mnist-tiny", choices=sorted(MODELS))
+    p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads")
+    p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--warmup", type=int, default=3, help="untimed steps first (compilation included)")
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--steps", type=int, default=0, help="steps per repeat (0: enough for --min-seconds)")
+    p.add_argument("--min-seconds", type=float, default=0.25)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--compile", action="store_true", help="torch.compile the model (eager where unavailable)")
+    p.add_argument("--compile-mode", default=None, help="torch.compile's mode, e.g. max-autotune")
+    p.add_argument("--attention", default="auto", choices=["auto", "sdpa", "written"],
+                   help="auto: scaled_dot_product_attention where PyTorch has it")
+    p.add_argument("--patch-embed", default="conv", choices=["conv", "linear"])
+    p.add_argument("--impl", default="torch", help='the line\'s "impl" (e.g. torch2 beside vit_torch.py\'s lines)')
+    args = p.parse_args()
+    if args.threads < 1 or args.batch < 1 or args.repeats < 1 or args.warmup < 0 or args.steps < 0:
+        sys.exit("vit_torch2.py: --threads, --batch and --repeats must be positive, --warmup and --steps not negative")
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    print(json.dumps(bench_train(args)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
