@@ -36,6 +36,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_timing import header, peak_rss_kb, time_calls  # noqa: E402  (shared with vit_torch.py)
+import vit_torch  # noqa: E402
 
 
 MODELS = {  # image_size, channels, patch, dim, depth, heads, mlp_dim
@@ -46,28 +47,12 @@ MODELS = {  # image_size, channels, patch, dim, depth, heads, mlp_dim
 HAVE_SDPA = hasattr(F, "scaled_dot_product_attention")
 
 
-class VitConfig:
-    num_classes = 10
-
-    def __init__(self, name):
-        self.name = name
-        (self.image_size, self.channels, self.patch, self.dim, self.depth, self.heads,
-         self.mlp_dim) = MODELS[name]
-
-    def num_patches(self):
-        return (self.image_size // self.patch) ** 2
-
-    def tokens(self):
-        return self.num_patches() + 1
-
-    def patch_dim(self):
-        return self.patch * self.patch * self.channels
-
-    def forward_flops(self):
-        """Multiply-adds x2 of one image's forward pass, matrix products only (as vit_torch.py)."""
-        T, D = self.tokens(), self.dim
-        per_block = 2 * T * D * 3 * D + 2 * 2 * T * T * D + 2 * T * D * D + 2 * 2 * T * D * self.mlp_dim
-        return 2 * self.num_patches() * self.patch_dim() * D + self.depth * per_block + 2 * D * self.num_classes
+def vit_config(name):
+    """vit_torch.py's VitConfig (sizes, tokens, FLOPs) with the sizes of model `name`."""
+    c = vit_torch.VitConfig()
+    c.name = name
+    c.image_size, c.channels, c.patch, c.dim, c.depth, c.heads, c.mlp_dim = MODELS[name]
+    return c
 
 
 class Attention(nn.Module):
@@ -161,7 +146,7 @@ def say(message):
 
 def bench_train(args):
     rss_before_model = peak_rss_kb()
-    c = VitConfig(args.model)
+    c = vit_config(args.model)
     use_sdpa, attention = choose_attention(args.attention)
     model = VisionTransformer(c, use_sdpa, args.patch_embed)
     opt, fused_arg = make_optimizer(model)
