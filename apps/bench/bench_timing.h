@@ -3,6 +3,7 @@
 // and the process's CPU time and peak RSS.
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -21,6 +22,7 @@ struct BenchOptions {
   bool op_times = false;      // train: also the backward time of every op
   std::int64_t micro_batch = 16;  // train: images per forward/backward pass (0: a thread's share)
   std::uint64_t seed = 0;
+  std::string model = "mnist-tiny";  // train, eval: mnist-tiny, cifar10-small or vit-d192
 };
 
 double seconds_since(Clock::time_point start);

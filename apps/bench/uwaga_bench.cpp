@@ -44,6 +44,23 @@ namespace {
 using nlohmann::json;
 
 // A few random batches of (B, 1, 28, 28) images with labels, cycled through.
+// The ViTs the benchmark trains (as apps/bench/vit_torch2.py's --model): uwaga-vit's mnist-tiny
+// and cifar10-small presets, and a dim-192, depth-12, 3-head ViT on 32 × 32 × 3 images.
+nn::VitConfig bench_model(const std::string& name) {
+  nn::VitConfig c;  // mnist-tiny: 28 × 28 × 1, patch 7 (17 tokens), dim 64, depth 6, heads 4, MLP 128
+  if (name == "mnist-tiny") return c;
+  c.image_size = 32, c.channels = 3, c.patch = 4;  // 65 tokens
+  if (name == "cifar10-small") {
+    c.dim = 96, c.depth = 6, c.heads = 4, c.mlp_dim = 192;
+    return c;
+  }
+  if (name == "vit-d192") {
+    c.dim = 192, c.depth = 12, c.heads = 3, c.mlp_dim = 768;
+    return c;
+  }
+  fail("--model: expected mnist-tiny, cifar10-small or vit-d192, got '", name, "'");
+}
+
 struct RandomBatches {
   RandomBatches(const nn::VitConfig& c, std::int64_t batch, Generator& gen, int count = 4) {
     for (int i = 0; i < count; ++i) {
@@ -56,14 +73,14 @@ struct RandomBatches {
   std::vector<Tensor> images, labels;  // (B, C, H, W), (B,)
 };
 
-// Training throughput of mnist-tiny with AdamW, as uwaga-vit trains it: zero the gradients,
+// Training throughput of a ViT (mnist-tiny unless --model says otherwise) with AdamW, as uwaga-vit trains it: zero the gradients,
 // forward, cross-entropy and backward on one model replica per thread, each taking its share of
 // the batch in micro-batches (optim::DataParallel::gradient), then the update. Phases:
 // "gradient" (the replicas' forward and backward passes and the sum of their gradients) and
 // "optimizer".
 json bench_train(const BenchOptions& o) {
   const long rss_before_model = peak_rss_kb();
-  nn::VitConfig config;  // mnist-tiny: patch 7, dim 64, depth 6, heads 4, MLP 128
+  const nn::VitConfig config = bench_model(o.model);
   Generator gen(o.seed);
   nn::VisionTransformer model(config, gen);
   optim::AdamW opt(optim::make_param_groups(model, 0.05), {1e-3});
@@ -98,6 +115,7 @@ json bench_train(const BenchOptions& o) {
   for (double s : cpu_per_step) images_per_cpu_s.push_back(o.batch / s);
   const double flops_per_image = 3.0 * config.forward_flops();  // forward + backward ≈ 3 forwards
   json j = header("train");
+  j["model"] = o.model;
   j["batch"] = o.batch;
   j["micro_batch"] = o.micro_batch;
   j["warmup_steps"] = o.warmup;
@@ -124,7 +142,7 @@ json bench_train(const BenchOptions& o) {
 
 // Evaluation throughput: forward passes in eval mode, no graph recorded.
 json bench_eval(const BenchOptions& o) {
-  nn::VitConfig config;
+  const nn::VitConfig config = bench_model(o.model);
   Generator gen(o.seed);
   nn::VisionTransformer model(config, gen);
   model.eval();
@@ -140,6 +158,7 @@ json bench_eval(const BenchOptions& o) {
   for (double s : time_calls(eval_step, o, nullptr, &cpu_per_step)) images_per_s.push_back(o.batch / s);
   for (double s : cpu_per_step) images_per_cpu_s.push_back(o.batch / s);
   json j = header("eval");
+  j["model"] = o.model;
   j["batch"] = o.batch;
   j["images_per_s"] = images_per_s;
   j["images_per_cpu_s"] = images_per_cpu_s;
@@ -311,6 +330,8 @@ int run(int argc, char** argv) {
        cxxopts::value<std::int64_t>()->default_value("20"))
       ("batches", "translate*: ignored (the file is for PyTorch's side)", cxxopts::value<std::string>())
       ("seed", "random seed", cxxopts::value<std::uint64_t>()->default_value("0"))
+      ("model", "train, eval: mnist-tiny, cifar10-small or vit-d192",
+       cxxopts::value<std::string>()->default_value("mnist-tiny"))
       ("h,help", "this help");
   auto args = cli.parse(argc, argv);
   if (args.count("help") || !args.count("mode")) {
@@ -328,6 +349,7 @@ int run(int argc, char** argv) {
   o.micro_batch = args["micro-batch"].as<std::int64_t>();
   if (o.micro_batch < 0) fail("--micro-batch must be >= 0, got ", o.micro_batch);
   o.seed = args["seed"].as<std::uint64_t>();
+  o.model = args["model"].as<std::string>();
   if (o.batch < 1 || o.repeats < 1 || o.warmup < 0 || o.steps < 0)
     fail("--batch and --repeats must be positive, --warmup and --steps not negative");
   init_threads();  // reads UWAGA_NUM_THREADS once; the flag below wins over it
