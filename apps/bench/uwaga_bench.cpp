@@ -73,9 +73,10 @@ struct RandomBatches {
   std::vector<Tensor> images, labels;  // (B, C, H, W), (B,)
 };
 
-// Training throughput of a ViT (mnist-tiny unless --model says otherwise) with AdamW, as uwaga-vit trains it: zero the gradients,
-// forward, cross-entropy and backward on one model replica per thread, each taking its share of
-// the batch in micro-batches (optim::DataParallel::gradient), then the update. Phases:
+// Training throughput of a ViT (mnist-tiny unless --model says otherwise) with AdamW, as
+// uwaga-vit trains it: zero the gradients, forward, cross-entropy and backward on one model
+// replica per thread, each taking its share of the batch in micro-batches
+// (optim::DataParallel::gradient), then the update. Phases:
 // "gradient" (the replicas' forward and backward passes and the sum of their gradients) and
 // "optimizer".
 json bench_train(const BenchOptions& o) {
