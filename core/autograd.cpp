@@ -1,7 +1,6 @@
 #include "core/autograd.h"
 
 #include <memory>
-#include <ranges>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -203,7 +202,10 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
   const auto alive = hold_nodes(root, order);  // until the pass ends
   std::unordered_map<Node*, Tensor> grads;  // running dL/d(output of node)
   grads[root.grad_fn().get()] = g;
-  for (Node* node : std::views::reverse(order)) {  // each node after every node that uses it
+  // Each node after every node that uses it. (Reverse iterators rather than std::views::reverse,
+  // which clang 14 cannot compile against GCC 12's library: tests/fuzz builds with clang.)
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    Node* node = *it;
     if (node->freed) fail_freed(node);
     auto found = grads.find(node);
     if (found == grads.end()) continue;  // nothing flowed here (inputs needing no gradient)

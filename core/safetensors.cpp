@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 #include "core/json_input.h"
 
@@ -49,6 +51,12 @@ std::string directory_of(const std::string& path) {
 
 // ---- writing --------------------------------------------------------------------------------
 
+std::string hex32(std::uint32_t v) {
+  char buf[9];
+  std::snprintf(buf, sizeof buf, "%08x", v);
+  return buf;
+}
+
 // The JSON header, padded with spaces so that the data section starts 8-byte aligned.
 std::string make_header(const std::map<std::string, Tensor>& tensors,
                         const std::map<std::string, std::string>& metadata) {
@@ -61,7 +69,14 @@ std::string make_header(const std::map<std::string, Tensor>& tensors,
                     {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
-  if (!metadata.empty()) header[kMetadataKey] = metadata;
+  std::map<std::string, std::string> all = metadata;
+  if (!tensors.empty()) {
+    json checksums = json::object();
+    for (const auto& [name, t] : tensors)
+      checksums[name] = hex32(safetensors_crc32(t.raw_data(), tensor_bytes(t)));
+    all[kSafetensorsChecksumKey] = checksums.dump();
+  }
+  if (!all.empty()) header[kMetadataKey] = all;
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');
   return text;
@@ -105,7 +120,8 @@ void sync_directory(const std::string& dir, const std::string& path) {
          quoted(dir), ": ", std::strerror(err));
 }
 
-void check_savable(const std::string& path, const std::map<std::string, Tensor>& tensors) {
+void check_savable(const std::string& path, const std::map<std::string, Tensor>& tensors,
+                   const std::map<std::string, std::string>& metadata) {
   for (const auto& [name, t] : tensors) {
     if (name.empty()) fail("save_safetensors: ", quoted(path), ": a tensor has an empty name");
     if (name == kMetadataKey)
@@ -114,15 +130,15 @@ void check_savable(const std::string& path, const std::map<std::string, Tensor>&
     if (!t.defined())
       fail("save_safetensors: ", quoted(path), ": tensor ", quoted(name), " is undefined");
   }
+  if (metadata.count(kSafetensorsChecksumKey))
+    fail("save_safetensors: ", quoted(path), ": the metadata key \"", kSafetensorsChecksumKey,
+         "\" is reserved for the tensors' checksums");
 }
 
 // ---- reading --------------------------------------------------------------------------------
 
-struct Entry {
+struct Entry : SafetensorsEntry {
   std::string name;
-  DType dtype;
-  Shape shape;
-  std::uint64_t begin, end;  // in the data section
 };
 
 struct FileCloser {
@@ -149,6 +165,25 @@ std::map<std::string, std::string> parse_metadata(const json& value, const std::
     metadata[key] = v.get<std::string>();
   }
   return metadata;
+}
+
+// "uwaga.crc32": a JSON object, tensor name -> 8 hex digits.
+std::map<std::string, std::uint32_t> parse_checksums(const std::string& text,
+                                                     const std::string& where) {
+  const std::string what = where + ": metadata \"" + kSafetensorsChecksumKey + "\"";
+  json value = parse_json_input(text, what);
+  if (!value.is_object()) fail(what, " must be a JSON object, got a JSON ", value.type_name());
+  std::map<std::string, std::uint32_t> out;
+  for (const auto& [name, v] : value.items()) {
+    std::string hex = v.is_string() ? v.get<std::string>() : std::string();
+    std::uint32_t crc = 0;
+    auto [end, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), crc, 16);
+    if (hex.size() != 8 || ec != std::errc() || end != hex.data() + hex.size())
+      fail(what, ": the checksum of ", quoted(name), " must be 8 hexadecimal digits, got ",
+           json_brief(v));
+    out[name] = crc;
+  }
+  return out;
 }
 
 Entry parse_entry(const std::string& name, const json& value, std::uint64_t data_size,
@@ -246,7 +281,7 @@ const char* safetensors_dtype_name(DType dtype) {
 
 void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
                       const std::map<std::string, std::string>& metadata) {
-  check_savable(path, tensors);
+  check_savable(path, tensors, metadata);
   const std::string header = make_header(tensors, metadata);
   unsigned char length[8];
   for (int i = 0; i < 8; ++i)
@@ -285,22 +320,23 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
   sync_directory(directory_of(path), path);
 }
 
-SafetensorsFile load_safetensors(const std::string& path) {
-  const std::string where = "load_safetensors: " + quoted(path);
-  FilePtr file(std::fopen(path.c_str(), "rb"));
-  if (!file) fail(where, ": cannot open: ", std::strerror(errno));
+namespace {
+
+// Steps 1-3 of reading: the length prefix, the JSON header, the entries checked against the file
+// size. `file` is left anywhere.
+SafetensorsHeader read_header(std::FILE* file, const std::string& where) {
   struct stat st;
-  if (::fstat(::fileno(file.get()), &st) != 0)
-    fail(where, ": cannot stat: ", std::strerror(errno));
+  if (::fstat(::fileno(file), &st) != 0) fail(where, ": cannot stat: ", std::strerror(errno));
   if (!S_ISREG(st.st_mode)) fail(where, ": not a regular file");
-  const std::uint64_t file_size = static_cast<std::uint64_t>(st.st_size);
+  SafetensorsHeader result;
+  const std::uint64_t file_size = result.file_size = static_cast<std::uint64_t>(st.st_size);
 
   // 1. the header length
   if (file_size < 8)
     fail(where, ": the file is only ", file_size, " bytes long, too short to hold the 8-byte "
          "header length — truncated, or not a safetensors file");
   unsigned char length[8];
-  if (std::fread(length, 1, 8, file.get()) != 8)
+  if (std::fread(length, 1, 8, file) != 8)
     fail(where, ": cannot read the header length: ", std::strerror(errno));
   std::uint64_t header_size = 0;
   for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | length[i];
@@ -310,32 +346,81 @@ SafetensorsFile load_safetensors(const std::string& path) {
 
   // 2. the JSON header
   std::string text(static_cast<std::size_t>(header_size), '\0');
-  if (header_size > 0 && std::fread(text.data(), 1, text.size(), file.get()) != text.size())
+  if (header_size > 0 && std::fread(text.data(), 1, text.size(), file) != text.size())
     fail(where, ": cannot read the header: ", std::strerror(errno));
   const json header = parse_header(text, where);
 
   // 3. the entries, checked against the data section
-  const std::uint64_t data_start = 8 + header_size;
-  const std::uint64_t data_size = file_size - data_start;
-  SafetensorsFile result;
+  result.data_start = 8 + header_size;
+  const std::uint64_t data_size = file_size - result.data_start;
   std::vector<Entry> entries;
   for (const auto& [name, value] : header.items()) {
     if (name == kMetadataKey) result.metadata = parse_metadata(value, where);
     else entries.push_back(parse_entry(name, value, data_size, where));
   }
   check_tiling(entries, data_size, where);
+  for (Entry& e : entries) result.tensors.emplace(e.name, std::move(e));
 
-  // 4. the data, straight into each tensor's storage
-  for (const Entry& e : entries) {
+  if (auto it = result.metadata.find(kSafetensorsChecksumKey); it != result.metadata.end()) {
+    result.checksums = parse_checksums(it->second, where);
+    result.metadata.erase(it);
+    for (const auto& [name, crc] : result.checksums) {
+      (void)crc;
+      if (!result.tensors.count(name))
+        fail(where, ": metadata \"", kSafetensorsChecksumKey, "\" has a checksum for ",
+             quoted(name), ", which is not a tensor of the file");
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+std::uint32_t safetensors_crc32(const void* data, std::uint64_t bytes) {
+  uLong crc = ::crc32(0L, Z_NULL, 0);
+  const auto* p = static_cast<const Bytef*>(data);
+  while (bytes > 0) {  // zlib takes uInt lengths: 1 GiB at a time
+    const uInt n = static_cast<uInt>(std::min<std::uint64_t>(bytes, 1u << 30));
+    crc = ::crc32(crc, p, n);
+    p += n;
+    bytes -= n;
+  }
+  return static_cast<std::uint32_t>(crc);
+}
+
+SafetensorsHeader read_safetensors_header(const std::string& path) {
+  const std::string where = "load_safetensors: " + quoted(path);
+  FilePtr file(std::fopen(path.c_str(), "rb"));
+  if (!file) fail(where, ": cannot open: ", std::strerror(errno));
+  return read_header(file.get(), where);
+}
+
+SafetensorsFile load_safetensors(const std::string& path) {
+  const std::string where = "load_safetensors: " + quoted(path);
+  FilePtr file(std::fopen(path.c_str(), "rb"));
+  if (!file) fail(where, ": cannot open: ", std::strerror(errno));
+  SafetensorsHeader header = read_header(file.get(), where);
+
+  // 4. the data, straight into each tensor's storage, checked against its checksum if any
+  SafetensorsFile result;
+  result.metadata = std::move(header.metadata);
+  for (const auto& [name, e] : header.tensors) {
     Tensor t = Tensor::empty(e.shape, e.dtype);
     std::size_t bytes = static_cast<std::size_t>(e.end - e.begin);
     if (bytes > 0) {
-      if (::fseeko(file.get(), static_cast<off_t>(data_start + e.begin), SEEK_SET) != 0 ||
+      if (::fseeko(file.get(), static_cast<off_t>(header.data_start + e.begin), SEEK_SET) != 0 ||
           std::fread(t.raw_data(), 1, bytes, file.get()) != bytes)
-        fail(where, ": cannot read the data of tensor ", quoted(e.name), ": ",
+        fail(where, ": cannot read the data of tensor ", quoted(name), ": ",
              std::ferror(file.get()) ? std::strerror(errno) : "unexpected end of file");
     }
-    result.tensors.emplace(e.name, std::move(t));
+    if (auto it = header.checksums.find(name); it != header.checksums.end()) {
+      const std::uint32_t crc = safetensors_crc32(t.raw_data(), bytes);
+      if (crc != it->second)
+        fail(where, ": tensor ", quoted(name), " is damaged: the CRC-32 of its ", bytes,
+             " bytes is ", hex32(crc), ", the file recorded ", hex32(it->second),
+             " when it was written");
+    }
+    result.tensors.emplace(name, std::move(t));
   }
   return result;
 }

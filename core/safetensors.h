@@ -12,8 +12,15 @@
 //              [begin, end) counted from the first byte after the header. The ranges tile the
 //              data section exactly: no gaps, no overlaps, nothing after the last one.
 //
+// uwaga adds one metadata entry of its own, "uwaga.crc32": a JSON object (as a string, since
+// metadata values must be strings) giving each tensor's CRC-32 (zlib's, 8 hex digits) of its
+// bytes: {"fc.weight": "1c291ca3", ...}. Other readers ignore it; load_safetensors checks it, so a
+// flipped bit in a tensor is refused instead of read as a slightly different number. Files
+// without it (golden files written by numpy, older checkpoints) load as before.
+//
 // There is no pickle and no code in the file, only a JSON index and raw numbers — which is why a
 // twenty-line reader (numpy, or the one in tests/core/test_safetensors.cpp) can read it.
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -26,6 +33,27 @@ struct SafetensorsFile {
   std::map<std::string, std::string> metadata;    // the "__metadata__" object, if any
 };
 
+// One tensor's entry in the header: where its bytes lie in the data section.
+struct SafetensorsEntry {
+  DType dtype = DType::Float32;
+  Shape shape;
+  std::uint64_t begin = 0, end = 0;  // [begin, end) in the data section
+};
+
+// The header alone, checked as load_safetensors checks it (the byte ranges match the shapes and
+// tile the data section, which ends where the file ends): what a file holds and how large it is,
+// without reading or allocating its tensors.
+struct SafetensorsHeader {
+  std::map<std::string, SafetensorsEntry> tensors;
+  std::map<std::string, std::string> metadata;  // without "uwaga.crc32"
+  std::map<std::string, std::uint32_t> checksums;  // from "uwaga.crc32"; empty in older files
+  std::uint64_t data_start = 0;  // the data section's first byte in the file
+  std::uint64_t file_size = 0;
+};
+
+// The metadata key of the tensors' checksums; reserved, save_safetensors refuses it as a key.
+inline constexpr const char* kSafetensorsChecksumKey = "uwaga.crc32";
+
 // Writes `tensors` (float32, float64 or int64; any shape, including 0-d and empty) and
 // `metadata` to `path`, atomically: the data goes to a temporary file in the same directory,
 // which is flushed to disk and then renamed over `path`. A crash or a full disk midway leaves
@@ -36,7 +64,14 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
 // Reads a safetensors file, checking everything a damaged or foreign file could get wrong: the
 // length prefix, the JSON, the dtypes, the shapes, and that the byte ranges match the shapes and
 // tile the data section. Throws uwaga::Error naming the file and the problem.
+// The checksums, when the file has them, are verified: a mismatch is an error naming the tensor.
 SafetensorsFile load_safetensors(const std::string& path);
+
+// Only the header (see SafetensorsHeader); the same errors as load_safetensors.
+SafetensorsHeader read_safetensors_header(const std::string& path);
+
+// zlib's CRC-32 of `bytes` bytes at `data` (the checksum stored in "uwaga.crc32").
+std::uint32_t safetensors_crc32(const void* data, std::uint64_t bytes);
 
 // "F32", "F64", "I64": the format's names for uwaga's dtypes.
 const char* safetensors_dtype_name(DType dtype);

@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -40,19 +41,23 @@ bool is_gzip(const std::vector<std::uint8_t>& bytes) {
   return bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b;
 }
 
-// Inflates a gzip file held in memory. zlib checks each member's CRC-32 and length, so a
-// corrupt stream fails here instead of yielding plausible-looking but wrong pixels.
-std::vector<std::uint8_t> gunzip(const std::vector<std::uint8_t>& in, const std::string& path) {
+// Inflates a gzip file held in memory, keeping at most `limit` bytes: when the stream holds more,
+// inflating stops there and `*more` is set (the caller decides whether that is an error). zlib
+// checks each member's CRC-32 and length, so a corrupt stream fails here instead of yielding
+// plausible-looking but wrong pixels. The limit is what keeps a small crafted file (deflate
+// reaches about 1032:1, and gzip members can follow one another without end) from inflating to
+// gigabytes before anything looks at it.
+std::vector<std::uint8_t> gunzip(const std::vector<std::uint8_t>& in, const std::string& path,
+                                 std::size_t limit, bool* more) {
   constexpr std::size_t kChunk = 1 << 20;
+  *more = false;
   std::vector<std::uint8_t> out;
   // The last 4 bytes hold the uncompressed size mod 2^32: a good first guess for the buffer.
   if (in.size() >= 18) {
     const std::size_t n = in.size();
     const std::uint32_t hint = in[n - 4] | (in[n - 3] << 8) | (in[n - 2] << 16) |
                                (static_cast<std::uint32_t>(in[n - 1]) << 24);
-    // deflate never compresses better than about 1032:1, so a damaged trailer cannot make us
-    // reserve more than that.
-    out.reserve(std::min<std::size_t>(hint, 1032 * in.size()) + kChunk);
+    out.reserve(std::min<std::size_t>({std::size_t{hint}, 1032 * in.size(), limit}));
   }
   z_stream zs{};
   if (inflateInit2(&zs, 15 + 16) != Z_OK) fail(path, ": cannot initialise zlib");  // 16: gzip
@@ -66,12 +71,26 @@ std::vector<std::uint8_t> gunzip(const std::vector<std::uint8_t>& in, const std:
       zs.avail_in = static_cast<uInt>(n);
       consumed += n;
     }
-    const std::size_t before = out.size();
-    out.resize(before + kChunk);
-    zs.next_out = out.data() + before;
-    zs.avail_out = static_cast<uInt>(kChunk);
-    rc = inflate(&zs, Z_NO_FLUSH);
-    out.resize(before + kChunk - zs.avail_out);
+    if (out.size() == limit) {
+      // Full: one byte more tells whether the stream goes on.
+      std::uint8_t probe;
+      zs.next_out = &probe;
+      zs.avail_out = 1;
+      rc = inflate(&zs, Z_NO_FLUSH);
+      if (zs.avail_out == 0) {
+        *more = true;
+        inflateEnd(&zs);
+        return out;
+      }
+    } else {
+      const std::size_t before = out.size();
+      const std::size_t room = std::min(kChunk, limit - before);
+      out.resize(before + room);
+      zs.next_out = out.data() + before;
+      zs.avail_out = static_cast<uInt>(room);
+      rc = inflate(&zs, Z_NO_FLUSH);
+      out.resize(before + room - zs.avail_out);
+    }
     if (rc == Z_STREAM_END) {
       const std::size_t left = zs.avail_in + (in.size() - consumed);
       if (left == 0) break;
@@ -97,6 +116,30 @@ std::vector<std::uint8_t> gunzip(const std::vector<std::uint8_t>& in, const std:
   }
   inflateEnd(&zs);
   return out;
+}
+
+// `raw`, the file's bytes, inflated when gzip, refusing more than `limit` bytes after inflating.
+std::vector<std::uint8_t> inflate_bounded(std::vector<std::uint8_t> raw, const std::string& path,
+                                          std::size_t limit, const std::string& why_limit) {
+  if (!is_gzip(raw)) return raw;
+  bool more = false;
+  std::vector<std::uint8_t> out = gunzip(raw, path, limit, &more);
+  if (more)
+    fail(path, ": the gzip file inflates to more than ", limit, " bytes (", why_limit,
+         "); refused without inflating the rest");
+  return out;
+}
+
+// The first `n` bytes of the file (fewer when it is shorter), inflated when gzip: an IDX header.
+std::vector<std::uint8_t> read_prefix(const std::string& path,
+                                      const std::vector<std::uint8_t>& raw, std::size_t n) {
+  if (!is_gzip(raw)) return {raw.begin(), raw.begin() + static_cast<long>(std::min(n, raw.size()))};
+  bool more = false;
+  try {
+    return gunzip(raw, path, n, &more);
+  } catch (const Error&) {
+    return {};  // a damaged stream: the full read below says what is wrong
+  }
 }
 
 std::uint32_t read_be32(const std::uint8_t* p) {
@@ -133,15 +176,40 @@ void check_size(const std::vector<std::uint8_t>& bytes, const std::string& path,
     fail(path, ": file too long: expected ", expected, " bytes (", layout, "), got ", bytes.size());
 }
 
+// An IDX file's bytes. A gzip file is inflated only as far as its header says the file reaches
+// and no further: its first `header` bytes are inflated first, and the dimensions there bound the
+// rest.
+std::vector<std::uint8_t> read_idx_bytes(const std::string& path, std::uint32_t magic,
+                                         std::size_t header) {
+  std::vector<std::uint8_t> raw = read_raw(path);
+  if (!is_gzip(raw)) return raw;
+  const std::vector<std::uint8_t> head = read_prefix(path, raw, header);
+  std::uint64_t limit = header;  // a damaged header: the full read's errors say what is wrong
+  if (head.size() == header && read_be32(head.data()) == magic) {
+    bool overflow = false;
+    for (std::size_t d = 0; d < (magic & 0xff); ++d) {
+      std::uint64_t product = 0;
+      overflow = overflow || __builtin_mul_overflow(d == 0 ? std::uint64_t{1} : limit - header,
+                                                    read_be32(head.data() + 4 + 4 * d), &product);
+      limit = header + product;
+    }
+    if (overflow || limit > kMaxInflatedBytes)
+      fail(path, ": the IDX header promises more than ", kMaxInflatedBytes,
+           " bytes, the most this reader inflates a gzip file to — a damaged header?");
+  }
+  return inflate_bounded(std::move(raw), path, static_cast<std::size_t>(limit),
+                         "what its IDX header implies: file too long");
+}
+
 }  // namespace
 
-std::vector<std::uint8_t> read_file_bytes(const std::string& path) {
-  std::vector<std::uint8_t> bytes = read_raw(path);
-  return is_gzip(bytes) ? gunzip(bytes, path) : bytes;
+std::vector<std::uint8_t> read_file_bytes(const std::string& path, std::size_t max_inflated) {
+  return inflate_bounded(read_raw(path), path, max_inflated,
+                         "the most this reader inflates a data file to");
 }
 
 IdxImages read_idx_images(const std::string& path) {
-  const std::vector<std::uint8_t> bytes = read_file_bytes(path);
+  const std::vector<std::uint8_t> bytes = read_idx_bytes(path, kImagesMagic, 16);
   const auto dims = read_idx_header(bytes, path, kImagesMagic, "images");
   IdxImages images;
   images.count = dims[0];
@@ -169,7 +237,7 @@ IdxImages read_idx_images(const std::string& path) {
 }
 
 std::vector<std::int64_t> read_idx_labels(const std::string& path, std::int64_t num_classes) {
-  const std::vector<std::uint8_t> bytes = read_file_bytes(path);
+  const std::vector<std::uint8_t> bytes = read_idx_bytes(path, kLabelsMagic, 8);
   const auto dims = read_idx_header(bytes, path, kLabelsMagic, "labels");
   const std::size_t count = static_cast<std::size_t>(dims[0]);
   check_size(bytes, path, 8 + count, "8-byte header + " + std::to_string(count) + " labels");

@@ -6,6 +6,7 @@
 //   then the data, one byte per pixel or label, row-major.
 // Files may be stored raw or gzip-compressed (as the mirrors and Debian ship them); the reader
 // looks at the first two bytes (1f 8b) rather than at the file name.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -14,10 +15,17 @@
 
 namespace uwaga {
 
-// The bytes of a whole file, inflated when it starts with the gzip magic bytes. A missing file, a
-// corrupt or truncated gzip stream are errors naming the file; the reader never returns a short
-// result silently. (The CIFAR-10 reader uses this too.)
-std::vector<std::uint8_t> read_file_bytes(const std::string& path);
+// The most a gzip data file is inflated to: 256 MiB, five times MNIST's largest file (47 MB). A small
+// crafted file can claim any size (deflate reaches 1032:1, and members may follow one another
+// without end); inflating stops at the limit instead of filling the memory.
+inline constexpr std::size_t kMaxInflatedBytes = std::size_t{256} << 20;
+
+// The bytes of a whole file, inflated when it starts with the gzip magic bytes, to at most
+// `max_inflated` bytes. A missing file, a corrupt or truncated gzip stream, or one inflating past
+// the limit are errors naming the file; the reader never returns a short result silently. (The
+// CIFAR-10 reader uses this; the IDX readers bound a gzip file by what its header implies.)
+std::vector<std::uint8_t> read_file_bytes(const std::string& path,
+                                          std::size_t max_inflated = kMaxInflatedBytes);
 
 struct IdxImages {
   std::int64_t count = 0;

@@ -121,7 +121,15 @@ std::string Vocabulary::decode(const std::vector<std::int64_t>& ids) const {
   return text;
 }
 
-std::string Vocabulary::to_json() const { return nlohmann::json{{"tokens", words_}}.dump(); }
+std::string Vocabulary::to_json() const {
+  // JSON text is UTF-8: a word built from other bytes (a corpus in Latin-1) cannot be written.
+  try {
+    return nlohmann::json{{"tokens", words_}}.dump();
+  } catch (const nlohmann::json::type_error& e) {
+    fail("Vocabulary::to_json: a word is not valid UTF-8, so the vocabulary cannot be saved (",
+         e.what(), ")");
+  }
+}
 
 Vocabulary Vocabulary::from_json(const std::string& json) {
   const nlohmann::json j = parse_json_input(json, "Vocabulary::from_json: the vocabulary");

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -234,6 +235,35 @@ bool all_finite(const Tensor& t) {
   return finite;
 }
 
+void check_checkpoint_shapes(const std::string& path, const ParameterShapes& expected) {
+  const std::string where = "load_checkpoint: " + in_quotes(path);
+  if (std::filesystem::is_directory(path)) fail(where, ": is a directory, not a checkpoint file");
+  const SafetensorsHeader header = read_safetensors_header(path);
+  std::vector<std::string> problems;
+  for (const auto& [name, shape] : expected) {
+    auto it = header.tensors.find(kModelPrefix + name);
+    if (it == header.tensors.end()) problems.push_back(name + ": missing");
+    else if (it->second.shape != shape)
+      problems.push_back(name + ": file " + shape_str(it->second.shape) + ", config " +
+                         shape_str(shape));
+    else if (it->second.dtype != DType::Float32)
+      problems.push_back(name + ": file " + safetensors_dtype_name(it->second.dtype) +
+                         ", model F32");
+  }
+  for (const auto& [name, entry] : header.tensors) {
+    (void)entry;
+    if (starts_with(name, kModelPrefix) && !expected.count(name.substr(kModelPrefix.size())))
+      problems.push_back(name.substr(kModelPrefix.size()) + ": not in the model");
+  }
+  if (problems.empty()) return;
+  const std::size_t shown = std::min<std::size_t>(problems.size(), 5);
+  std::vector<std::string> first(problems.begin(), problems.begin() + static_cast<long>(shown));
+  fail(where, ": its tensors do not match the model its own configuration describes (",
+       problems.size(), " differ",
+       shown < problems.size() ? ", the first " + std::to_string(shown) : std::string(), "): ",
+       join(first), ". A damaged or hand-edited checkpoint; nothing was built from it.");
+}
+
 CheckpointInfo read_checkpoint_info(const std::string& path) {
   const std::string where = "read_checkpoint_info: " + in_quotes(path);
   return info_from_metadata(read_metadata(path, where), where);
@@ -267,11 +297,41 @@ Generator::State generator_state_from_string(const std::string& text) {
       bad("field " + std::to_string(i + 2) + " (" + in_quotes(t) + ") is not a hexadecimal number");
   }
   if (v[4] > 1) bad("has_spare must be 0 or 1");
+  // xoshiro256** maps the all-zero state to itself: every number after it would be 0.
+  if ((v[0] | v[1] | v[2] | v[3]) == 0)
+    bad("the all-zero state s0..s3, which xoshiro256** never leaves (every draw would be 0)");
   Generator::State state;
   for (int i = 0; i < 4; ++i) state.s[i] = v[i];
   state.has_spare = v[4] == 1;
   std::memcpy(&state.spare, &v[5], sizeof state.spare);
   return state;
+}
+
+std::vector<std::string> remove_stale_temporaries(const std::string& dir) {
+  // "<anything>.safetensors.tmp.<digits>.<digits>", as create_temporary in safetensors.cpp names
+  // them; nothing else is touched.
+  auto is_temporary = [](const std::string& name) {
+    const std::string marker = ".safetensors.tmp.";
+    const std::size_t at = name.rfind(marker);
+    if (at == std::string::npos || at == 0) return false;
+    const std::string rest = name.substr(at + marker.size());  // "<pid>.<n>"
+    const std::size_t dot = rest.find('.');
+    auto digits = [](const std::string& s) {
+      return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+    };
+    return dot != std::string::npos && digits(rest.substr(0, dot)) && digits(rest.substr(dot + 1));
+  };
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    std::error_code file_ec;
+    if (is_temporary(name) && entry.is_regular_file(file_ec) &&
+        std::filesystem::remove(entry.path(), file_ec))
+      removed.push_back(name);
+  }
+  std::sort(removed.begin(), removed.end());
+  return removed;
 }
 
 std::string read_file_bytes(const std::string& path) {

@@ -18,8 +18,10 @@
 // checkpoint whole. Because the format is plain safetensors, numpy or the `safetensors` Python
 // package can read the weights back ("model." prefix stripped, they are a PyTorch state dict).
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/random.h"
 #include "nn/module.h"
@@ -66,9 +68,25 @@ std::optional<std::string> first_non_finite(const Named& named) {
   return std::nullopt;
 }
 
+// The parameter shapes a model's configuration implies, by name ("blocks.0.attn.qkv.weight").
+using ParameterShapes = std::map<std::string, Shape>;
+
+// Reading only the header, checks that the checkpoint's "model." tensors are exactly `expected`
+// (names, shapes, float32), and so that building the model `expected` describes allocates no more
+// than the file holds. Call it before building a model from a checkpoint's own config: a crafted
+// config (dim 65536, depth 1000) otherwise allocates gigabytes before load_checkpoint notices.
+// Errors name the file and the first tensors that differ.
+void check_checkpoint_shapes(const std::string& path, const ParameterShapes& expected);
+
 // Only the metadata (reads the header, not the tensors): e.g. the config, to build the right
 // model before load_checkpoint.
 CheckpointInfo read_checkpoint_info(const std::string& path);
+
+// Removes the temporary files an interrupted save left in `dir` (save_safetensors writes
+// "<name>.safetensors.tmp.<pid>.<n>" and renames it; kill -9 midway leaves it behind, megabytes
+// each, never read). Only for a directory whose lock this process holds (optim/directory_lock.h):
+// then no other process can be writing them. Returns the names removed.
+std::vector<std::string> remove_stale_temporaries(const std::string& dir);
 
 // The bytes of the file at `path` (a checkpoint process 0 hands to the other processes).
 std::string read_file_bytes(const std::string& path);

@@ -14,7 +14,11 @@ DirectoryLock::DirectoryLock(const std::string& dir) {
   if (dir.empty()) return;
   fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd_ < 0) return;  // writing into it will fail with a clearer error
-  if (::flock(fd_, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK) return;
+  if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) {
+    held_ = true;
+    return;
+  }
+  if (errno != EWOULDBLOCK) return;
   ::close(fd_);
   fd_ = -1;
   fail("Trainer: another run is already training into '", dir,

@@ -12,11 +12,15 @@ class DirectoryLock {
  public:
   explicit DirectoryLock(const std::string& dir);  // "" locks nothing
   ~DirectoryLock();
+  // True when this process holds the directory's lock (false where the file system cannot lock):
+  // then whatever an earlier run left half-written there is this run's to clean up.
+  bool held() const { return held_; }
   DirectoryLock(const DirectoryLock&) = delete;
   DirectoryLock& operator=(const DirectoryLock&) = delete;
 
  private:
   int fd_ = -1;
+  bool held_ = false;
 };
 
 }  // namespace uwaga::optim

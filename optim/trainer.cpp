@@ -70,14 +70,20 @@ class Run {
         batches_(data.batches_per_epoch()) {
     planned_ = o_.epochs * batches_;
     if (o_.max_steps > 0 && o_.max_steps < planned_) planned_ = o_.max_steps;
+    if (!log_.note().empty()) progress_.line(log_.note());
   }
 
   TrainSummary fit(const Evaluate& evaluate);
+  void say(const std::string& line) { progress_.line(line); }
   // Logs the stop record of a run ended by an exception (a full disk, a failing task), and clears
   // the progress bar; the caller prints the message.
   void stop_on_error(const std::string& message) {
     progress_.clear();
-    log_.write({{"type", "stop"}, {"reason", "error"}, {"step", step_}, {"message", message}});
+    try {
+      log_.write({{"type", "stop"}, {"reason", "error"}, {"step", step_}, {"message", message}});
+    } catch (const Error&) {
+      // The log itself may be what failed (a full disk): the caller reports the first error.
+    }
   }
 
  private:
@@ -516,6 +522,7 @@ TrainSummary Trainer::fit(const Evaluate& evaluate) {
   GradientReduction& processes = options_.reduction ? *options_.reduction : one;
   std::optional<DirectoryLock> lock;
   std::string error;
+  std::vector<std::string> stale;  // temporaries of saves an earlier run did not finish
   if (processes.rank() == 0 && !options_.out_dir.empty()) {
     try {
       std::error_code ec;
@@ -529,12 +536,16 @@ TrainSummary Trainer::fit(const Evaluate& evaluate) {
       if (!options_.resume && std::filesystem::exists(checkpoint_path()))
         fail("Trainer: '", options_.out_dir, "' already holds a run (", checkpoint_path(),
              "); continue it with resume, or train into another out_dir");
+      if (lock->held()) stale = remove_stale_temporaries(options_.out_dir);
     } catch (const Error& e) {
       error = e.what();
     }
   }
   if (std::string first = processes.first_error(error); !first.empty()) fail(first);
   Run run(model_, data_, loss_, optimizer_, schedule_, options_, checkpoint_path(), log_path());
+  if (!stale.empty())
+    run.say("removed " + std::to_string(stale.size()) + " temporary file(s) of an interrupted save "
+            "from " + options_.out_dir + ": " + stale.front() + (stale.size() > 1 ? ", ..." : ""));
   try {
     return run.fit(evaluate);
   } catch (const std::exception& e) {

@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.h"
 #include "core/random.h"
 #include "optim/checkpoint.h"
@@ -19,24 +21,49 @@ struct LoadedModel {
   std::unique_ptr<Model> model;  // in eval mode
 };
 
+// Which program wrote a run configuration, told by fields only it writes: "uwaga-translate"
+// (its "format" is "uwaga-translate-1"), "uwaga-vit" (a "dataset" and no "format"), or "" when
+// neither.
+inline std::string run_config_program(const std::string& config) {
+  const nlohmann::json j = nlohmann::json::parse(config, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return "";
+  if (j.contains("format") && j["format"].is_string() &&
+      j["format"].get<std::string>().rfind("uwaga-translate", 0) == 0)
+    return "uwaga-translate";
+  if (!j.contains("format") && j.contains("dataset") && j.contains("model")) return "uwaga-vit";
+  return "";
+}
+
 // RunConfig::from_json of the checkpoint's metadata. Errors name the file: missing, not a
-// checkpoint, or not written by `program` (whose from_json rejects the configuration).
-template <class RunConfig>
-RunConfig read_run_config(const std::string& checkpoint, const char* program) {
+// checkpoint, written by the other program, not written by `program` (whose from_json rejects
+// the configuration), or holding tensors other than `shapes(run.model)`, the parameter shapes the
+// configuration implies. That last check reads only the header, and comes before anything is built
+// from the configuration: a config that does not describe the file's tensors (dim 65536, depth
+// 1000 in a file of 1 kB) would otherwise allocate whatever it claims.
+template <class RunConfig, class Shapes>
+RunConfig read_run_config(const std::string& checkpoint, const char* program, Shapes shapes) {
   if (!std::filesystem::exists(checkpoint)) fail("checkpoint '", checkpoint, "' does not exist");
   optim::CheckpointInfo info = optim::read_checkpoint_info(checkpoint);
+  if (const std::string writer = run_config_program(info.config);
+      !writer.empty() && writer != program)
+    fail("checkpoint '", checkpoint, "' is a ", writer, " checkpoint, not a ", program,
+         " one; give it to ", writer);
+  RunConfig run;
   try {
-    return RunConfig::from_json(info.config);
+    run = RunConfig::from_json(info.config);
   } catch (const Error& e) {
     fail("checkpoint '", checkpoint, "' was not written by ", program, " (", e.what(), ")");
   }
+  optim::check_checkpoint_shapes(checkpoint, shapes(run.model));
+  return run;
 }
 
 // The model is initialised from the run's seed, then overwritten by the checkpoint's weights.
-template <class RunConfig, class Model>
-LoadedModel<RunConfig, Model> load_model(const std::string& checkpoint, const char* program) {
+template <class RunConfig, class Model, class Shapes>
+LoadedModel<RunConfig, Model> load_model(const std::string& checkpoint, const char* program,
+                                         Shapes shapes) {
   LoadedModel<RunConfig, Model> out;
-  out.run = read_run_config<RunConfig>(checkpoint, program);
+  out.run = read_run_config<RunConfig>(checkpoint, program, shapes);
   Generator gen(out.run.seed);
   out.model = std::make_unique<Model>(out.run.model, gen);
   optim::load_checkpoint(checkpoint, *out.model, nullptr);

@@ -210,7 +210,14 @@ TEST_CASE("safetensors: an independent reader reads what uwaga writes", "[safete
 
   json metadata;
   auto mini = mini_read(read_file_bytes(path), &metadata);
-  CHECK(metadata == json{{"epoch", "3"}});
+  // Metadata values are strings, the checksums' too (a JSON object as text), as the format and
+  // PyTorch's reader require.
+  REQUIRE(metadata.size() == 2);
+  CHECK(metadata["epoch"] == "3");
+  REQUIRE(metadata["uwaga.crc32"].is_string());
+  const json checksums = json::parse(metadata["uwaga.crc32"].get<std::string>());
+  CHECK(checksums.size() == 7);
+  CHECK(checksums["scalar"].get<std::string>().size() == 8);
   REQUIRE(mini.size() == 7);
 
   CHECK(mini.at("f32").dtype == "F32");
@@ -494,7 +501,8 @@ TEST_CASE("safetensors: numpy reads what uwaga writes", "[safetensors][python]")
   const std::string command = python + " " + script + " --dump " + path + " > " + out;
   REQUIRE(std::system(command.c_str()) == 0);
   json dump = json::parse(read_file_bytes(out));
-  CHECK(dump["metadata"] == json{{"dim", "8"}});
+  CHECK(dump["metadata"]["dim"] == "8");
+  CHECK(dump["metadata"]["uwaga.crc32"].is_string());
   REQUIRE(dump["tensors"].size() == tensors.size());
   const std::map<std::string, std::string> numpy_dtype = {
       {"x", "float64"}, {"h", "float32"}, {"idx", "int64"}, {"s", "float64"}, {"e", "float32"}};
@@ -505,4 +513,58 @@ TEST_CASE("safetensors: numpy reads what uwaga writes", "[safetensors][python]")
     CHECK(d["shape"].get<std::vector<std::int64_t>>() == t.shape());
     CHECK(d["values"].get<std::vector<double>>() == t.to_vector());  // exact: repr round-trips
   }
+}
+
+TEST_CASE("safetensors: CRC-32 of known inputs", "[safetensors]") {
+  CHECK(safetensors_crc32("", 0) == 0u);
+  CHECK(safetensors_crc32("123456789", 9) == 0xcbf43926u);  // the check value of CRC-32/ISO-HDLC
+  CHECK(safetensors_crc32("The quick brown fox jumps over the lazy dog", 43) == 0x414fa339u);
+}
+
+// Before: a flipped bit that kept a value finite (1.5 -> 1.5000001) loaded silently.
+TEST_CASE("safetensors: a damaged tensor is refused by its checksum, naming it", "[safetensors]") {
+  TempDir dir;
+  const std::string path = dir.file("checked.safetensors");
+  save_safetensors(path, sample_tensors(), {{"step", "3"}});
+  const std::string good = read_file_bytes(path);
+  const SafetensorsHeader header = read_safetensors_header(path);
+  CHECK(header.checksums.size() == 7);
+  CHECK(header.metadata == std::map<std::string, std::string>{{"step", "3"}});
+  CHECK(load_safetensors(path).metadata == header.metadata);
+
+  // The lowest mantissa bit of the first float of "f32": still a finite number.
+  const SafetensorsEntry& f32 = header.tensors.at("f32");
+  std::string bad = good;
+  bad[header.data_start + f32.begin] ^= 1;
+  CHECK_THAT(load_error(dir, bad),
+             Contains("tensor 'f32' is damaged: the CRC-32 of its 24 bytes is") &&
+                 Contains("the file recorded"));
+
+  // A checksum that is not 8 hex digits, or names no tensor.
+  auto with_checksums = [&](const std::string& text) {
+    std::map<std::string, Tensor> one = {{"a", Tensor::full({2}, 1.0, DType::Float32)}};
+    const std::string p = dir.file("one.safetensors");
+    save_safetensors(p, one);
+    std::string bytes = read_file_bytes(p);
+    const std::uint64_t n = read_safetensors_header(p).data_start - 8;
+    json h = json::parse(bytes.substr(8, n));
+    h["__metadata__"]["uwaga.crc32"] = text;
+    return raw_file(h.dump(), bytes.substr(8 + n));
+  };
+  CHECK_THAT(load_error(dir, with_checksums(R"({"a":"xyz"})")),
+             Contains("the checksum of 'a' must be 8 hexadecimal digits"));
+  CHECK_THAT(load_error(dir, with_checksums(R"({"a":"00000000","b":"00000000"})")),
+             Contains("has a checksum for 'b', which is not a tensor"));
+  CHECK_THAT(load_error(dir, with_checksums(R"({"a":"00000000"})")),
+             Contains("tensor 'a' is damaged"));
+  CHECK_THAT(load_error(dir, with_checksums("[1]")), Contains("must be a JSON object"));
+
+  // Files without checksums (numpy's, older checkpoints) load as before.
+  const std::string plain = raw_file(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
+                                     std::string(4, '\0'));
+  write_file_bytes(dir.file("plain.safetensors"), plain);
+  CHECK(load_safetensors(dir.file("plain.safetensors")).tensors.at("x").numel() == 1);
+
+  CHECK_THROWS_WITH(save_safetensors(path, {}, {{"uwaga.crc32", "{}"}}),
+                    Contains("reserved for the tensors' checksums"));
 }

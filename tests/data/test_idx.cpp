@@ -265,3 +265,46 @@ TEST_CASE("idx: rows x columns beyond a signed 64-bit product is a truncated fil
                       Contains(dir.file("wide")) && Contains("truncated") &&
                           Contains("promises 1 images of 4294967295 x 4294967295"));
 }
+
+// Before: a gzip file was inflated whole before its header was looked at, so a small crafted file
+// (deflate reaches 1032:1) could fill the memory. Now the header bounds the inflation.
+TEST_CASE("idx: a gzip file inflating past what its header implies is refused early",
+          "[data][idx]") {
+  TempDir dir;
+  write_bytes(dir.file("labels"), idx_labels(kLabels));
+  Bytes bomb = idx_images(5, 4, 3);  // the header implies 76 bytes
+  bomb.resize(64u << 20, 0);         // 64 MiB of zeros: a gzip file of about 64 kB
+  write_gzip(dir.file("bomb.gz"), bomb);
+  REQUIRE(read_bytes(dir.file("bomb.gz")).size() < 200000);
+  REQUIRE_THROWS_WITH(load_idx(dir.file("bomb.gz"), dir.file("labels")),
+                      Contains(dir.file("bomb.gz")) &&
+                          Contains("inflates to more than 76 bytes") &&
+                          Contains("refused without inflating the rest"));
+
+  Bytes labels = idx_labels(kLabels);
+  labels.resize(1u << 20, 0);
+  write_gzip(dir.file("labels.gz"), labels);
+  REQUIRE_THROWS_WITH(read_idx_labels(dir.file("labels.gz")),
+                      Contains(dir.file("labels.gz")) && Contains("inflates to more than 13 bytes"));
+
+  // A header promising more than the reader ever inflates: refused before inflating.
+  Bytes huge;
+  put_be32(huge, 2051);
+  put_be32(huge, 0xffffffffu);
+  put_be32(huge, 0xffffu);
+  put_be32(huge, 0xffffu);
+  write_gzip(dir.file("huge.gz"), huge);
+  REQUIRE_THROWS_WITH(load_idx(dir.file("huge.gz"), dir.file("labels")),
+                      Contains(dir.file("huge.gz")) && Contains("the IDX header promises more"));
+
+  // Any other gzip data file (CIFAR-10's) has a stated maximum.
+  write_gzip(dir.file("data.gz"), Bytes(1u << 20, 7));
+  REQUIRE_THROWS_WITH(read_file_bytes(dir.file("data.gz"), 1000),
+                      Contains(dir.file("data.gz")) && Contains("inflates to more than 1000"));
+  CHECK(read_file_bytes(dir.file("data.gz"), 1u << 20).size() == 1u << 20);
+
+  // Gzip files as long as their header says still load.
+  write_gzip(dir.file("images.gz"), idx_images(5, 4, 3));
+  write_gzip(dir.file("labels-ok.gz"), idx_labels(kLabels));
+  check_pattern(load_idx(dir.file("images.gz"), dir.file("labels-ok.gz")));
+}

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "data/translation_corpus.h"
+#include "core/error.h"
 #include "data/vocabulary.h"
 
 using namespace uwaga;
@@ -50,4 +51,13 @@ TEST_CASE("vocabulary: special ids, encode/decode round trip, JSON", "[data][tra
   REQUIRE_THROWS_WITH(Vocabulary::from_json("{\"tokens\": [\"<pad>\", \"<bos>\", \"x\", \"y\"]}"),
                       Contains("token 2 is 'x'; expected '<eos>'"));
   REQUIRE_THROWS_WITH(Vocabulary::from_json("not json"), Contains("not valid JSON"));
+}
+
+// Found by tests/fuzz (fuzz_vocabulary): a word of bytes that are not UTF-8 made to_json throw
+// nlohmann's type_error, which nothing catches as a uwaga error.
+TEST_CASE("vocabulary: a word that is not UTF-8 cannot be saved, and says so",
+          "[data][translation]") {
+  const Vocabulary vocab = Vocabulary::build({"we ea\x86\xdf bread"});
+  CHECK_THROWS_AS(vocab.to_json(), uwaga::Error);
+  CHECK_THROWS_WITH(vocab.to_json(), Catch::Contains("a word is not valid UTF-8"));
 }

@@ -141,6 +141,10 @@ TEST_CASE("generator states travel as text exactly", "[optim][checkpoint]") {
                     Catch::Contains("is not a hexadecimal number"));
   CHECK_THROWS_WITH(generator_state_from_string("mt19937 1 2 3 4 0 0"),
                     Catch::Contains("unknown generator"));
+  // xoshiro's one state it never leaves: all zeros, every draw 0 (a hand-edited checkpoint).
+  CHECK_THROWS_WITH(generator_state_from_string("xoshiro256** 0 0 0 0 0 0"),
+                    Catch::Contains("all-zero state"));
+  CHECK_NOTHROW(generator_state_from_string("xoshiro256** 0 0 0 1 0 0"));
 }
 
 TEST_CASE("loading a checkpoint that does not fit names the file and the mismatch",

@@ -30,6 +30,7 @@
 #include "nn/model.h"
 #include "optim/adam.h"
 #include "optim/checkpoint.h"
+#include "optim/jsonl_log.h"
 #include "optim/lr_schedule.h"
 #include "optim/trainer.h"
 #include "tests/support/temp_dir.h"
@@ -595,4 +596,81 @@ TEST_CASE("trainer: resuming from a checkpoint with damaged run state names the 
                                         "': its trainer_state is damaged"));
   }
   CHECK(s.loss.calls == 0);
+}
+
+// Before: kill -9 during a save left "checkpoint.safetensors.tmp.<pid>.<n>" behind (a whole
+// checkpoint's size each), and nothing ever removed it. A run holding the directory's lock owns
+// what is half-written there.
+TEST_CASE("trainer: a run removes the temporaries of saves an earlier run did not finish",
+          "[optim][trainer]") {
+  TempDir dir("trainer-stale-tmp");
+  TrainerOptions o = options(dir.str());
+  o.max_steps = 8;
+  {
+    Setup s;
+    s.fit(o);
+  }
+  for (const char* name : {"checkpoint.safetensors.tmp.4242.0", "checkpoint.safetensors.tmp.7.13"})
+    std::ofstream(dir.file(name)) << "half a checkpoint";
+  // Not temporaries of a save: kept.
+  for (const char* name : {"notes.tmp", "checkpoint.safetensors.tmp.x.1", "other.tmp.1.2"})
+    std::ofstream(dir.file(name)) << "mine";
+  o.max_steps = 16;
+  o.resume = true;
+  Setup s;
+  s.fit(o);
+  CHECK(dir.entries() == std::vector<std::string>{"checkpoint.safetensors",
+                                                  "checkpoint.safetensors.tmp.x.1", "log.jsonl",
+                                                  "notes.tmp", "other.tmp.1.2"});
+  CHECK(remove_stale_temporaries(dir.str()).empty());
+}
+
+// Before: the log's writes were unchecked (a full disk lost records silently), and a log cut
+// mid-record by a kill got the next record appended to the broken line.
+TEST_CASE("trainer: log.jsonl writes are checked and a cut last line is repaired",
+          "[optim][trainer]") {
+  TempDir dir("trainer-log");
+  const std::string log = dir.file("log.jsonl");
+  SECTION("a write that fails is an error naming the log") {
+    JsonlLog writer(log);
+    writer.write({{"type", "start"}});
+    const auto size = std::filesystem::file_size(log);
+    FileSizeLimit limit(static_cast<rlim_t>(size + 10));
+    CHECK_THROWS_WITH(writer.write({{"type", "step"}, {"loss", 0.123456789}, {"step", 1}}),
+                      Catch::Contains("cannot write to the log '" + log + "'") &&
+                          Catch::Contains("File too large"));
+  }
+  SECTION("a cut last line is removed before the next record") {
+    std::ofstream(log) << "{\"type\":\"start\"}\n{\"type\":\"step\",\"lo";
+    {
+      JsonlLog writer(log);
+      CHECK_THAT(writer.note(), Catch::Contains("ended inside a record") &&
+                                    Catch::Contains("removed its 18-byte incomplete last line"));
+      writer.write({{"type", "resume"}});
+    }
+    CHECK(file_bytes(log) == "{\"type\":\"start\"}\n{\"type\":\"resume\"}\n");
+    JsonlLog again(log);  // whole lines: nothing to repair
+    CHECK(again.note().empty());
+  }
+  SECTION("a log that is one cut line") {
+    std::ofstream(log) << "{\"type\":\"sta";
+    JsonlLog writer(log);
+    CHECK(!writer.note().empty());
+    writer.write({{"type", "start"}});
+    CHECK(file_bytes(log) == "{\"type\":\"start\"}\n");
+  }
+  SECTION("a run resumed after a cut log reads as whole records") {
+    TrainerOptions o = options(dir.str());
+    o.max_steps = 8;
+    {
+      Setup s;
+      s.fit(o);
+    }
+    std::ofstream(log, std::ios::app) << "{\"type\":\"step\",\"step\":9,\"lo";
+    o.max_steps = 16;
+    o.resume = true;
+    Setup s;
+    s.fit(o);
+    for (const nlohmann::json& r : read_jsonl(log)) CHECK(r.contains("type"));
+  }
 }

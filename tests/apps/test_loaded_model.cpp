@@ -1,0 +1,139 @@
+// Rebuilding a model from a checkpoint (apps/common/loaded_model.h): the checkpoint's config is
+// checked against its tensors before anything is built, and a checkpoint of the other program is
+// named as such.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <string>
+
+#include "apps/translate/translate_checkpoint.h"
+#include "apps/vit/vit_checkpoint.h"
+#include "core/error.h"
+#include "tests/support/temp_dir.h"
+
+using namespace uwaga;
+using namespace uwaga::apps;
+using Catch::Contains;
+using uwaga::testing::TempDir;
+
+namespace {
+
+VitRunConfig vit_run() {
+  VitRunConfig run = vit_preset("mnist-tiny");
+  run.model.depth = 2;
+  run.mean = {0.1307f};
+  run.std = {0.3081f};
+  run.class_names = {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"};
+  return run;
+}
+
+TranslateRunConfig translate_run(const std::string& positions = "sinusoidal") {
+  TranslateRunConfig run = translate_preset("tiny");
+  run.model.positions = positions;
+  TranslationCorpus corpus;
+  corpus.train = {{"we are eating bread", "estamos comiendo pan"}, {"i eat", "como"}};
+  build_vocabularies(run, corpus);
+  return run;
+}
+
+template <class Model>
+optim::ParameterShapes shapes_of(const Model& model) {
+  optim::ParameterShapes shapes;
+  for (const auto& [name, p] : model.named_parameters()) shapes[name] = p.shape();
+  return shapes;
+}
+
+// A checkpoint of `model` whose metadata holds `config` (any text).
+template <class Model>
+void save_with_config(const std::string& path, const Model& model, const std::string& config) {
+  optim::CheckpointInfo info;
+  info.config = config;
+  optim::save_checkpoint(path, model, nullptr, info);
+}
+
+std::string with_model_fields(const std::string& config, const nlohmann::json& fields) {
+  nlohmann::json j = nlohmann::json::parse(config);
+  for (const auto& [key, value] : fields.items()) j["model"][key] = value;
+  return j.dump();
+}
+
+}  // namespace
+
+TEST_CASE("loaded model: the parameter shapes a config implies are the model's", "[apps][checkpoint]") {
+  VitRunConfig vit = vit_run();
+  Generator gen(1);
+  CHECK(vit_parameter_shapes(vit.model) == shapes_of(nn::VisionTransformer(vit.model, gen)));
+  vit.model.channels = 3;
+  vit.model.image_size = 32;
+  vit.model.patch = 4;
+  vit.model.num_classes = 100;
+  CHECK(vit_parameter_shapes(vit.model) == shapes_of(nn::VisionTransformer(vit.model, gen)));
+  for (const char* positions : {"sinusoidal", "learned"}) {
+    TranslateRunConfig t = translate_run(positions);
+    t.model.decoder_layers = 3;
+    CHECK(translator_parameter_shapes(t.model) ==
+          shapes_of(nn::Seq2SeqTransformer(t.model, gen)));
+  }
+}
+
+TEST_CASE("loaded model: a config that does not describe the tensors is refused before building",
+          "[apps][checkpoint]") {
+  TempDir dir("loaded-model");
+  const std::string path = dir.file("crafted.safetensors");
+
+  // A small ViT's tensors under a config claiming dim 65536 and depth 1000: building that model
+  // first would ask for terabytes.
+  VitRunConfig vit = vit_run();
+  Generator gen(1);
+  nn::VisionTransformer model(vit.model, gen);
+  save_with_config(path, model, with_model_fields(vit.to_json(), {{"dim", 65536}, {"depth", 1000}}));
+  const auto start = std::chrono::steady_clock::now();
+  REQUIRE_THROWS_WITH(load_vit(path),
+                      Contains(path) && Contains("do not match the model its own configuration") &&
+                          Contains("blocks.0.attn.qkv.weight: file (192, 64), config (196608, 65536)"));
+  CHECK_THROWS_WITH(read_vit_run_config(path), Contains("nothing was built from it"));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+
+  // One block fewer in the config than in the file: the extra block is named.
+  vit.model.depth = 1;
+  save_with_config(path, model, vit.to_json());
+  CHECK_THROWS_WITH(load_vit(path), Contains("blocks.1.attn.proj.bias: not in the model"));
+
+  // The translator likewise.
+  TranslateRunConfig t = translate_run();
+  nn::Seq2SeqTransformer translator(t.model, gen);
+  save_with_config(path, translator,
+                   with_model_fields(t.to_json(), {{"dim", 65536}, {"heads", 1},
+                                                   {"encoder_layers", 1000}}));
+  CHECK_THROWS_WITH(load_translator(path),
+                    Contains("do not match the model its own configuration") &&
+                        Contains("config (65536"));
+
+  // And the consistent checkpoints still load.
+  save_with_config(path, translator, t.to_json());
+  CHECK(load_translator(path).model->config.dim == t.model.dim);
+  vit.model.depth = 2;
+  save_with_config(path, model, vit.to_json());
+  CHECK(load_vit(path).model->config.depth == 2);
+}
+
+TEST_CASE("loaded model: a checkpoint of the other program says whose it is", "[apps][checkpoint]") {
+  TempDir dir("loaded-model");
+  Generator gen(1);
+  const std::string vit_path = dir.file("vit.safetensors");
+  const std::string translate_path = dir.file("translate.safetensors");
+  VitRunConfig vit = vit_run();
+  save_with_config(vit_path, nn::VisionTransformer(vit.model, gen), vit.to_json());
+  TranslateRunConfig t = translate_run();
+  save_with_config(translate_path, nn::Seq2SeqTransformer(t.model, gen), t.to_json());
+
+  CHECK_THROWS_WITH(load_vit(translate_path),
+                    Contains("is a uwaga-translate checkpoint, not a uwaga-vit one") &&
+                        !Contains("json.exception"));
+  CHECK_THROWS_WITH(read_vit_run_config(translate_path), Contains("give it to uwaga-translate"));
+  CHECK_THROWS_WITH(load_translator(vit_path),
+                    Contains("is a uwaga-vit checkpoint, not a uwaga-translate one") &&
+                        !Contains("json.exception"));
+}

@@ -1,0 +1,130 @@
+// Writes the seed corpus of the fuzz targets, tests/fuzz/corpus/<target>/, with uwaga's own
+// writers: small valid inputs the fuzzer mutates. Run once by hand when a format changes:
+//   build-fuzz/make_seeds tests/fuzz/corpus
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "apps/translate/translate_checkpoint.h"
+#include "apps/vit/vit_checkpoint.h"
+#include "core/safetensors.h"
+#include "data/pnm.h"
+#include "data/vocabulary.h"
+
+using namespace uwaga;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path root;
+
+void put(const std::string& target, const std::string& name, const std::string& bytes) {
+  fs::create_directories(root / target);
+  std::ofstream(root / target / name, std::ios::binary) << bytes;
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string gzip(const std::string& bytes) {
+  std::vector<Bytef> out(compressBound(static_cast<uLong>(bytes.size())) + 32);
+  z_stream zs{};
+  deflateInit2(&zs, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  zs.avail_in = static_cast<uInt>(bytes.size());
+  zs.next_out = out.data();
+  zs.avail_out = static_cast<uInt>(out.size());
+  deflate(&zs, Z_FINISH);
+  deflateEnd(&zs);
+  return std::string(out.begin(), out.begin() + static_cast<long>(zs.total_out));
+}
+
+std::string be32(std::uint32_t v) {
+  return {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: make_seeds DIR\n");
+    return 2;
+  }
+  root = argv[1];
+  const std::string tmp = (root / "seed.tmp").string();
+
+  // safetensors: every dtype, 0-d and empty tensors, metadata, checksums.
+  save_safetensors(tmp,
+                   {{"w", Tensor::from_vector({1.5, -2.0, 0.25, 3.0}, {2, 2}, DType::Float32)},
+                    {"d", Tensor::from_vector({0.1, 0.2}, {2}, DType::Float64)},
+                    {"i", Tensor::from_indices({-1, 7}, {2})},
+                    {"s", Tensor::scalar(4.0, DType::Float32)},
+                    {"e", Tensor::zeros({0, 2}, DType::Float32)}},
+                   {{"step", "3"}, {"note", "seed"}});
+  put("safetensors", "small", file_bytes(tmp));
+
+  // A tiny ViT and a tiny translator, as the apps save them.
+  apps::VitRunConfig vit = apps::vit_preset("mnist-tiny");
+  vit.model = {.image_size = 4, .channels = 1, .patch = 2, .dim = 8, .depth = 1, .heads = 2,
+               .mlp_dim = 8, .num_classes = 3};
+  vit.mean = {0.5f};
+  vit.std = {0.25f};
+  vit.class_names = {"a", "b", "c"};
+  Generator gen(1);
+  optim::CheckpointInfo info;
+  info.config = vit.to_json();
+  optim::save_checkpoint(tmp, nn::VisionTransformer(vit.model, gen), nullptr, info);
+  put("checkpoint_vit", "tiny", file_bytes(tmp));
+  put("run_config", "vit", vit.to_json());
+
+  apps::TranslateRunConfig tr = apps::translate_preset("tiny");
+  TranslationCorpus corpus;
+  corpus.train = {{"we eat bread", "comemos pan"}, {"i eat", "como"}};
+  apps::build_vocabularies(tr, corpus);
+  tr.model.dim = 8;
+  tr.model.heads = 2;
+  tr.model.mlp_dim = 8;
+  tr.model.max_length = 6;
+  info.config = tr.to_json();
+  optim::save_checkpoint(tmp, nn::Seq2SeqTransformer(tr.model, gen), nullptr, info);
+  put("checkpoint_translate", "tiny", file_bytes(tmp));
+  put("run_config", "translate", tr.to_json());
+  tr.model.positions = "learned";
+  info.config = tr.to_json();
+  optim::save_checkpoint(tmp, nn::Seq2SeqTransformer(tr.model, gen), nullptr, info);
+  put("checkpoint_translate", "tiny-learned", file_bytes(tmp));
+  put("run_config", "translate-learned", tr.to_json());
+
+  // IDX: 'z' + a file the target gzips; 'r' + a file as it is (raw, or a gzip stream).
+  const std::string images = be32(2051) + be32(2) + be32(3) + be32(3) + std::string(18, '\x40');
+  const std::string labels = be32(2049) + be32(2) + std::string("\x01\x09", 2);
+  put("idx", "images-raw", "r" + images);
+  put("idx", "labels-raw", "r" + labels);
+  put("idx", "images-z", "z" + images);
+  put("idx", "labels-z", "z" + labels);
+  put("idx", "images-gzip", "r" + gzip(images));
+
+  // CIFAR-10: two records, raw and gzip.
+  std::string records(2 * 3073, '\x80');
+  records[0] = 3;
+  records[3073] = 9;
+  put("cifar10", "two-records", records);
+  put("cifar10", "two-records-gz", gzip(records));
+
+  // PGM and PPM, binary and text, with a comment.
+  put("pnm", "p5", std::string("P5\n# seed\n3 2\n255\n", 18) + std::string(6, '\x7f'));
+  put("pnm", "p6", std::string("P6 2 1 255\n") + std::string(6, '\x10'));
+  put("pnm", "p2", "P2\n2 2\n15\n0 5 10 15\n");
+  put("pnm", "p3", "P3\n1 1\n255\n255 0 128\n");
+
+  // Vocabulary JSON, a newline, a sentence.
+  const Vocabulary vocab = Vocabulary::build({"we eat bread", "i eat"});
+  put("vocabulary", "small", vocab.to_json() + "\nwe eat the bread ."); 
+  fs::remove(tmp);
+  return 0;
+}
