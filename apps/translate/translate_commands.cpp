@@ -13,6 +13,7 @@
 #include "apps/common/processes.h"
 #include "apps/common/printable_text.h"
 #include "apps/common/training_flags.h"
+#include "apps/common/training_plot.h"
 #include "apps/translate/attention_heatmap.h"
 #include "apps/translate/translate_checkpoint.h"
 #include "apps/translate/translate_training.h"
@@ -364,6 +365,10 @@ int translate_translate(int argc, char** argv) {
   if (!attention_path.empty() && !attention_done)
     fail("translate: --attention: there was no sentence to draw");
   return 0;
+}
+
+int translate_plot(int argc, char** argv) {
+  return plot_training_runs("uwaga-translate", argc, argv);
 }
 
 }  // namespace uwaga::apps

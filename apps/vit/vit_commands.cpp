@@ -8,6 +8,7 @@
 #include "apps/common/command_line.h"
 #include "apps/common/processes.h"
 #include "apps/common/training_flags.h"
+#include "apps/common/training_plot.h"
 #include "apps/vit/vit_training.h"
 #include "apps/vit/vit_checkpoint.h"
 #include "core/threads.h"
@@ -236,5 +237,7 @@ int vit_eval(int argc, char** argv) {
   }
   return 0;
 }
+
+int vit_plot(int argc, char** argv) { return plot_training_runs("uwaga-vit", argc, argv); }
 
 }  // namespace uwaga::apps

@@ -57,6 +57,20 @@ else
   failed "the dropout/replica runs for the resume check failed"
 fi
 
+# 2c. plot draws both runs' curves: one path per run in each of the four panels.
+root=$(cd "$(dirname "$0")/../.." && pwd)
+if "$bin" plot --run "$tmp/run" --run "$tmp/straight" --out "$tmp/curves.svg" --no-png >"$tmp/plot.out" 2>&1 &&
+   /usr/bin/python3 "$root/tests/apps/check_training_plot.py" "$tmp/curves.svg" 2 >"$tmp/plot.check" 2>&1; then
+  pass "plot: two runs, $(cat "$tmp/plot.check")"
+else
+  failed "plot: $(cat "$tmp/plot.out" "$tmp/plot.check" 2>/dev/null)"
+fi
+printf '{"type":"start"}\nnot json\n' >"$tmp/notjson.jsonl"
+"$bin" plot --run "$tmp/notjson.jsonl" >"$tmp/plot.err" 2>&1
+[[ $? -eq 2 ]] && grep -q "$tmp/notjson.jsonl holds no step record" "$tmp/plot.err" &&
+  pass "plot: a log without steps is refused: $(cat "$tmp/plot.err")" ||
+  failed "plot: a log without steps: $(cat "$tmp/plot.err")"
+
 # 3. eval --json: the last line of stdout is a JSON object with exact_match and bleu in [0, 1].
 if "$bin" eval --checkpoint "$ckpt" --json >"$tmp/eval.out" 2>"$tmp/eval.err"; then
   json=$(tail -1 "$tmp/eval.out")

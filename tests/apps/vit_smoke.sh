@@ -101,6 +101,40 @@ expect_error() {  # expected-text, then the arguments
     failed "expected exit 2 and '$text' for: $* (got $status: $(cat "$tmp/err.out"))"
   fi
 }
+
+# 5c. A run that trains all its epochs ends its log with a "finished" stop record; `plot` draws it
+# beside the run cut short by --max-steps: one path per run in each of the four panels.
+"$bin" train --data-dir "$data" --train-size 256 --batch-size 64 --dim 32 --depth 2 --heads 2 \
+  --mlp-dim 64 --epochs 2 --warmup 2 --no-augment --log-every 1 --threads 2 \
+  --out "$tmp/short" >"$tmp/short.out" 2>&1 || failed "short run exited with $?: $(tail -3 "$tmp/short.out")"
+tail -1 "$tmp/short/log.jsonl" | grep -q '"reason":"finished"' &&
+  pass "a finished run's log ends with: $(tail -1 "$tmp/short/log.jsonl")" ||
+  failed "a finished run's last record: $(tail -1 "$tmp/short/log.jsonl")"
+if "$bin" plot --run "$tmp/run" --run "$tmp/short" --out "$tmp/curves.svg" >"$tmp/plot.out" 2>&1 &&
+   /usr/bin/python3 "$root/tests/apps/check_training_plot.py" "$tmp/curves.svg" 2 >"$tmp/plot.check" 2>&1; then
+  pass "plot: two runs, $(cat "$tmp/plot.check")"
+else
+  failed "plot: $(cat "$tmp/plot.out" "$tmp/plot.check" 2>/dev/null)"
+fi
+grep -q "short: 8 steps, test accuracy .* at step 8, finished" "$tmp/plot.out" &&
+  grep -q "max_steps" "$tmp/plot.out" && pass "plot: says how each run ended" ||
+  failed "plot: the runs' summary: $(cat "$tmp/plot.out")"
+if grep -q "converted by" "$tmp/plot.out"; then  # a converter is installed: a real PNG
+  [[ $(head -c 4 "$tmp/curves.png" | tail -c 3) == PNG ]] && pass "plot: PNG written" ||
+    failed "plot: the PNG is not one"
+else
+  grep -q "no PNG" "$tmp/plot.out" && pass "plot: no converter, says so" || failed "plot: $(cat "$tmp/plot.out")"
+fi
+"$bin" plot --run "$tmp/short/" --no-png >"$tmp/plot1.out" 2>&1 && [[ -f $tmp/short/curves.svg ]] &&
+  pass "plot: one run draws into RUN/curves.svg" || failed "plot: one run: $(cat "$tmp/plot1.out")"
+mkdir -p "$tmp/empty-run" "$tmp/text-run"
+: >"$tmp/empty-run/log.jsonl"
+printf 'epoch 1 loss 0.5\nepoch 2 loss 0.4\n' >"$tmp/text-run/log.jsonl"
+expect_error "no log at $tmp/nowhere/log.jsonl" plot --run "$tmp/nowhere"
+expect_error "$tmp/empty-run/log.jsonl is empty" plot --run "$tmp/empty-run"
+expect_error "$tmp/text-run/log.jsonl line 1 is not a JSON log record" plot --run "$tmp/text-run"
+expect_error "$tmp/diverged/log.jsonl holds no step record" plot --run "$tmp/diverged"
+expect_error "--run DIR is required" plot
 expect_error "not divisible by heads" train --out "$tmp/bad" --data-dir "$data" --heads 5
 expect_error "not divisible by patch" train --out "$tmp/bad" --data-dir "$data" --patch 5
 expect_error "unknown dataset" train --out "$tmp/bad" --dataset imagenet
