@@ -294,6 +294,24 @@ std::string svg_to_png(const std::string& svg_path, const std::string& png_path)
   return "";
 }
 
+void print_run_files(const std::string& run_dir, const std::vector<std::string>& next) {
+  const std::string dir = directory_of(run_dir);
+  std::string curves = dir + "/curves.svg";
+  try {
+    const std::string svg = training_plot_svg({read_training_log(dir)});
+    std::ofstream out(curves);
+    out << svg;
+    if (!out.flush()) curves.clear();
+  } catch (const Error&) {
+    curves.clear();  // nothing to draw yet; the run itself succeeded
+  }
+  std::printf("checkpoint: %s/checkpoint.safetensors\n", dir.c_str());
+  std::printf("log:        %s/log.jsonl\n", dir.c_str());
+  if (!curves.empty()) std::printf("curves:     %s\n", curves.c_str());
+  std::printf("next:\n");
+  for (const std::string& command : next) std::printf("  %s\n", command.c_str());
+}
+
 int plot_training_runs(const char* program, int argc, char** argv) {
   const std::string name = std::string(program) + " plot";
   cxxopts::Options o(name, "Draw a run's training curves from its log.jsonl (several runs: one "

@@ -41,6 +41,11 @@ std::string training_plot_svg(const std::vector<TrainingLog>& runs);
 // name, or "" when neither is installed or the conversion failed (no PNG then).
 std::string svg_to_png(const std::string& svg_path, const std::string& png_path);
 
+// After `train`: draws RUN/curves.svg (SVG only) and prints where the checkpoint, the log and the
+// curves are, then the `next` commands to try. A log that cannot be drawn yet (no step record)
+// leaves the curves out.
+void print_run_files(const std::string& run_dir, const std::vector<std::string>& next);
+
 // The `plot` mode: argv[0] is the mode, `program` names the program in messages.
 int plot_training_runs(const char* program, int argc, char** argv);
 

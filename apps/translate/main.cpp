@@ -19,6 +19,7 @@ const char* kUsage =
     "  eval        exact match and BLEU-4 of a checkpoint on the held-out test split\n"
     "  translate   translate sentences (arguments, or stdin line by line); --attention FILE\n"
     "              draws the cross-attention of one translation (SVG)\n"
+    "  vocab       the English and Spanish words a checkpoint knows\n"
     "  plot        training curves of runs from their log.jsonl (SVG, and PNG when possible)\n"
     "Run 'uwaga-translate MODE --help' for the options of a mode.\n";
 
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   using namespace uwaga::apps;
   return run_modes("uwaga-translate", kUsage,
                    {{"train", translate_train}, {"eval", translate_eval},
-                    {"translate", translate_translate}, {"plot", translate_plot}},
+                    {"translate", translate_translate}, {"plot", translate_plot},
+                    {"vocab", translate_vocab}},
                    argc, argv);
 }

@@ -7,5 +7,9 @@ int translate_train(int argc, char** argv);
 int translate_eval(int argc, char** argv);
 int translate_translate(int argc, char** argv);
 int translate_plot(int argc, char** argv);  // apps/common/training_plot
+int translate_vocab(int argc, char** argv);
+
+// translate's exit status when a sentence had words the vocabulary lacks (without --allow-unknown).
+constexpr int kUnknownWordsStatus = 3;
 
 }  // namespace uwaga::apps
