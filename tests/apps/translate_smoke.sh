@@ -61,6 +61,18 @@ else
   failed "the dropout/replica runs for the resume check failed"
 fi
 
+# 2b'. SIGTERM (as Ctrl-C; a background job ignores SIGINT): the resume command printed names the
+# program as it was run.
+"$bin" train --preset tiny --epochs 100000 --log-every 1 --out "$tmp/int" >"$tmp/int.out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q '"type":"step"' "$tmp/int/log.jsonl" 2>/dev/null && break; sleep 0.2; done
+kill -TERM "$pid"
+wait "$pid"
+status=$?
+[[ $status -eq 130 ]] && grep -qF "To continue: $bin train --out $tmp/int --resume" "$tmp/int.out" &&
+  pass "SIGTERM: exit 130, resume hint names $bin" ||
+  failed "SIGTERM: status $status, $(tail -2 "$tmp/int.out")"
+
 # 2c. plot draws both runs' curves: one path per run in each of the four panels.
 root=$(cd "$(dirname "$0")/../.." && pwd)
 if "$bin" plot --run "$tmp/run" --run "$tmp/straight" --out "$tmp/curves.svg" --no-png >"$tmp/plot.out" 2>&1 &&
