@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # uwaga's main job, from a fresh machine: install what is missing, build, fetch MNIST, train the
-# reference ViT (preset mnist-tiny) and print its test accuracy.
+# reference ViT (preset mnist-tiny), print its test accuracy and draw its training curves.
 #   bash apps/quickstart.sh [extra uwaga-vit train flags, e.g. --epochs 2]
 # Each run writes a new directory under runs/ (nothing earlier is overwritten).
 set -euo pipefail
@@ -14,5 +14,8 @@ bash apps/setup.sh
 bash data/fetch.sh mnist
 out="runs/mnist-tiny-$(date +%Y%m%d-%H%M%S)"
 echo "quickstart: training mnist-tiny into $out"
-"${BUILD_DIR:-build}/apps/uwaga-vit" train --preset mnist-tiny --data-dir data/cache/mnist \
-  --out "$out" "$@"
+vit="${BUILD_DIR:-build}/apps/uwaga-vit"
+"$vit" train --preset mnist-tiny --data-dir data/cache/mnist --out "$out" "$@"
+# The training curves (loss, accuracy, learning rate, gradient norm) from the run's log.jsonl.
+"$vit" plot --run "$out" --out "$out/curves.svg"
+echo "quickstart: the training curves are in $out/curves.svg (open it in a browser)"

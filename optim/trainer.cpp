@@ -469,6 +469,15 @@ TrainSummary Run::fit(const Evaluate& evaluate) {
     if (interrupted()) return stop_interrupted();
     if (budget_reached()) return stop_at_budget();
   }
+  // Every epoch done: the log says so, so a finished run differs from one that crashed (whose
+  // log just ends) or stopped early.
+  // (Not printed: the app reports the result itself.)
+  log_.write({{"type", "stop"},
+              {"reason", "finished"},
+              {"step", step_},
+              {"message", "finished " + std::to_string(o_.epochs) + " epoch" +
+                              (o_.epochs == 1 ? "" : "s") + " after step " +
+                              std::to_string(step_)}});
   return finish();
 }
 

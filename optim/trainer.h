@@ -34,8 +34,9 @@
 //      "items_per_s"}                     (loss, accuracy, grad_norm: means since the last line)
 //     {"type":"epoch", "epoch", "step", "lr", "seconds", "train_loss"?, "train_accuracy"?,
 //      "items_per_s"?, "<eval_split>_<metric>"...}
-//     {"type":"resume", ...}   {"type":"stop", "reason": "interrupted" | "non_finite" |
-//      "max_steps" | "error", "message"}   ("error": an exception, e.g. a full disk, ended fit())
+//     {"type":"resume", ...}   {"type":"stop", "reason": "finished" | "interrupted" |
+//      "non_finite" | "max_steps" | "error", "step", "message"}   ("finished": every epoch ran;
+//      "error": an exception, e.g. a full disk, ended fit(); a crashed run's log just ends)
 // One run at a time per out_dir: fit() holds a lock on the directory, and a second run training
 // into it meanwhile (another process) fails at once, naming the directory.
 // Steps and epochs count from 1 in logs and messages ("step 3" is the third update). An epoch's

@@ -9,11 +9,14 @@
 #include <map>
 
 #include "apps/common/thread_policy.h"
+#include "apps/common/training_flags.h"
 #include "core/error.h"
 #include "optim/gradient_reduction.h"
 
 namespace uwaga::apps {
 namespace {
+
+std::string typed_program;  // argv[0], set by run_modes
 
 // cxxopts says "Argument 'abc' failed to parse" without the flag. Finds the flag that took the
 // value ("--epochs abc" or "--epochs=abc") so the message can name it; "" when none did.
@@ -86,9 +89,14 @@ int run_mode(const char* program, const char* usage, const std::vector<Mode>& mo
 int run_modes(const char* program, const char* usage, const std::vector<Mode>& modes, int argc,
               char** argv) {
   choose_openmp_wait_policy(argv);
+  if (argc > 0 && argv[0] && *argv[0]) typed_program = argv[0];
   const int status = run_mode(program, usage, modes, argc, argv);
   optim::end_processes(status);  // under mpirun: the other processes end too
   return status;
+}
+
+std::string program_as_typed(const char* program) {
+  return shell_quoted(typed_program.empty() ? std::string(program) : typed_program);
 }
 
 std::string parse_error_message(const cxxopts::exceptions::exception& e, int argc, char** argv) {

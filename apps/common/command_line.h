@@ -18,6 +18,11 @@ struct Mode {
 int run_modes(const char* program, const char* usage, const std::vector<Mode>& modes, int argc,
               char** argv);
 
+// The program as the user ran it, for the commands the programs print ("./build/apps/uwaga-vit
+// eval ..."; "uwaga-vit" when the shell found it on PATH), shell-quoted; `program` until
+// run_modes has seen argv[0].
+std::string program_as_typed(const char* program);
+
 // cxxopts' message, naming the flag when a value failed to parse ("--epochs expects a whole
 // number, got '1.5'" for "Argument '1.5' failed to parse").
 std::string parse_error_message(const cxxopts::exceptions::exception& e, int argc, char** argv);

@@ -64,6 +64,55 @@ void SvgCanvas::heatmap(double x, double y, const std::vector<double>& v, std::i
       rect(x + j * cw, y + i * ch, cw, ch, viridis(top > 0 ? v[i * w + j] / top : 0), opacity);
 }
 
+namespace {
+
+std::string colour(Rgb c) {
+  return "rgb(" + std::to_string(c.r) + "," + std::to_string(c.g) + "," + std::to_string(c.b) + ")";
+}
+
+// The stroke attributes shared by lines and curves.
+std::string stroke(Rgb c, double width, const char* dash) {
+  std::ostringstream s;
+  s << " fill=\"none\" stroke=\"" << colour(c) << "\" stroke-width=\"" << width << "\"";
+  if (dash) s << " stroke-dasharray=\"" << dash << "\"";
+  return s.str();
+}
+
+}  // namespace
+
+void SvgCanvas::line(double x1, double y1, double x2, double y2, Rgb c, double width,
+                     const char* dash) {
+  body_ << "<line x1=\"" << x1 << "\" y1=\"" << y1 << "\" x2=\"" << x2 << "\" y2=\"" << y2
+        << "\"" << stroke(c, width, dash) << "/>\n";
+}
+
+void SvgCanvas::path(const std::vector<std::pair<double, double>>& points, Rgb c, double width,
+                     const char* dash) {
+  if (points.empty()) return;
+  body_ << "<path d=\"";
+  for (std::size_t i = 0; i < points.size(); ++i)
+    body_ << (i == 0 ? "M" : " L") << points[i].first << " " << points[i].second;
+  body_ << "\"" << stroke(c, width, dash) << " stroke-linejoin=\"round\"/>\n";
+}
+
+void SvgCanvas::polyline(const std::vector<std::pair<double, double>>& points, Rgb c,
+                         double width, const char* dash) {
+  if (points.empty()) return;
+  body_ << "<polyline points=\"";
+  for (std::size_t i = 0; i < points.size(); ++i)
+    body_ << (i == 0 ? "" : " ") << points[i].first << "," << points[i].second;
+  body_ << "\"" << stroke(c, width, dash) << "/>\n";
+}
+
+void SvgCanvas::circle(double x, double y, double r, Rgb c) {
+  body_ << "<circle cx=\"" << x << "\" cy=\"" << y << "\" r=\"" << r << "\" fill=\""
+        << colour(c) << "\"/>\n";
+}
+
+void SvgCanvas::begin_group(const std::string& id) { body_ << "<g id=\"" << id << "\">\n"; }
+
+void SvgCanvas::end_group() { body_ << "</g>\n"; }
+
 std::string SvgCanvas::str() const {
   std::ostringstream out;
   out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width_ << "\" height=\""

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace uwaga::apps {
@@ -27,6 +28,19 @@ class SvgCanvas {
   // A heatmap (values scaled to [0, 1] by their max) over an h × w grid of cells.
   void heatmap(double x, double y, const std::vector<double>& values, std::int64_t h,
                std::int64_t w, double cell_w, double cell_h, double opacity = 1.0);
+  // Line drawings (training curves): a straight segment, a path through `points` (x, y), the
+  // same as a <polyline> (for a second series that should not count as a path), a dot.
+  // `dash`: an SVG stroke-dasharray ("6 3"), or null for a solid line.
+  void line(double x1, double y1, double x2, double y2, Rgb stroke, double width = 1,
+            const char* dash = nullptr);
+  void path(const std::vector<std::pair<double, double>>& points, Rgb stroke, double width = 1.5,
+            const char* dash = nullptr);
+  void polyline(const std::vector<std::pair<double, double>>& points, Rgb stroke,
+                double width = 1.5, const char* dash = nullptr);
+  void circle(double x, double y, double r, Rgb fill);
+  // <g id="..."> ... </g> around what is drawn between the two calls.
+  void begin_group(const std::string& id);
+  void end_group();
   std::string str() const;
   // Writes the file; throws uwaga::Error naming the path on failure.
   void save(const std::string& path) const;

@@ -1,6 +1,10 @@
 #include "apps/common/thread_policy.h"
 
+#include <sched.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <thread>
 
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +23,23 @@ double load_average() {
 }
 
 }  // namespace
+
+int available_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+void warn_if_more_threads_than_cores(const char* program, int threads) {
+  static bool warned = false;
+  const int cores = available_cores();
+  if (warned || threads <= cores) return;
+  warned = true;
+  std::fprintf(stderr, "%s: warning: --threads %d but only %d core%s available: the threads "
+               "will take turns, which is slower than --threads %d\n",
+               program, threads, cores, cores == 1 ? " is" : "s are", cores);
+}
 
 void choose_openmp_wait_policy(char** argv) {
   if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;

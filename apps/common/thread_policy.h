@@ -17,4 +17,11 @@ namespace uwaga::apps {
 // program with the same arguments (returns only if that fails). Explicit settings are left alone.
 void choose_openmp_wait_policy(char** argv);
 
+// The cores this process may run on (its CPU affinity: a container's or taskset's share).
+int available_cores();
+
+// --threads N above available_cores(): the threads take turns on the cores, every parallel region
+// waits for the slowest, and training gets slower, not faster. Says so on stderr, once a process.
+void warn_if_more_threads_than_cores(const char* program, int threads);
+
 }  // namespace uwaga::apps

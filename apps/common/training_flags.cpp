@@ -45,7 +45,7 @@ optim::TrainerOptions trainer_options(const cxxopts::ParseResult& r, const Train
   if (to.log_every < 1) fail("train: --log-every must be at least 1, got ", to.log_every);
   // What the user needs to type to go on: the run directory, and where the data and threads
   // came from when they were not the defaults (the checkpoint holds everything else).
-  to.resume_command = program + " train --out " + shell_quoted(output.out);
+  to.resume_command = program_as_typed(program.c_str()) + " train --out " + shell_quoted(output.out);
   if (r.count("data-dir"))
     to.resume_command += " --data-dir " + shell_quoted(r["data-dir"].as<std::string>());
   if (r.count("threads"))

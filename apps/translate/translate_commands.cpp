@@ -2,6 +2,7 @@
 
 #include <cxxopts.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -11,8 +12,10 @@
 
 #include "apps/common/command_line.h"
 #include "apps/common/processes.h"
+#include "apps/common/thread_policy.h"
 #include "apps/common/printable_text.h"
 #include "apps/common/training_flags.h"
+#include "apps/common/training_plot.h"
 #include "apps/translate/attention_heatmap.h"
 #include "apps/translate/translate_checkpoint.h"
 #include "apps/translate/translate_training.h"
@@ -62,6 +65,7 @@ void apply_thread_flag(const cxxopts::ParseResult& r, bool all_cores_by_default)
   if (r.count("threads")) {
     const int n = r["threads"].as<int>();
     if (n < 1) fail("--threads must be at least 1, got ", n);
+    warn_if_more_threads_than_cores("uwaga-translate", n);
     set_num_threads(n);
   } else if (std::getenv("UWAGA_NUM_THREADS") || all_cores_by_default) {
     init_threads();
@@ -184,7 +188,19 @@ int translate_train(int argc, char** argv) {
   if (std::string line = communication_summary(*processes, summary.steps, summary.seconds);
       root && !line.empty())
     std::printf("%s\n", line.c_str());
-  return summary.stopped_non_finite ? 1 : (summary.interrupted ? 130 : 0);
+  if (summary.stopped_non_finite) return 1;
+  if (summary.interrupted) return 130;
+  if (root) {  // what to do next, as the user would type it (the program as they ran it)
+    const std::string program = program_as_typed("uwaga-translate");
+    const std::string checkpoint = shell_quoted(output.checkpoint);
+    print_run_files(output.out,
+                    {program + " eval --checkpoint " + checkpoint,
+                     program + " translate --checkpoint " + checkpoint + " --attention " +
+                         shell_quoted(output.out + "/attention.svg") + " \"we are eating bread\"",
+                     program + " plot --run " + shell_quoted(output.out) +
+                         "   (redraws the curves; more --run flags compare runs)"});
+  }
+  return 0;
 }
 
 int translate_eval(int argc, char** argv) {
@@ -196,7 +212,7 @@ int translate_eval(int argc, char** argv) {
       ("beam", "beam width (1: greedy)", value<std::int64_t>()->default_value("1"))
       ("length-penalty", "beam search ranks finished sentences by score / length^α: this α (0: total log-probability, 1: per word)", value<double>()->default_value("0"))
       ("limit", "evaluate only the first N sentences (0: all)", value<std::int64_t>()->default_value("0"))
-      ("json", "end with one line of JSON: exact_match, bleu, n, loss, token_accuracy")
+      ("json", "print one line of JSON on stdout (exact_match, bleu, n, loss, token_accuracy), the report on stderr")
       ("h,help", "show this help");
   add_thread_flag(o, "1");
   auto r = o.parse(argc, argv);
@@ -220,20 +236,22 @@ int translate_eval(int argc, char** argv) {
   const auto& pairs = split == "test" ? corpus.test : corpus.valid;
   TranslationEval e = evaluate_translation(*t.model, pairs, t.run, beam, limit, length_penalty);
 
+  // With --json, stdout holds only the JSON (for programs); the report goes to stderr.
+  std::FILE* report = r.count("json") ? stderr : stdout;
   std::ostringstream how;
   if (beam == 1) how << "greedy";
   else how << "beam " << beam;
   if (beam > 1 && length_penalty > 0) how << ", length penalty " << length_penalty;
-  std::printf("%s split (%lld sentences, subject-verb-object triples unseen in training), %s:\n",
+  std::fprintf(report, "%s split (%lld sentences, subject-verb-object triples unseen in training), %s:\n",
               split.c_str(), (long long)e.n, how.str().c_str());
-  std::printf("  exact match     %.2f%% (%lld of %lld)\n", 100 * e.exact_match(),
+  std::fprintf(report, "  exact match     %.2f%% (%lld of %lld)\n", 100 * e.exact_match(),
               (long long)e.exact, (long long)e.n);
-  std::printf("  BLEU-4          %.4f\n", e.bleu);
-  std::printf("  loss            %.4f per word (teacher forcing), next-word accuracy %.2f%%\n",
+  std::fprintf(report, "  BLEU-4          %.4f\n", e.bleu);
+  std::fprintf(report, "  loss            %.4f per word (teacher forcing), next-word accuracy %.2f%%\n",
               e.loss, 100 * e.token_accuracy);
   if (!e.mistakes.empty()) {
-    std::printf("  some mistakes:\n");
-    for (const auto& m : e.mistakes) std::printf("    %s\n", m.c_str());
+    std::fprintf(report, "  some mistakes:\n");
+    for (const auto& m : e.mistakes) std::fprintf(report, "    %s\n", m.c_str());
   }
   if (r.count("json")) {
     nlohmann::json j = {{"exact_match", e.exact_match()}, {"bleu", e.bleu},
@@ -256,6 +274,7 @@ int translate_translate(int argc, char** argv) {
       ("length-penalty", "beam search ranks finished sentences by score / length^α: this α (0: total log-probability, 1: per word)", value<double>()->default_value("0"))
       ("max-length", "most words produced per sentence, EOS included (0: twice the source's, plus 10); at most the model's max_length", value<std::int64_t>()->default_value("0"))
       ("attention", "draw the cross-attention of the (first) translation to this SVG file", value<std::string>())
+      ("allow-unknown", "exit with status 0 even when a sentence has words the vocabulary lacks (read as <unk>; without it: status 3)")
       ("sentences", "sentences to translate", value<std::vector<std::string>>())
       ("h,help", "show this help");
   add_thread_flag(o, "1");
@@ -287,7 +306,7 @@ int translate_translate(int argc, char** argv) {
   std::vector<std::string> sentences;
   const bool from_stdin = !r.count("sentences");
   if (!from_stdin) sentences = positional_arguments(r, "sentences");
-  bool attention_done = false;
+  bool attention_done = false, any_unknown = false;
   std::string line;
   for (std::size_t i = 0;; ++i) {
     if (from_stdin) {
@@ -302,6 +321,19 @@ int translate_translate(int argc, char** argv) {
     for (const auto& w : unknown)
       std::fprintf(stderr, "uwaga-translate: '%s' is not in the English vocabulary; it is read "
                    "as <unk>\n", printable(w).c_str());
+    if (!unknown.empty()) {  // the sentence as read, the unknown words [marked]
+      any_unknown = true;
+      std::string marked;
+      std::size_t next_unknown = 0;
+      for (std::size_t k = 0; k + 1 < source.size(); ++k)
+        marked += (k ? " " : "") + (source[k] == Vocabulary::kUnk
+                                        ? "[" + unknown[next_unknown++] + "]"
+                                        : en.word(source[k]));
+      std::fprintf(stderr, "uwaga-translate: read as: %s  (%s vocab --checkpoint %s lists the "
+                   "words it knows)\n", printable(marked).c_str(),
+                   program_as_typed("uwaga-translate").c_str(),
+                   shell_quoted(r["checkpoint"].as<std::string>()).c_str());
+    }
     // "don't" splits at its apostrophe into "don" and "t", both unknown, and the negation is
     // lost without a word about it: say what the corpus writes instead.
     const bool apostrophe = line.find('\'') != std::string::npos ||
@@ -363,7 +395,53 @@ int translate_translate(int argc, char** argv) {
   }
   if (!attention_path.empty() && !attention_done)
     fail("translate: --attention: there was no sentence to draw");
+  if (any_unknown && !r.count("allow-unknown")) {
+    std::fprintf(stderr, "uwaga-translate: some words were not in the vocabulary (marked [like "
+                 "this] above); exit status 3 (--allow-unknown: 0)\n");
+    return kUnknownWordsStatus;
+  }
   return 0;
+}
+
+int translate_vocab(int argc, char** argv) {
+  cxxopts::Options o("uwaga-translate vocab",
+                     "List the words a checkpoint's translator knows, English and Spanish.");
+  o.add_options()
+      ("checkpoint", "a checkpoint written by uwaga-translate train", value<std::string>())
+      ("language", "en, es or both", value<std::string>()->default_value("both"))
+      ("h,help", "show this help");
+  auto r = o.parse(argc, argv);
+  if (wants_help(o, r)) return 0;
+  reject_unexpected_arguments(r, "vocab");
+  if (!r.count("checkpoint")) fail("vocab: --checkpoint FILE is required");
+  const std::string language = r["language"].as<std::string>();
+  if (language != "en" && language != "es" && language != "both")
+    fail("vocab: --language must be en, es or both, got '", language, "'");
+  const TranslateRunConfig run = read_translate_run_config(r["checkpoint"].as<std::string>());
+  // The words in alphabetical order, wrapped at 80 columns; the four special tokens apart.
+  auto list = [](const char* name, const Vocabulary& vocab) {
+    std::vector<std::string> words(vocab.words().begin() + 4, vocab.words().end());
+    std::sort(words.begin(), words.end());
+    std::printf("%s: %zu words (and <pad> <bos> <eos> <unk>)\n", name, words.size());
+    std::string line;  // printed after two spaces
+    for (const std::string& w : words) {
+      if (!line.empty() && line.size() + 1 + w.size() > 78) {
+        std::printf("  %s\n", line.c_str());
+        line.clear();
+      }
+      if (!line.empty()) line.push_back(' ');
+      line.append(w);
+    }
+    if (!line.empty()) std::printf("  %s\n", line.c_str());
+  };
+  if (language != "es") list("English", run.src_vocab);
+  if (language == "both") std::printf("\n");
+  if (language != "en") list("Spanish", run.tgt_vocab);
+  return 0;
+}
+
+int translate_plot(int argc, char** argv) {
+  return plot_training_runs("uwaga-translate", argc, argv);
 }
 
 }  // namespace uwaga::apps

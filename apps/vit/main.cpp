@@ -3,6 +3,7 @@
 //   uwaga-vit eval --checkpoint runs/mnist-tiny/checkpoint.safetensors
 //   uwaga-vit predict --checkpoint FILE (IMAGE.pgm ... | --index N)
 //   uwaga-vit attention --checkpoint FILE (IMAGE.pgm | --index N) --out attention.svg
+//   uwaga-vit plot --run runs/mnist-tiny [--run runs/other ...] [--out curves.svg]
 // Wiring only: the model is nn/vision_transformer, the loop optim/trainer, the data data/.
 #include "apps/common/command_line.h"
 #include "apps/vit/vit_commands.h"
@@ -16,6 +17,7 @@ const char* kUsage =
     "  eval        accuracy, per-class accuracy and confusion matrix of a checkpoint\n"
     "  predict     top-3 classes of images (PGM/PPM) or of test images by index\n"
     "  attention   draw where the class token looks, per layer and as rollout (SVG)\n"
+    "  plot        training curves of runs from their log.jsonl (SVG, and PNG when possible)\n"
     "Run 'uwaga-vit MODE --help' for the options of a mode.\n";
 
 }  // namespace
@@ -24,6 +26,6 @@ int main(int argc, char** argv) {
   using namespace uwaga::apps;
   return run_modes("uwaga-vit", kUsage,
                    {{"train", vit_train}, {"eval", vit_eval}, {"predict", vit_predict},
-                    {"attention", vit_attention}},
+                    {"attention", vit_attention}, {"plot", vit_plot}},
                    argc, argv);
 }

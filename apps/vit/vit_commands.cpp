@@ -7,7 +7,9 @@
 
 #include "apps/common/command_line.h"
 #include "apps/common/processes.h"
+#include "apps/common/thread_policy.h"
 #include "apps/common/training_flags.h"
+#include "apps/common/training_plot.h"
 #include "apps/vit/vit_training.h"
 #include "apps/vit/vit_checkpoint.h"
 #include "core/threads.h"
@@ -84,8 +86,12 @@ void add_thread_flag(cxxopts::Options& o) {
 }
 
 void apply_thread_flag(const cxxopts::ParseResult& r) {
-  if (r.count("threads")) set_num_threads(r["threads"].as<int>());
-  else init_threads();
+  if (r.count("threads")) {
+    warn_if_more_threads_than_cores("uwaga-vit", r["threads"].as<int>());
+    set_num_threads(r["threads"].as<int>());
+  } else {
+    init_threads();
+  }
 }
 
 }  // namespace
@@ -180,6 +186,17 @@ int vit_train(int argc, char** argv) {
   if (std::string line = communication_summary(*processes, summary.steps, summary.seconds);
       !line.empty())
     std::printf("%s\n", line.c_str());
+  // What to do next, as the user would type it (the program as they ran it).
+  const std::string program = program_as_typed("uwaga-vit");
+  const std::string checkpoint = shell_quoted(output.checkpoint);
+  const std::string data_dir =
+      r.count("data-dir") ? " --data-dir " + shell_quoted(r["data-dir"].as<std::string>()) : "";
+  print_run_files(output.out,
+                  {program + " eval --checkpoint " + checkpoint + data_dir,
+                   program + " attention --checkpoint " + checkpoint + data_dir +
+                       " --index 0 --out " + shell_quoted(output.out + "/attention.svg"),
+                   program + " plot --run " + shell_quoted(output.out) +
+                       "   (redraws the curves; more --run flags compare runs)"});
   return 0;
 }
 
@@ -189,7 +206,7 @@ int vit_eval(int argc, char** argv) {
       ("checkpoint", "a checkpoint written by uwaga-vit train", value<std::string>())
       ("dataset", "dataset to evaluate on (default: the checkpoint's)", value<std::string>())
       ("data-dir", "where the dataset's files are (default: data/cache/DATASET)", value<std::string>())
-      ("json", "end with one line of JSON: accuracy, n, loss, per_class, confusion, dataset")
+      ("json", "print one line of JSON on stdout (accuracy, n, loss, per_class, confusion, dataset), the report on stderr")
       ("batch-size", "images per forward pass", value<std::int64_t>()->default_value("500"))
       ("h,help", "show this help");
   add_thread_flag(o);
@@ -209,9 +226,12 @@ int vit_eval(int argc, char** argv) {
   ClassifierEval e =
       evaluate_classifier(*vit.model, test, vit.run, batch_size);
 
-  std::printf("%s test set: accuracy %.2f%% (%lld of %lld), loss %.4f\n", dataset.c_str(),
+  // With --json, stdout holds only the JSON (for programs); the report goes to stderr.
+  std::FILE* report = r.count("json") ? stderr : stdout;
+
+  std::fprintf(report, "%s test set: accuracy %.2f%% (%lld of %lld), loss %.4f\n", dataset.c_str(),
               100 * e.accuracy(), (long long)e.correct, (long long)e.n, e.loss);
-  std::printf("per class:\n");
+  std::fprintf(report, "per class:\n");
   nlohmann::json per_class = nlohmann::json::array();
   for (std::size_t c = 0; c < e.confusion.size(); ++c) {
     std::int64_t total = 0;
@@ -219,15 +239,15 @@ int vit_eval(int argc, char** argv) {
     double acc = total ? static_cast<double>(e.confusion[c][c]) / total : 0.0;
     per_class.push_back(acc);
     std::string name = c < test.class_names.size() ? test.class_names[c] : std::to_string(c);
-    std::printf("  %2zu %-12s %6.2f%% of %lld\n", c, name.c_str(), 100 * acc, (long long)total);
+    std::fprintf(report, "  %2zu %-12s %6.2f%% of %lld\n", c, name.c_str(), 100 * acc, (long long)total);
   }
-  std::printf("confusion matrix (rows: true class, columns: predicted):\n     ");
-  for (std::size_t c = 0; c < e.confusion.size(); ++c) std::printf("%6zu", c);
-  std::printf("\n");
+  std::fprintf(report, "confusion matrix (rows: true class, columns: predicted):\n     ");
+  for (std::size_t c = 0; c < e.confusion.size(); ++c) std::fprintf(report, "%6zu", c);
+  std::fprintf(report, "\n");
   for (std::size_t t = 0; t < e.confusion.size(); ++t) {
-    std::printf("  %2zu ", t);
-    for (auto v : e.confusion[t]) std::printf("%6lld", (long long)v);
-    std::printf("\n");
+    std::fprintf(report, "  %2zu ", t);
+    for (auto v : e.confusion[t]) std::fprintf(report, "%6lld", (long long)v);
+    std::fprintf(report, "\n");
   }
   if (r.count("json")) {
     nlohmann::json j = {{"accuracy", e.accuracy()}, {"n", e.n},           {"loss", e.loss},
@@ -236,5 +256,7 @@ int vit_eval(int argc, char** argv) {
   }
   return 0;
 }
+
+int vit_plot(int argc, char** argv) { return plot_training_runs("uwaga-vit", argc, argv); }
 
 }  // namespace uwaga::apps

@@ -1,5 +1,5 @@
 #pragma once
-// The four modes of uwaga-vit; each parses its own flags (argv[0] is the mode) and returns the
+// The modes of uwaga-vit; each parses its own flags (argv[0] is the mode) and returns the
 // exit status. Errors are thrown as uwaga::Error and reported by main() with status 2.
 namespace uwaga::apps {
 
@@ -7,5 +7,6 @@ int vit_train(int argc, char** argv);
 int vit_eval(int argc, char** argv);
 int vit_predict(int argc, char** argv);
 int vit_attention(int argc, char** argv);
+int vit_plot(int argc, char** argv);  // apps/common/training_plot
 
 }  // namespace uwaga::apps

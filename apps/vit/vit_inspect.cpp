@@ -7,6 +7,7 @@
 
 #include "apps/common/command_line.h"
 #include "apps/common/svg_canvas.h"
+#include "apps/common/thread_policy.h"
 #include "apps/vit/vit_checkpoint.h"
 #include "apps/vit/vit_commands.h"
 #include "core/graph.h"
@@ -33,11 +34,43 @@ std::string class_name(const VitRunConfig& run, std::int64_t c) {
                                                                 : std::to_string(c);
 }
 
+// How to turn a picture into what the model reads: a PGM (gray) or PPM (colour) of its size; for
+// the MNIST presets a light digit on a dark background, as MNIST's are.
+std::string conversion_hint(const VitRunConfig& run) {
+  const std::string size = std::to_string(run.model.image_size);
+  const std::string geometry = size + "x" + size;
+  if (run.model.channels == 1) {
+    const bool dark_background = run.dataset == "mnist" || run.dataset == "fashion-mnist";
+    return "convert it to a " + geometry + " gray PGM" +
+           (dark_background ? std::string(", light on a dark background as in ") + run.dataset +
+                                  " (a dark digit on white paper: invert it)"
+                            : std::string()) +
+           ", e.g. with ImageMagick: convert photo.png -colorspace Gray -resize '" + geometry +
+           "!'" + (dark_background ? " -negate" : "") + " image.pgm, or with netpbm: " +
+           "pngtopnm photo.png | ppmtopgm | pamscale -xsize " + size + " -ysize " + size +
+           (dark_background ? " | pnminvert" : "") + " > image.pgm";
+  }
+  return "convert it to a " + geometry + " colour PPM, e.g. with ImageMagick: convert photo.png "
+         "-resize '" + geometry + "!' image.ppm, or with netpbm: pngtopnm photo.png | pamscale "
+         "-xsize " + size + " -ysize " + size + " > image.ppm";
+}
+
+// read_pnm, with the way to convert any other image (PNG, JPEG, ...) in its message.
+ImageDataset read_image(const std::string& path, const VitRunConfig& run) {
+  try {
+    return read_pnm(path);
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    if (what.find("is not a PGM or PPM") == std::string::npos) throw;
+    fail(what, "; ", conversion_hint(run));
+  }
+}
+
 std::vector<NamedImage> images_from_flags(const cxxopts::ParseResult& r, const VitRunConfig& run,
                                           const char* mode) {
   std::vector<NamedImage> images;
   for (const std::string& path : positional_arguments(r, "images"))
-    images.push_back({path, read_pnm(path)});
+    images.push_back({path, read_image(path, run)});
   if (r.count("index")) {
     const std::int64_t index = r["index"].as<std::int64_t>();
     std::string dir =
@@ -62,7 +95,8 @@ std::vector<NamedImage> images_from_flags(const cxxopts::ParseResult& r, const V
         im.image.width != run.model.image_size)
       fail(mode, ": '", im.name, "' is ", im.image.channels, "x", im.image.height, "x",
            im.image.width, " but the model expects ", run.model.channels, "x",
-           run.model.image_size, "x", run.model.image_size, " (channels x height x width)");
+           run.model.image_size, "x", run.model.image_size, " (channels x height x width); ",
+           conversion_hint(run));
   return images;
 }
 
@@ -99,7 +133,10 @@ int vit_predict(int argc, char** argv) {
   if (wants_help(o, r)) return 0;
   reject_unexpected_arguments(r, "predict", "images");
   if (!r.count("checkpoint")) fail("predict: --checkpoint FILE is required");
-  if (r.count("threads")) set_num_threads(r["threads"].as<int>());
+  if (r.count("threads")) {
+    warn_if_more_threads_than_cores("uwaga-vit", r["threads"].as<int>());
+    set_num_threads(r["threads"].as<int>());
+  }
   LoadedVit vit = load_vit(r["checkpoint"].as<std::string>());
   NoGradGuard no_grad;
   for (const NamedImage& im : images_from_flags(r, vit.run, "predict")) {
@@ -129,7 +166,10 @@ int vit_attention(int argc, char** argv) {
   reject_unexpected_arguments(r, "attention", "images");
   if (!r.count("checkpoint")) fail("attention: --checkpoint FILE is required");
   if (!r.count("out")) fail("attention: --out FILE.svg is required");
-  if (r.count("threads")) set_num_threads(r["threads"].as<int>());
+  if (r.count("threads")) {
+    warn_if_more_threads_than_cores("uwaga-vit", r["threads"].as<int>());
+    set_num_threads(r["threads"].as<int>());
+  }
   LoadedVit vit = load_vit(r["checkpoint"].as<std::string>());
   std::vector<NamedImage> images = images_from_flags(r, vit.run, "attention");
   if (images.size() != 1) fail("attention: give exactly one image (a file or --index N)");

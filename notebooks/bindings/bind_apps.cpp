@@ -35,10 +35,12 @@ optim::TrainerOptions trainer_options(std::int64_t max_steps, const std::string&
 
 // ---- uwaga-vit ----------------------------------------------------------------------------------
 
-struct TrainedVit {
+// A ViT and its run, as train_vit returns it and load_vit reads it; what evaluates or classifies
+// takes it whole.
+struct Vit {
   std::shared_ptr<nn::VisionTransformer> model;
-  VitRunConfig run;  // with the normalisation measured on the training set
-  optim::TrainSummary summary;
+  VitRunConfig run;             // with the normalisation measured on the training set
+  optim::TrainSummary summary;  // a loaded checkpoint's is empty
 };
 
 // The checks `uwaga-vit train` makes (VitRunConfig::validate, whose messages name the flags that
@@ -60,7 +62,7 @@ void validate_vit_run(const VitRunConfig& run, const ImageDataset& train,
 
 // As `uwaga-vit train` (VitTraining), on the first run.train_size images of `all_train` (all
 // when 0).
-TrainedVit train_vit(VitRunConfig run, const ImageDataset& all_train, const ImageDataset& test,
+Vit train_vit(VitRunConfig run, const ImageDataset& all_train, const ImageDataset& test,
                      std::int64_t max_steps, const std::string& out_dir, std::int64_t log_every,
                      bool quiet) {
   validate_vit_run(run, all_train, test);
@@ -116,10 +118,22 @@ void bind_vit_app(py::module_& m) {
         py::arg("run"), py::arg("batch_size") = 500, py::call_guard<py::gil_scoped_release>(),
         "Accuracy, loss and confusion matrix (eval mode, no graph).");
 
-  py::class_<TrainedVit>(m, "TrainedVit")
-      .def_readonly("model", &TrainedVit::model)
-      .def_readonly("run", &TrainedVit::run)
-      .def_readonly("summary", &TrainedVit::summary);
+  py::class_<Vit>(m, "Vit", "A ViT (model, in eval mode) and its run; train_vit and load_vit "
+                           "return one, evaluate_classifier takes one.")
+      .def_readonly("model", &Vit::model)
+      .def_readonly("run", &Vit::run)
+      .def_readonly("summary", &Vit::summary, "The training summary (empty when loaded).")
+      .def("__repr__", [](const Vit& v) {
+        return "<uwaga.apps.Vit " + (v.run.preset.empty() ? "custom" : v.run.preset) + " on " +
+               v.run.dataset + ", " + std::to_string(v.model->num_parameters()) + " parameters>";
+      });
+  m.attr("TrainedVit") = m.attr("Vit");  // the earlier name
+  m.def("evaluate_classifier",
+        [](const Vit& vit, const ImageDataset& data, std::int64_t batch_size) {
+          return evaluate_classifier(*vit.model, data, vit.run, batch_size);
+        },
+        py::arg("vit"), py::arg("data"), py::arg("batch_size") = 500,
+        py::call_guard<py::gil_scoped_release>());
   m.def("train_vit", &train_vit, py::arg("run"), py::arg("train"), py::arg("test"),
         py::arg("max_steps") = 0, py::arg("out_dir") = "", py::arg("log_every") = 50,
         py::arg("quiet") = true, py::call_guard<py::gil_scoped_release>(),
@@ -127,21 +141,23 @@ void bind_vit_app(py::module_& m) {
   m.def("load_vit",
         [](const std::string& path) {
           LoadedVit v = load_vit(path);
-          return py::make_tuple(v.run, std::shared_ptr<nn::VisionTransformer>(std::move(v.model)));
+          return Vit{std::shared_ptr<nn::VisionTransformer>(std::move(v.model)), v.run, {}};
         },
-        py::arg("checkpoint"), "(run, model in eval mode) from a uwaga-vit checkpoint.");
+        py::arg("checkpoint"), "A Vit (model in eval mode, run) from a uwaga-vit checkpoint.");
 }
 
 // ---- uwaga-translate ----------------------------------------------------------------------------
 
-struct TrainedTranslator {
+// A translator and its run, as train_translator returns it and load_translator reads it; translate,
+// cross_attention and evaluate_translation take it whole (or its model and run apart).
+struct Translator {
   std::shared_ptr<nn::Seq2SeqTransformer> model;
-  TranslateRunConfig run;  // with both vocabularies
-  optim::TrainSummary summary;
+  TranslateRunConfig run;       // with both vocabularies
+  optim::TrainSummary summary;  // a loaded checkpoint's is empty
 };
 
 // As `uwaga-translate train` (TranslateTraining), with vocabularies from the training sentences.
-TrainedTranslator train_translator(TranslateRunConfig run, std::int64_t max_steps,
+Translator train_translator(TranslateRunConfig run, std::int64_t max_steps,
                                    const std::string& out_dir, std::int64_t log_every, bool quiet) {
   run.model.src_vocab = std::max<std::int64_t>(run.model.src_vocab, 4);
   run.model.tgt_vocab = std::max<std::int64_t>(run.model.tgt_vocab, 4);
@@ -168,7 +184,7 @@ void check_vocabularies(const nn::Seq2SeqTransformer& model, const TranslateRunC
        " (Spanish) words but the model has ", model.config.src_vocab, " and ",
        model.config.tgt_vocab, "; ",
        empty ? "this run has no vocabularies" : "they belong to another run",
-       "; use the run returned by train_translator or load_translator");
+       "; pass the Translator that train_translator or load_translator returned");
 }
 
 std::pair<std::vector<std::int64_t>, nn::Hypothesis> translate_ids(
@@ -269,6 +285,15 @@ void bind_translate_app(py::module_& m) {
       .def_readonly("mistakes", &TranslationEval::mistakes)
       .def("exact_match", &TranslationEval::exact_match);
   m.def("evaluate_translation",
+        [](const Translator& t, const std::vector<TranslationPair>& pairs, std::int64_t beam,
+           std::int64_t limit, double length_penalty) {
+          check_vocabularies(*t.model, t.run, "evaluate_translation");
+          return evaluate_translation(*t.model, pairs, t.run, beam, limit, length_penalty);
+        },
+        py::arg("translator"), py::arg("pairs"), py::arg("beam") = 1, py::arg("limit") = 0,
+        py::arg("length_penalty") = 0.0, py::call_guard<py::gil_scoped_release>(),
+        "Exact match and corpus BLEU-4 of the translator's translations of `pairs`.");
+  m.def("evaluate_translation",
         [](nn::Seq2SeqTransformer& model, const std::vector<TranslationPair>& pairs,
            const TranslateRunConfig& run, std::int64_t beam, std::int64_t limit,
            double length_penalty) {
@@ -280,10 +305,19 @@ void bind_translate_app(py::module_& m) {
         py::call_guard<py::gil_scoped_release>(),
         "Exact match and corpus BLEU-4 of the model's translations of `pairs`.");
 
-  py::class_<TrainedTranslator>(m, "TrainedTranslator")
-      .def_readonly("model", &TrainedTranslator::model)
-      .def_readonly("run", &TrainedTranslator::run)
-      .def_readonly("summary", &TrainedTranslator::summary);
+  py::class_<Translator>(m, "Translator",
+                         "A translator (model, run with its vocabularies); train_translator and "
+                         "load_translator return one, translate and cross_attention take one.")
+      .def_readonly("model", &Translator::model)
+      .def_readonly("run", &Translator::run)
+      .def_readonly("summary", &Translator::summary, "The training summary (empty when loaded).")
+      .def("__repr__", [](const Translator& t) {
+        return "<uwaga.apps.Translator " + (t.run.preset.empty() ? "custom" : t.run.preset) +
+               ", " + std::to_string(t.run.src_vocab.size()) + " English and " +
+               std::to_string(t.run.tgt_vocab.size()) + " Spanish words, " +
+               std::to_string(t.model->num_parameters()) + " parameters>";
+      });
+  m.attr("TrainedTranslator") = m.attr("Translator");  // the earlier name
   m.def("train_translator", &train_translator, py::arg("run"), py::arg("max_steps") = 0,
         py::arg("out_dir") = "", py::arg("log_every") = 50, py::arg("quiet") = true,
         py::call_guard<py::gil_scoped_release>(),
@@ -291,10 +325,19 @@ void bind_translate_app(py::module_& m) {
   m.def("load_translator",
         [](const std::string& path) {
           LoadedTranslator t = load_translator(path);
-          return py::make_tuple(t.run,
-                                std::shared_ptr<nn::Seq2SeqTransformer>(std::move(t.model)));
+          return Translator{std::shared_ptr<nn::Seq2SeqTransformer>(std::move(t.model)), t.run,
+                            {}};
         },
-        py::arg("checkpoint"), "(run, model in eval mode) from a uwaga-translate checkpoint.");
+        py::arg("checkpoint"), "A Translator (model in eval mode, run) from a uwaga-translate "
+                               "checkpoint.");
+  m.def("translate",
+        [](const Translator& t, const std::string& sentence, std::int64_t beam,
+           std::int64_t max_length, double length_penalty) {
+          return translate(*t.model, t.run, sentence, beam, max_length, length_penalty);
+        },
+        py::arg("translator"), py::arg("sentence"), py::arg("beam") = 1,
+        py::arg("max_length") = 0, py::arg("length_penalty") = 0.0,
+        "English -> Spanish with a Translator (from train_translator or load_translator).");
   m.def("translate", &translate, py::arg("model"), py::arg("run"), py::arg("sentence"),
         py::arg("beam") = 1, py::arg("max_length") = 0, py::arg("length_penalty") = 0.0,
         "English -> Spanish, greedy (beam 1) or beam search (ranked by score / "
@@ -306,6 +349,11 @@ void bind_translate_app(py::module_& m) {
       .def_readonly("layers", &CrossAttention::layers, "Per decoder layer, A (h, T, S).")
       .def("average", &CrossAttention::average, "Mean over layers and heads, row-major T x S.")
       .def("strongest_source", &CrossAttention::strongest_source);
+  m.def("cross_attention",
+        [](const Translator& t, const std::string& sentence, std::int64_t beam) {
+          return cross_attention(*t.model, t.run, sentence, beam);
+        },
+        py::arg("translator"), py::arg("sentence"), py::arg("beam") = 1);
   m.def("cross_attention", &cross_attention, py::arg("model"), py::arg("run"),
         py::arg("sentence"), py::arg("beam") = 1,
         "Where the decoder looked in the source while producing each word of the translation.");

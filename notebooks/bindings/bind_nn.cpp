@@ -3,6 +3,12 @@
 // self-attention. return_weights=True also returns the attention weights A.
 #include <pybind11/stl.h>
 
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <string>
+#include <typeinfo>
+
 #include "nn/attention.h"
 #include "nn/attention_rollout.h"
 #include "nn/decoding.h"
@@ -25,6 +31,48 @@
 #include "notebooks/bindings/bindings.h"
 
 namespace uwaga::python {
+namespace {
+
+// "SelfAttention" for a uwaga::nn::SelfAttention.
+std::string class_name(const nn::Module& module) {
+  const char* mangled = typeid(module).name();
+  int status = 0;
+  char* readable = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  std::string name = status == 0 && readable ? readable : mangled;
+  std::free(readable);
+  const std::size_t colon = name.rfind("::");
+  return colon == std::string::npos ? name : name.substr(colon + 2);
+}
+
+// The module tree as PyTorch prints it: a leaf on one line with its parameters' shapes, a module
+// with submodules as "Name(" then its own parameters and each submodule "(name): ..." indented.
+// (A name may hold dots of its own, "blocks.0": what is inside a submodule is what starts with its
+// name and a dot.)
+std::string module_repr(nn::Module& module, const std::string& indent = "") {
+  const auto modules = module.named_modules();
+  auto inside_a_submodule = [&](const std::string& name) {
+    for (const auto& [sub, m] : modules)
+      if (name.size() > sub.size() && name.compare(0, sub.size() + 1, sub + ".") == 0) return true;
+    return false;
+  };
+  std::vector<std::string> params, children;
+  for (const auto& [name, p] : module.named_parameters())
+    if (!inside_a_submodule(name)) params.push_back(name + " " + shape_str(p.shape()));
+  for (const auto& [name, child] : modules)
+    if (!inside_a_submodule(name))
+      children.push_back("(" + name + "): " + module_repr(*child, indent + "  "));
+  std::string out = class_name(module) + "(";
+  if (children.empty()) {
+    for (std::size_t i = 0; i < params.size(); ++i) out += (i ? ", " : "") + params[i];
+    return out + ")";
+  }
+  out += "\n";
+  for (const std::string& p : params) out += indent + "  " + p + "\n";
+  for (const std::string& c : children) out += indent + "  " + c + "\n";
+  return out + indent + ")";
+}
+
+}  // namespace
 
 nn::AttentionMask make_mask(const std::optional<Tensor>& key_padding, bool causal) {
   nn::AttentionMask mask;
@@ -86,7 +134,9 @@ void bind_module(py::module_& m) {
       .def("zero_grad", &Module::zero_grad)
       .def("to", &Module::to, py::arg("dtype"), "Converts every parameter in place.")
       .def("state_dict", &Module::state_dict)
-      .def("load_state_dict", &Module::load_state_dict, py::arg("state"));
+      .def("load_state_dict", &Module::load_state_dict, py::arg("state"))
+      .def("__repr__", [](Module& module) { return module_repr(module); },
+           "The module tree with each parameter's shape, as PyTorch prints it.");
   py::class_<nn::Model, Module, std::shared_ptr<nn::Model>>(
       m, "Model", "A module the Trainer can train: forward_batch(inputs) and replicas.")
       .def("forward_batch", &nn::Model::forward_batch, py::arg("inputs"));

@@ -28,6 +28,10 @@ if "$bin" train --preset tiny --max-steps 30 --log-every 5 --out "$tmp/run" >"$t
   fi
   [[ -f $tmp/run/checkpoint.safetensors ]] && pass "train: checkpoint written" || failed "train: no checkpoint"
   grep -q "params" "$tmp/train.out" && pass "train: summary printed" || failed "train: no summary"
+  grep -qF "  $bin eval --checkpoint $tmp/run/checkpoint.safetensors" "$tmp/train.out" &&
+    grep -qF "  $bin translate --checkpoint" "$tmp/train.out" && grep -q "^log: *$tmp/run/log.jsonl" "$tmp/train.out" &&
+    pass "train: ends with the files and the next commands, as the program was run" ||
+    failed "train: the end of its output: $(tail -8 "$tmp/train.out")"
 else
   failed "train exited with $?"; cat "$tmp/train.out"
 fi
@@ -57,9 +61,38 @@ else
   failed "the dropout/replica runs for the resume check failed"
 fi
 
+# 2b'. SIGTERM (as Ctrl-C; a background job ignores SIGINT): the resume command printed names the
+# program as it was run.
+"$bin" train --preset tiny --epochs 100000 --log-every 1 --out "$tmp/int" >"$tmp/int.out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q '"type":"step"' "$tmp/int/log.jsonl" 2>/dev/null && break; sleep 0.2; done
+kill -TERM "$pid"
+wait "$pid"
+status=$?
+[[ $status -eq 130 ]] && grep -qF "To continue: $bin train --out $tmp/int --resume" "$tmp/int.out" &&
+  pass "SIGTERM: exit 130, resume hint names $bin" ||
+  failed "SIGTERM: status $status, $(tail -2 "$tmp/int.out")"
+
+# 2c. plot draws both runs' curves: one path per run in each of the four panels.
+root=$(cd "$(dirname "$0")/../.." && pwd)
+if "$bin" plot --run "$tmp/run" --run "$tmp/straight" --out "$tmp/curves.svg" --no-png >"$tmp/plot.out" 2>&1 &&
+   /usr/bin/python3 "$root/tests/apps/check_training_plot.py" "$tmp/curves.svg" 2 >"$tmp/plot.check" 2>&1; then
+  pass "plot: two runs, $(cat "$tmp/plot.check")"
+else
+  failed "plot: $(cat "$tmp/plot.out" "$tmp/plot.check" 2>/dev/null)"
+fi
+printf '{"type":"start"}\nnot json\n' >"$tmp/notjson.jsonl"
+"$bin" plot --run "$tmp/notjson.jsonl" >"$tmp/plot.err" 2>&1
+[[ $? -eq 2 ]] && grep -q "$tmp/notjson.jsonl holds no step record" "$tmp/plot.err" &&
+  pass "plot: a log without steps is refused: $(cat "$tmp/plot.err")" ||
+  failed "plot: a log without steps: $(cat "$tmp/plot.err")"
+
 # 3. eval --json: the last line of stdout is a JSON object with exact_match and bleu in [0, 1].
 if "$bin" eval --checkpoint "$ckpt" --json >"$tmp/eval.out" 2>"$tmp/eval.err"; then
   json=$(tail -1 "$tmp/eval.out")
+  [[ $(wc -l <"$tmp/eval.out") -eq 1 ]] && grep -q "BLEU-4" "$tmp/eval.err" &&
+    pass "eval --json: stdout is only the JSON, the report on stderr" ||
+    failed "eval --json: stdout: $(head -3 "$tmp/eval.out")"
   if command -v python3 >/dev/null; then
     python3 -c 'import json, sys
 j = json.loads(sys.argv[1])
@@ -73,15 +106,26 @@ else
   failed "eval exited with $?"; cat "$tmp/eval.out" "$tmp/eval.err"
 fi
 
-# 4. Unknown words are reported on stderr and read as <unk>; one line out per sentence.
-if "$bin" translate --checkpoint "$ckpt" "the zebra eats bread" "we are eating bread" \
-    >"$tmp/unk.out" 2>"$tmp/unk.err"; then
-  [[ $(wc -l <"$tmp/unk.out") -eq 2 ]] && grep -q "'zebra' is not in the English vocabulary" "$tmp/unk.err" &&
-    pass "translate: unknown word reported ($(head -1 "$tmp/unk.err"))" ||
-    failed "translate: unknown word: stdout $(cat "$tmp/unk.out") / stderr $(cat "$tmp/unk.err")"
+# 4. Unknown words are reported on stderr, marked in the sentence as read, and read as <unk>; one
+# line out per sentence; the exit status is 3 unless --allow-unknown.
+"$bin" translate --checkpoint "$ckpt" "the zebra eats bread" "we are eating bread" \
+    >"$tmp/unk.out" 2>"$tmp/unk.err"
+status=$?
+if [[ $status -eq 3 && $(wc -l <"$tmp/unk.out") -eq 2 ]] &&
+   grep -q "'zebra' is not in the English vocabulary" "$tmp/unk.err" &&
+   grep -qF "read as: the [zebra] eats bread" "$tmp/unk.err"; then
+  pass "translate: unknown word marked, exit 3 ($(grep "read as" "$tmp/unk.err"))"
 else
-  failed "translate with an unknown word exited with $?: $(cat "$tmp/unk.err")"
+  failed "translate: unknown word: status $status, stdout $(cat "$tmp/unk.out") / stderr $(cat "$tmp/unk.err")"
 fi
+"$bin" translate --checkpoint "$ckpt" --allow-unknown "the zebra eats bread" >/dev/null 2>&1 &&
+  pass "translate --allow-unknown: exit 0" || failed "translate --allow-unknown exited with $?"
+"$bin" vocab --checkpoint "$ckpt" >"$tmp/vocab.out" 2>&1 &&
+  grep -q "^English: [0-9]* words" "$tmp/vocab.out" && grep -q "^Spanish: [0-9]* words" "$tmp/vocab.out" &&
+  grep -qw "bread" "$tmp/vocab.out" && grep -qw "pan" "$tmp/vocab.out" && ! grep -qw "zebra" "$tmp/vocab.out" &&
+  pass "vocab: $(grep words "$tmp/vocab.out" | tr '\n' ' ')" || failed "vocab: $(head -5 "$tmp/vocab.out")"
+"$bin" vocab --checkpoint "$ckpt" --language es >"$tmp/vocab_es.out" 2>&1 && ! grep -q English "$tmp/vocab_es.out" &&
+  pass "vocab --language es: only Spanish" || failed "vocab --language es: $(head -3 "$tmp/vocab_es.out")"
 
 # 4b. A contraction ("don't": two unknown words, the negation lost) is explained once.
 "$bin" translate --checkpoint "$ckpt" "we don't eat bread" >/dev/null 2>"$tmp/contraction.err"
@@ -153,7 +197,7 @@ else
 fi
 
 # 8. --help on every mode.
-for mode in train eval translate; do
+for mode in train eval translate vocab plot; do
   "$bin" "$mode" --help >"$tmp/help.out" 2>&1 && grep -q -- "--" "$tmp/help.out" &&
     pass "$mode --help" || failed "$mode --help: $(cat "$tmp/help.out")"
 done
@@ -196,6 +240,7 @@ else
   failed "translate: two sentences gave $(wc -l <"$tmp/comma.out") lines: $(cat "$tmp/comma.out")"
 fi
 expect_error "unknown mode" fly
+expect_error "--language must be en, es or both" vocab --checkpoint "$ckpt" --language fr
 expect_error "Option" train --preset tiny --out "$tmp/bad" --no-such-flag
 expect_error "Option" translate --checkpoint "$ckpt" --no-such-flag "we eat"
 head -c 100 /dev/urandom >"$tmp/garbage.safetensors"

@@ -33,14 +33,22 @@ else
 fi
 grep -q "params" "$tmp/train.out" && grep -q "FLOPs" "$tmp/train.out" && pass "train: summary printed" ||
   failed "train: no summary"
+# The end says where the files are and what to run next, naming the program as it was run.
+grep -q "^checkpoint: $tmp/run/checkpoint.safetensors" "$tmp/train.out" &&
+  grep -q "^curves: *$tmp/run/curves.svg" "$tmp/train.out" && [[ -f $tmp/run/curves.svg ]] &&
+  grep -qF "  $bin eval --checkpoint $tmp/run/checkpoint.safetensors --data-dir $data" "$tmp/train.out" &&
+  grep -qF "  $bin attention --checkpoint" "$tmp/train.out" &&
+  pass "train: ends with the files and the next commands" ||
+  failed "train: the end of its output: $(tail -8 "$tmp/train.out")"
 
 ckpt=$tmp/run/checkpoint.safetensors
-# 2. eval --json ends with a JSON line holding accuracy and n.
-if "$bin" eval --checkpoint "$ckpt" --data-dir "$data" --json >"$tmp/eval.out" 2>&1; then
-  tail -1 "$tmp/eval.out" | grep -q '"accuracy":0\.[0-9]*' && tail -1 "$tmp/eval.out" | grep -q '"n":10000' &&
-    pass "eval --json: $(tail -1 "$tmp/eval.out" | grep -o '"accuracy":[0-9.]*')" ||
-    failed "eval --json: last line is not the expected JSON: $(tail -1 "$tmp/eval.out")"
-  grep -q "confusion matrix" "$tmp/eval.out" && pass "eval: confusion matrix" || failed "eval: no confusion matrix"
+# 2. eval --json: stdout is one line of JSON holding accuracy and n; the report goes to stderr.
+if "$bin" eval --checkpoint "$ckpt" --data-dir "$data" --json >"$tmp/eval.out" 2>"$tmp/eval.err"; then
+  /usr/bin/python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); assert j["n"] == 10000 and 0 < j["accuracy"] < 1' "$tmp/eval.out" &&
+    [[ $(wc -l <"$tmp/eval.out") -eq 1 ]] &&
+    pass "eval --json: stdout is only the JSON, $(grep -o '"accuracy":[0-9.]*' "$tmp/eval.out")" ||
+    failed "eval --json: stdout is not one JSON line: $(head -3 "$tmp/eval.out")"
+  grep -q "confusion matrix" "$tmp/eval.err" && pass "eval --json: the report on stderr" || failed "eval: no confusion matrix on stderr"
 else
   failed "eval exited with $?"; cat "$tmp/eval.out"
 fi
@@ -101,6 +109,40 @@ expect_error() {  # expected-text, then the arguments
     failed "expected exit 2 and '$text' for: $* (got $status: $(cat "$tmp/err.out"))"
   fi
 }
+
+# 5c. A run that trains all its epochs ends its log with a "finished" stop record; `plot` draws it
+# beside the run cut short by --max-steps: one path per run in each of the four panels.
+"$bin" train --data-dir "$data" --train-size 256 --batch-size 64 --dim 32 --depth 2 --heads 2 \
+  --mlp-dim 64 --epochs 2 --warmup 2 --no-augment --log-every 1 --threads 2 \
+  --out "$tmp/short" >"$tmp/short.out" 2>&1 || failed "short run exited with $?: $(tail -3 "$tmp/short.out")"
+tail -1 "$tmp/short/log.jsonl" | grep -q '"reason":"finished"' &&
+  pass "a finished run's log ends with: $(tail -1 "$tmp/short/log.jsonl")" ||
+  failed "a finished run's last record: $(tail -1 "$tmp/short/log.jsonl")"
+if "$bin" plot --run "$tmp/run" --run "$tmp/short" --out "$tmp/curves.svg" >"$tmp/plot.out" 2>&1 &&
+   /usr/bin/python3 "$root/tests/apps/check_training_plot.py" "$tmp/curves.svg" 2 >"$tmp/plot.check" 2>&1; then
+  pass "plot: two runs, $(cat "$tmp/plot.check")"
+else
+  failed "plot: $(cat "$tmp/plot.out" "$tmp/plot.check" 2>/dev/null)"
+fi
+grep -q "short: 8 steps, test accuracy .* at step 8, finished" "$tmp/plot.out" &&
+  grep -q "max_steps" "$tmp/plot.out" && pass "plot: says how each run ended" ||
+  failed "plot: the runs' summary: $(cat "$tmp/plot.out")"
+if grep -q "converted by" "$tmp/plot.out"; then  # a converter is installed: a real PNG
+  [[ $(head -c 4 "$tmp/curves.png" | tail -c 3) == PNG ]] && pass "plot: PNG written" ||
+    failed "plot: the PNG is not one"
+else
+  grep -q "no PNG" "$tmp/plot.out" && pass "plot: no converter, says so" || failed "plot: $(cat "$tmp/plot.out")"
+fi
+"$bin" plot --run "$tmp/short/" --no-png >"$tmp/plot1.out" 2>&1 && [[ -f $tmp/short/curves.svg ]] &&
+  pass "plot: one run draws into RUN/curves.svg" || failed "plot: one run: $(cat "$tmp/plot1.out")"
+mkdir -p "$tmp/empty-run" "$tmp/text-run"
+: >"$tmp/empty-run/log.jsonl"
+printf 'epoch 1 loss 0.5\nepoch 2 loss 0.4\n' >"$tmp/text-run/log.jsonl"
+expect_error "no log at $tmp/nowhere/log.jsonl" plot --run "$tmp/nowhere"
+expect_error "$tmp/empty-run/log.jsonl is empty" plot --run "$tmp/empty-run"
+expect_error "$tmp/text-run/log.jsonl line 1 is not a JSON log record" plot --run "$tmp/text-run"
+expect_error "$tmp/diverged/log.jsonl holds no step record" plot --run "$tmp/diverged"
+expect_error "--run DIR is required" plot
 expect_error "not divisible by heads" train --out "$tmp/bad" --data-dir "$data" --heads 5
 expect_error "not divisible by patch" train --out "$tmp/bad" --data-dir "$data" --patch 5
 expect_error "unknown dataset" train --out "$tmp/bad" --dataset imagenet
@@ -131,6 +173,21 @@ expect_error "nests deeper than 64 levels" predict --checkpoint "$tmp/deep.safet
 expect_error "unknown mode" fly
 expect_error "Option" train --out "$tmp/bad" --no-such-flag
 expect_error "not a PGM or PPM" predict --checkpoint "$ckpt" "$root/tests/golden/linear.safetensors"
+# A PNG: the message says how to convert it (size, gray, MNIST's polarity).
+printf '\x89PNG\r\n\x1a\n\0\0\0\rIHDR' >"$tmp/digit.png"
+expect_error "convert photo.png -colorspace Gray -resize '28x28!' -negate image.pgm" predict --checkpoint "$ckpt" "$tmp/digit.png"
+# More threads than cores: one warning on stderr, and the command still works.
+cores=$(nproc)
+"$bin" predict --checkpoint "$ckpt" "$tmp/blank.pgm" --threads $((cores + 3)) >/dev/null 2>"$tmp/threads.err"
+[[ $? -eq 0 && $(grep -c "warning: --threads $((cores + 3)) but only $cores core" "$tmp/threads.err") -eq 1 ]] &&
+  pass "--threads above the cores: $(cat "$tmp/threads.err")" || failed "--threads above the cores: $(cat "$tmp/threads.err")"
+# cmake --install puts the programs in PREFIX/bin.
+build=$(cd "$(dirname "$bin")/.." && pwd)
+if [[ -f $build/cmake_install.cmake ]]; then
+  cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.out" 2>&1 &&
+    "$tmp/prefix/bin/uwaga-vit" --help | grep -q "plot" && pass "cmake --install: PREFIX/bin/uwaga-vit runs" ||
+    failed "cmake --install: $(cat "$tmp/install.out")"
+fi
 { printf 'P5\n32 32\n255\n'; head -c 1024 /dev/zero; } >"$tmp/big.pgm"
 expect_error "the model expects 1x28x28" predict --checkpoint "$ckpt" "$tmp/big.pgm"
 # A training set smaller than one batch: the message names both flags that can fix it.

@@ -352,8 +352,10 @@ TEST_CASE("trainer: the JSONL log has a record per logged step and per epoch, ac
   std::vector<nlohmann::json> records = read_jsonl(dir.str() + "/log.jsonl");
   std::vector<std::int64_t> step_records, epoch_records;
   int resumes = 0, starts = 0;
+  std::vector<std::string> stops;  // the reasons, in order
   for (const auto& r : records) {
     REQUIRE(r.contains("type"));
+    if (r["type"] == "stop") stops.push_back(r["reason"].get<std::string>());
     if (r["type"] == "step") {
       for (const char* key : {"step", "epoch", "batch", "loss", "lr", "grad_norm", "items_per_s",
                               "accuracy"})
@@ -380,6 +382,13 @@ TEST_CASE("trainer: the JSONL log has a record per logged step and per epoch, ac
   CHECK(resumes == 1);
   CHECK(starts == 1);
   CHECK(records.front()["type"] == "start");
+  // The budget stopped the first part; the second ran every epoch, and its last record says so
+  // (a crashed run's log would just end).
+  CHECK(stops == std::vector<std::string>{"max_steps", "finished"});
+  CHECK(records.back()["type"] == "stop");
+  CHECK(records.back()["reason"] == "finished");
+  CHECK(records.back()["step"] == 16);
+  CHECK(records.back()["message"] == "finished 2 epochs after step 16");
 }
 
 TEST_CASE("trainer: options and resume errors are sentences", "[optim][trainer]") {

@@ -264,7 +264,7 @@ class Apps(unittest.TestCase):
         config.src_vocab, config.tgt_vocab = 50, 60
         model = uwaga.nn.Seq2SeqTransformer(config, uwaga.Generator(0))
         preset = uwaga.apps.translate_preset("tiny")  # as returned: no vocabularies yet
-        message = "this run has no vocabularies; use the run returned by train_translator"
+        message = "this run has no vocabularies; pass the Translator that train_translator"
         with self.assertRaisesRegex(uwaga.Error, message):  # was "id 83 out of range"
             uwaga.apps.translate(model, preset, "we are eating bread")
         with self.assertRaisesRegex(uwaga.Error, "cross_attention: .*" + message):

@@ -139,6 +139,19 @@ class Modules(unittest.TestCase):
     def setUp(self):
         self.gen = uwaga.Generator(0)
 
+    def test_a_module_prints_its_tree_with_parameter_shapes(self):
+        sa = uwaga.nn.SelfAttention(6, 4, 5, self.gen)
+        self.assertNotIn("object at 0x", repr(sa))
+        self.assertTrue(repr(sa).startswith("SelfAttention("), repr(sa))
+        self.assertIn("w_q (6, 4)", repr(sa))
+        config = uwaga.apps.translate_preset("tiny").model
+        config.src_vocab, config.tgt_vocab = 50, 60
+        tree = repr(uwaga.nn.Seq2SeqTransformer(config, uwaga.Generator(0)))
+        self.assertIn("\n  (", tree)  # submodules, one a line, indented
+        self.assertIn("Linear(weight", tree)
+        self.assertIn("\n  (encoder.0): TransformerEncoderBlock(\n", tree)  # blocks, with their insides
+        self.assertIn("\n      (qkv): Linear(weight (", tree)
+
     def test_self_attention_is_the_notes_formula(self):
         sa = uwaga.nn.SelfAttention(6, 4, 5, self.gen)
         sa.to(F64)
@@ -286,13 +299,30 @@ class DataAndApps(unittest.TestCase):
         trained = uwaga.apps.train_translator(run, max_steps=20)
         self.assertEqual(trained.summary.steps, 20)
         self.assertLess(trained.summary.losses[-1], trained.summary.losses[0])
-        out = uwaga.apps.translate(trained.model, trained.run, "we are eating bread")
+        out = uwaga.apps.translate(trained, "we are eating bread")
         self.assertIsInstance(out, str)
-        att = uwaga.apps.cross_attention(trained.model, trained.run, "we are eating bread")
+        # The model and run apart give the same.
+        self.assertEqual(uwaga.apps.translate(trained.model, trained.run, "we are eating bread"), out)
+        att = uwaga.apps.cross_attention(trained, "we are eating bread")
         self.assertEqual(att.source, ["we", "are", "eating", "bread", "<eos>"])
         T, S = len(att.produced), len(att.source)
         self.assertEqual(att.layers[0].shape, (run.model.heads, T, S))
         np.testing.assert_allclose(np.array(att.average()).reshape(T, S).sum(1), 1.0, rtol=1e-5)
+
+    def test_a_saved_translator_loads_as_the_object_training_returns(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as out:
+            trained = uwaga.apps.train_translator(uwaga.apps.translate_preset("tiny"),
+                                                  max_steps=5, out_dir=out)
+            loaded = uwaga.apps.load_translator(out + "/checkpoint.safetensors")
+        self.assertIsInstance(loaded, uwaga.apps.Translator)
+        self.assertIsInstance(trained, uwaga.apps.Translator)
+        self.assertIn("Translator", repr(loaded))
+        for t in (trained, loaded):  # either one goes to every function
+            self.assertEqual(uwaga.apps.translate(t, "we are eating bread"),
+                             uwaga.apps.translate(trained, "we are eating bread"))
+            pairs = [uwaga.data.TranslationPair("we eat", "comemos")]
+            self.assertEqual(uwaga.apps.evaluate_translation(t, pairs).n, 1)
 
     @unittest.skipUnless(mnist_available(), "MNIST is not in data/cache (bash data/fetch.sh mnist)")
     def test_mnist_loader_and_a_short_vit_run(self):
@@ -318,6 +348,8 @@ class DataAndApps(unittest.TestCase):
         ev = uwaga.apps.evaluate_classifier(trained.model, uwaga.data.take_first(test, 50),
                                             trained.run)
         self.assertEqual(ev.n, 50)
+        self.assertEqual(uwaga.apps.evaluate_classifier(trained, uwaga.data.take_first(test, 50)).n,
+                         50)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,52 @@
+#pragma once
+// Training curves from a run's log.jsonl (optim/trainer.h lists its records): loss and accuracy
+// (training, from the step records; the evaluation split, from the epoch records), learning rate
+// and gradient norm against the step, several runs on one chart. The `plot` mode of uwaga-vit and
+// uwaga-translate:
+//   uwaga-vit plot --run runs/a [--run runs/b ...] [--out curves.svg] [--no-png]
+// writes an SVG, and a PNG beside it when rsvg-convert or ImageMagick's convert is installed.
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace uwaga::apps {
+
+// (step, value) pairs in step order.
+using Curve = std::vector<std::pair<double, double>>;
+
+struct TrainingLog {
+  std::string label;  // the run's name in the legend: its directory
+  std::string path;   // the log file read
+  // From the step records (means since the previous one).
+  Curve train_loss, train_accuracy, lr, grad_norm;
+  // From the epoch records: "<split>_loss" and "<split>_accuracy" (the translator's
+  // "<split>_token_accuracy" when there is no plain accuracy).
+  Curve eval_loss, eval_accuracy;
+  std::string eval_split;          // "test", "valid"; empty when no epoch was evaluated
+  std::string eval_accuracy_name;  // "accuracy" or "token_accuracy"
+  std::string stop_reason;         // the last stop record's reason; empty when the log just ends
+};
+
+// Reads `run`, a run directory or its log.jsonl. Only the last run in the file counts (a "start"
+// record begins again), and a resume drops the steps logged after the checkpoint it went back to.
+// Fails naming the file when it is missing, empty, not JSON lines, or holds no step record.
+TrainingLog read_training_log(const std::string& run);
+
+// A 2 × 2 chart (loss, accuracy, learning rate, gradient norm against the step), one colour per
+// run with a legend: training as a solid path, evaluation as a dashed line through dots. Each
+// panel is a <g id="panel-NAME"> holding one <path> per run that has that curve.
+std::string training_plot_svg(const std::vector<TrainingLog>& runs);
+
+// Converts the SVG to PNG with rsvg-convert, else ImageMagick's convert; returns the converter's
+// name, or "" when neither is installed or the conversion failed (no PNG then).
+std::string svg_to_png(const std::string& svg_path, const std::string& png_path);
+
+// After `train`: draws RUN/curves.svg (SVG only) and prints where the checkpoint, the log and the
+// curves are, then the `next` commands to try. A log that cannot be drawn yet (no step record)
+// leaves the curves out.
+void print_run_files(const std::string& run_dir, const std::vector<std::string>& next);
+
+// The `plot` mode: argv[0] is the mode, `program` names the program in messages.
+int plot_training_runs(const char* program, int argc, char** argv);
+
+}  // namespace uwaga::apps
