@@ -94,10 +94,10 @@ std::string read_text_file(const std::string& path) {
 
 namespace {
 
-void check_holds_a_window(const std::vector<std::int64_t>& ids, const char* part,
+void check_holds_a_window(const std::string& part_text, const char* part,
                           const std::string& path, std::int64_t context) {
-  if (static_cast<std::int64_t>(ids.size()) < context + 1)
-    fail("the ", part, " part of '", path, "' has ", ids.size(),
+  if (static_cast<std::int64_t>(part_text.size()) < context + 1)
+    fail("the ", part, " part of '", path, "' has ", part_text.size(),
          " characters, fewer than one window of --context ", context, " + 1 characters");
 }
 
@@ -113,13 +113,12 @@ CharCorpus split_char_corpus(const std::string& text, const std::string& path,
                              std::int64_t context, const CharVocabulary& vocab) {
   const std::size_t cut = text.size() - text.size() / 10;
   const std::string train = text.substr(0, cut), valid = text.substr(cut);
+  check_holds_a_window(train, "training (first 90 %)", path, context);
+  check_holds_a_window(valid, "validation (last 10 %)", path, context);
   if (const std::string missing = vocab.unknown(text); !missing.empty())
     fail("'", path, "' holds ", missing.size(),
          " characters outside the vocabulary of its training part (the first 90 %)");
-  CharCorpus corpus{vocab, vocab.encode(train), vocab.encode(valid)};
-  check_holds_a_window(corpus.train, "training (first 90 %)", path, context);
-  check_holds_a_window(corpus.valid, "validation (last 10 %)", path, context);
-  return corpus;
+  return CharCorpus{vocab, vocab.encode(train), vocab.encode(valid)};
 }
 
 CharWindows::CharWindows(std::vector<std::int64_t> ids, std::int64_t batch_size,
