@@ -19,7 +19,7 @@ echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(git rev-parse --short HEAD), $(nproc) cor
 start=$(date +%s.%N)
 "$bin" train --preset shakespeare-tiny --threads 2 --out "$out/tiny" --log-every 100 >"$out/train.out"
 end=$(date +%s.%N)
-loss=$(grep -o '"type":"eval".*' "$out/tiny/log.jsonl" | tail -1 | grep -o '"loss":[0-9.e-]*' | cut -d: -f2)
+loss=$(grep '"type":"epoch"' "$out/tiny/log.jsonl" | tail -1 | grep -o '"valid_loss":[0-9.e-]*' | cut -d: -f2)
 wall=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
 echo "train  shakespeare-tiny, 2 threads: validation loss $loss nats/char in $wall s (whole command)"
 # "validation: loss L nats/char (B bits/char); N steps, S s" -> training characters per second
