@@ -62,6 +62,18 @@ void sgemm_nn_blocks(std::int64_t rows, std::int64_t M, std::int64_t N, std::int
 void blas_gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, float alpha,
                const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float beta,
                float* C, std::int64_t ldc) {
+  if (M == 1) {
+    // One row (a generated token at a time): a matrix-vector product. GEMM would first pack all
+    // of B, which for one row costs more than the product itself.
+    //   C (1×N) = α op(A) (1×K) · op(B) (K×N) + β C,  i.e.  c = α op(B)ᵀ a + β c
+    // op(A)'s one row is A[0 …] (lda apart when transposed); B (N×K) with tb, else (K×N).
+    const int inc_a = ta ? blas_int(lda) : 1;
+    if (tb) cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(N), static_cast<int>(K),
+                        alpha, B, blas_int(ldb), A, inc_a, beta, C, 1);
+    else cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<int>(K), static_cast<int>(N), alpha,
+                     B, blas_int(ldb), A, inc_a, beta, C, 1);
+    return;
+  }
   const bool small = M * N * K <= kSmallKernelWork;
   if (!ta && !tb && !small && N * K > 0) {
     const std::int64_t rows = kSmallKernelWork / (N * K);

@@ -43,13 +43,15 @@ TEST_CASE("float gemm cut into OpenBLAS small-kernel blocks matches the referenc
   // Thin float products are cut into blocks (core/matmul.cpp): NN by rows of C, TN by the inner
   // dimension with β applied once, NT through a copy of Bᵀ. Shapes that cut into several
   // blocks, padded leading dimensions, α ≠ 1 and β ≠ 0, so that a block taking the wrong rows,
-  // β applied per block or a wrong transpose shows.
+  // β applied per block or a wrong transpose shows. One-row products (M = 1) go to gemv.
   Generator g(11);
   struct Case { bool ta, tb; std::int64_t M, N, K; };
   for (const Case c : {Case{false, false, 544, 64, 64}, Case{true, false, 64, 64, 544},
                        Case{true, false, 192, 64, 544}, Case{false, true, 544, 192, 64},
                        Case{false, true, 544, 64, 128}, Case{false, false, 7, 5, 6},
-                       Case{false, true, 17, 17, 16}}) {
+                       Case{false, true, 17, 17, 16}, Case{false, true, 1, 384, 128},
+                       Case{true, false, 1, 64, 96}, Case{false, false, 1, 65, 128},
+                       Case{true, true, 1, 40, 50}}) {
     const std::int64_t lda = (c.ta ? c.M : c.K) + 3, ldb = (c.tb ? c.K : c.N) + 2;
     const std::int64_t ldc = c.N + 1, a_rows = c.ta ? c.K : c.M, b_rows = c.tb ? c.N : c.K;
     Tensor A = Tensor::randn({a_rows * lda}, g), B = Tensor::randn({b_rows * ldb}, g);

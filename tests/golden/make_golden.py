@@ -215,7 +215,28 @@ def define_modules():
                 z = block(z)
             return self.head(self.norm(z[:, 0]))
 
-    return MultiHeadAttention, MLP, EncoderBlock, DecoderBlock, VisionTransformer
+    class Gpt(nn.Module):
+        """A decoder-only GPT (nn/gpt.h): token + learned position embeddings, pre-LN blocks
+        with causal self-attention, a final LayerNorm and a bias-free head (or the token table,
+        tied)."""
+        def __init__(self, vocab, context, dim, layers, heads, hidden, tie_weights):
+            super().__init__()
+            self.token_embed = nn.Embedding(vocab, dim)
+            self.pos_embed = nn.Embedding(context, dim)
+            self.blocks = nn.ModuleList([EncoderBlock(dim, heads, hidden) for _ in range(layers)])
+            self.norm = nn.LayerNorm(dim, eps=1e-5)
+            self.head = None if tie_weights else nn.Linear(dim, vocab, bias=False)
+
+        def forward(self, ids):
+            T = ids.shape[1]
+            h = self.token_embed(ids) + self.pos_embed.weight[:T]
+            for block in self.blocks:
+                z1 = h + block.attn(block.norm1(h), causal=True)[0]
+                h = z1 + block.mlp(block.norm2(z1))
+            y = self.norm(h)
+            return self.head(y) if self.head is not None else y @ self.token_embed.weight.T
+
+    return MultiHeadAttention, MLP, EncoderBlock, DecoderBlock, VisionTransformer, Gpt
 
 
 # ---- generators ----------------------------------------------------------------------------------
@@ -378,6 +399,19 @@ def gen_vit(name):
     return module_case(vit, {"images": images}, lambda images: vit(images), dict(config, batch=B))
 
 
+def gen_gpt(name, tie_weights):
+    import torch
+    Gpt = define_modules()[5]
+    seed_for(name)
+    config = {"vocab": 11, "context": 6, "dim": DIM, "layers": 2, "heads": HEADS, "mlp_dim": 16,
+              "tie_weights": int(tie_weights)}
+    gpt = Gpt(11, 6, DIM, 2, HEADS, 16, tie_weights)
+    randomize_layer_norms(gpt)
+    ids = torch.randint(0, 11, (B, 5))
+    return module_case(gpt, {}, lambda: gpt(ids), dict(config, batch=B, seq=5),
+                       extra_inputs={"ids": ids})
+
+
 def gen_cross_entropy(name):
     import torch
     import torch.nn.functional as F
@@ -465,6 +499,8 @@ GENERATORS = {
     "encoder_block": gen_encoder_block,
     "decoder_block": gen_decoder_block,
     "vit": gen_vit,
+    "gpt": lambda n: gen_gpt(n, tie_weights=False),
+    "gpt_tied": lambda n: gen_gpt(n, tie_weights=True),
     "cross_entropy": gen_cross_entropy,
     "optim_sgd": lambda n: gen_optimizer(n, "sgd"),
     "optim_sgd_nesterov": lambda n: gen_optimizer(n, "sgd_nesterov"),

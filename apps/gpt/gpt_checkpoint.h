@@ -1,0 +1,18 @@
+#pragma once
+// Rebuilding a trained GPT from a uwaga-gpt checkpoint: the run configuration (with the character
+// vocabulary) travels in the checkpoint's metadata, so the model can be built before its weights
+// are loaded.
+#include <string>
+
+#include "apps/common/loaded_model.h"
+#include "apps/gpt/gpt_run_config.h"
+
+namespace uwaga::apps {
+
+using LoadedGpt = LoadedModel<GptRunConfig, nn::Gpt>;
+
+// Errors name the file: missing, not a checkpoint, not written by uwaga-gpt.
+GptRunConfig read_gpt_run_config(const std::string& checkpoint);
+LoadedGpt load_gpt(const std::string& checkpoint);
+
+}  // namespace uwaga::apps

@@ -1,0 +1,256 @@
+#include "apps/gpt/gpt_commands.h"
+
+#include <cxxopts.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "apps/common/command_line.h"
+#include "apps/common/printable_text.h"
+#include "apps/common/processes.h"
+#include "apps/common/training_flags.h"
+#include "apps/gpt/gpt_checkpoint.h"
+#include "apps/gpt/gpt_training.h"
+#include "core/threads.h"
+#include "nn/sampling.h"
+
+namespace uwaga::apps {
+namespace {
+
+using cxxopts::value;
+
+// Applies the model and optimisation flags the user gave on top of a preset.
+void apply_overrides(GptRunConfig& run, const cxxopts::ParseResult& r) {
+  auto set = [&](const char* flag, auto& field) { override_from(r, flag, field); };
+  set("text", run.text);
+  set("context", run.model.context);
+  set("dim", run.model.dim);
+  set("layers", run.model.layers);
+  set("heads", run.model.heads);
+  set("mlp-dim", run.model.mlp_dim);
+  set("dropout", run.model.dropout);
+  if (r.count("tie-weights")) run.model.tie_weights = true;
+  override_training_flags(r, run);
+  set("min-lr", run.min_lr);
+  set("steps-per-epoch", run.steps_per_epoch);
+  set("eval-windows", run.eval_windows);
+}
+
+void add_thread_flag(cxxopts::Options& o, const char* fallback) {
+  o.add_options()("threads", std::string("threads for uwaga and OpenBLAS (default: "
+                                         "UWAGA_NUM_THREADS, else ") + fallback + ")",
+                  value<int>());
+}
+
+// Training runs one replica per thread and uses every core by default. Sampling reads one token
+// at a time — rows of width D — where splitting each op across cores costs more than it saves,
+// so it uses one thread unless asked.
+void apply_thread_flag(const cxxopts::ParseResult& r, bool all_cores_by_default) {
+  if (r.count("threads")) {
+    const int n = r["threads"].as<int>();
+    if (n < 1) fail("--threads must be at least 1, got ", n);
+    set_num_threads(n);
+  } else if (std::getenv("UWAGA_NUM_THREADS") || all_cores_by_default) {
+    init_threads();
+  } else {
+    set_num_threads(1);
+  }
+}
+
+// The text of `run`, split and encoded; a new run builds its vocabulary from the training part.
+CharCorpus load_corpus(GptRunConfig& run, bool new_run) {
+  const std::string text = read_text_file(run.text);
+  if (!new_run) return split_char_corpus(text, run.text, run.model.context, run.vocab);
+  CharCorpus corpus = split_char_corpus(text, run.text, run.model.context);
+  run.vocab = corpus.vocab;
+  run.model.vocab = corpus.vocab.size();
+  return corpus;
+}
+
+void print_summary(const nn::Gpt& model, const GptRunConfig& run, const CharCorpus& corpus,
+                   std::int64_t warmup, const optim::DataParallelOptions& parallel) {
+  const auto& m = run.model;
+  std::printf("uwaga-gpt: %s\n", run.preset.empty() ? "custom" : run.preset.c_str());
+  std::printf("  model     %lld blocks, dim %lld, heads %lld, mlp %lld, context %lld, dropout %g%s\n",
+              (long long)m.layers, (long long)m.dim, (long long)m.heads, (long long)m.mlp_dim,
+              (long long)m.context, m.dropout, m.tie_weights ? ", tied head" : "");
+  std::printf("  params    %lld\n", (long long)model.num_parameters());
+  std::printf("  data      %s: %zu training, %zu validation characters, %lld distinct\n",
+              run.text.c_str(), corpus.train.size(), corpus.valid.size(), (long long)m.vocab);
+  std::printf("  optimiser AdamW lr %g (warm-up %lld steps, cosine to %g), weight decay %g, "
+              "batch %lld windows, %lld epochs of %lld steps, clip %g, seed %llu\n",
+              run.lr, (long long)warmup, run.min_lr, run.weight_decay, (long long)run.batch_size,
+              (long long)run.epochs, (long long)run.steps_per_epoch, run.clip_norm,
+              (unsigned long long)run.seed);
+  print_replicas(parallel, "windows");
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int gpt_train(int argc, char** argv) {
+  cxxopts::Options o("uwaga-gpt train", "Train a character-level GPT on a text.");
+  o.add_options()
+      ("preset", "shakespeare-tiny, shakespeare-small or smoke", value<std::string>()->default_value("shakespeare-tiny"))
+      ("out", "directory for checkpoint.safetensors and log.jsonl (required)", value<std::string>())
+      ("resume", "continue from the checkpoint in --out")
+      ("max-steps", "stop after this many optimizer steps in total (counting resumed ones)", value<std::int64_t>()->default_value("0"))
+      ("text", "the text file (default: data/cache/tinyshakespeare/input.txt)", value<std::string>())
+      ("context", "window length T: characters the model reads", value<std::int64_t>())
+      ("dim", "model width D", value<std::int64_t>())
+      ("layers", "transformer blocks", value<std::int64_t>())
+      ("heads", "attention heads h (must divide D)", value<std::int64_t>())
+      ("mlp-dim", "hidden width of the MLPs", value<std::int64_t>())
+      ("dropout", "dropout on the embeddings, in [0, 1)", value<double>())
+      ("tie-weights", "the output head reuses the token embedding table")
+      ("epochs", "training epochs", value<std::int64_t>())
+      ("steps-per-epoch", "batches of random windows per epoch", value<std::int64_t>())
+      ("batch-size", "windows per step", value<std::int64_t>())
+      ("lr", "peak learning rate", value<double>())
+      ("min-lr", "learning rate at the end of the cosine decay", value<double>())
+      ("weight-decay", "AdamW weight decay (not on biases, norms, embeddings)", value<double>())
+      ("warmup", "steps of linear learning-rate warm-up", value<std::int64_t>())
+      ("label-smoothing", "label smoothing in [0, 1)", value<double>())
+      ("clip", "clip the global gradient norm to this (0: off)", value<double>())
+      ("eval-windows", "validation windows scored after each epoch (0: all)", value<std::int64_t>())
+      ("seed", "seed for initialisation, windows and dropout", value<std::uint64_t>())
+      ("log-every", "steps between log lines", value<std::int64_t>()->default_value("50"))
+      ("h,help", "show this help");
+  add_micro_batch_flag(o, kGptMicroBatch, "windows");
+  add_thread_flag(o, "all cores");
+  auto r = o.parse(argc, argv);
+  if (wants_help(o, r)) return 0;
+  reject_unexpected_arguments(r, "train");
+  const TrainingOutput output = training_output(r);
+  apply_thread_flag(r, true);
+
+  // Under mpirun every process builds the same run; a failure on any of them ends them all.
+  const std::unique_ptr<optim::GradientReduction> processes = optim::processes_of_this_run();
+  const bool root = processes->rank() == 0;
+  GptRunConfig run;
+  CharCorpus corpus;
+  on_every_process(*processes, [&] {
+    if (output.resume) {
+      run = resumed_run_config(r, output.checkpoint, read_gpt_run_config, apply_overrides);
+    } else {
+      run = gpt_preset(r["preset"].as<std::string>());
+      apply_overrides(run, r);
+    }
+    run.validate();  // the model's fields are checked before the text is read
+    corpus = load_corpus(run, !output.resume);
+  });
+
+  optim::TrainerOptions options = trainer_options(r, output, "uwaga-gpt");
+  options.reduction = processes.get();
+  check_same_settings(*processes, training_settings(run.to_json(), options, 0));
+  GptTraining training(run, corpus, options);
+  if (root) print_summary(training.model(), run, corpus, training.warmup(), options.parallel);
+  optim::TrainSummary summary = training.fit();
+  if (summary.last_eval.count("loss"))
+    std::printf("validation: loss %.4f nats/char (%.4f bits/char); %lld steps, %.1f s\n",
+                summary.last_eval.at("loss"), summary.last_eval.at("bits_per_character"),
+                (long long)summary.steps, summary.seconds);
+  if (std::string line = communication_summary(*processes, summary.steps, summary.seconds);
+      root && !line.empty())
+    std::printf("%s\n", line.c_str());
+  return summary.stopped_non_finite ? 1 : (summary.interrupted ? 130 : 0);
+}
+
+int gpt_eval(int argc, char** argv) {
+  cxxopts::Options o("uwaga-gpt eval",
+                     "Validation loss, bits per character and perplexity of a checkpoint.");
+  o.add_options()
+      ("checkpoint", "a checkpoint written by uwaga-gpt train", value<std::string>())
+      ("text", "the text file (default: the one the run trained on)", value<std::string>())
+      ("windows", "score only the first N validation windows (0: all)", value<std::int64_t>()->default_value("0"))
+      ("json", "end with one line of JSON: loss, bits_per_character, perplexity, characters")
+      ("h,help", "show this help");
+  add_thread_flag(o, "all cores");
+  auto r = o.parse(argc, argv);
+  if (wants_help(o, r)) return 0;
+  reject_unexpected_arguments(r, "eval");
+  if (!r.count("checkpoint")) fail("eval: --checkpoint FILE is required");
+  apply_thread_flag(r, true);
+  const std::int64_t windows = r["windows"].as<std::int64_t>();
+  if (windows < 0) fail("eval: --windows must be >= 0 (0: all), got ", windows);
+
+  LoadedGpt g = load_gpt(r["checkpoint"].as<std::string>());
+  override_from(r, "text", g.run.text);
+  const CharCorpus corpus = load_corpus(g.run, false);
+  const LanguageModelEval e = evaluate_language_model(*g.model, corpus.valid, windows);
+  std::printf("validation (last 10 %% of %s, %lld characters predicted):\n", g.run.text.c_str(),
+              (long long)e.characters);
+  std::printf("  loss            %.4f nats per character\n", e.loss);
+  std::printf("  bits/character  %.4f\n", e.bits_per_character());
+  std::printf("  perplexity      %.3f\n", e.perplexity());
+  if (r.count("json")) {
+    const nlohmann::json j = {{"loss", e.loss},
+                              {"bits_per_character", e.bits_per_character()},
+                              {"perplexity", e.perplexity()},
+                              {"characters", e.characters}};
+    std::printf("%s\n", j.dump().c_str());
+  }
+  return 0;
+}
+
+int gpt_sample(int argc, char** argv) {
+  cxxopts::Options o("uwaga-gpt sample",
+                     "Write text from a prompt, character by character, to stdout.");
+  o.add_options()
+      ("checkpoint", "a checkpoint written by uwaga-gpt train", value<std::string>())
+      ("prompt", "the text to continue (its characters must occur in the training text)", value<std::string>()->default_value("\n"))
+      ("tokens", "characters to write", value<std::int64_t>()->default_value("500"))
+      ("temperature", "sharpen (< 1) or flatten (> 1) the distribution; 0: greedy", value<double>()->default_value("0.8"))
+      ("top-k", "draw only from the k most probable characters (default: all)", value<std::int64_t>())
+      ("top-p", "draw only from the most probable characters whose probabilities sum to p, in (0, 1]", value<double>()->default_value("1"))
+      ("seed", "seed of the draws: the same seed writes the same text", value<std::uint64_t>()->default_value("1"))
+      ("no-cache", "recompute the whole window for every character (slow; for comparison)")
+      ("stats", "end with one line on stderr: characters written, seconds, characters/s")
+      ("h,help", "show this help");
+  add_thread_flag(o, "1");
+  auto r = o.parse(argc, argv);
+  if (wants_help(o, r)) return 0;
+  reject_unexpected_arguments(r, "sample");
+  if (!r.count("checkpoint")) fail("sample: --checkpoint FILE is required");
+  apply_thread_flag(r, false);
+  const std::int64_t count = r["tokens"].as<std::int64_t>();
+  if (count < 1) fail("sample: --tokens must be at least 1, got ", count);
+  nn::SamplingOptions sampling;
+  sampling.temperature = r["temperature"].as<double>();
+  sampling.top_p = r["top-p"].as<double>();
+  if (r.count("top-k")) {
+    sampling.top_k = r["top-k"].as<std::int64_t>();
+    if (sampling.top_k < 1) fail("sample: --top-k must be at least 1, got ", sampling.top_k);
+  }
+
+  LoadedGpt g = load_gpt(r["checkpoint"].as<std::string>());
+  sampling.validate(g.run.model.vocab);
+  const std::string prompt = r["prompt"].as<std::string>();
+  if (prompt.empty()) fail("sample: --prompt is empty; give at least one character");
+  if (const std::string missing = g.run.vocab.unknown(prompt); !missing.empty()) {
+    std::string listed;
+    for (char c : missing) listed += (listed.empty() ? "'" : ", '") + printable(std::string(1, c)) + "'";
+    fail("sample: --prompt has characters the model never saw in training: ", listed);
+  }
+
+  nn::TokenStream stream(*g.model, g.run.vocab.encode(prompt), sampling,
+                         r["seed"].as<std::uint64_t>(), !r.count("no-cache"));
+  std::fputs(prompt.c_str(), stdout);
+  const auto start = std::chrono::steady_clock::now();
+  for (std::int64_t i = 0; i < count; ++i) {
+    std::fputc(g.run.vocab.character(stream.next()), stdout);
+    std::fflush(stdout);
+  }
+  std::fputc('\n', stdout);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (r.count("stats"))
+    std::fprintf(stderr, "sampled %lld characters in %.3f s: %.1f characters/s (%s)\n",
+                 (long long)count, seconds, static_cast<double>(count) / seconds,
+                 r.count("no-cache") ? "no cache" : "key/value cache");
+  return 0;
+}
+
+}  // namespace uwaga::apps

@@ -1,0 +1,78 @@
+#include "apps/gpt/gpt_run_config.h"
+
+#include "core/error.h"
+#include "core/json_fields.h"
+
+namespace uwaga::apps {
+namespace {
+
+// Marks the JSON as a uwaga-gpt run configuration.
+const char* const kFormat = "uwaga-gpt-1";
+
+}  // namespace
+
+std::vector<std::string> gpt_preset_names() {
+  return {"shakespeare-tiny", "shakespeare-small", "smoke"};
+}
+
+GptRunConfig gpt_preset(const std::string& name) {
+  GptRunConfig r;
+  r.preset = name;
+  r.model.vocab = 1;  // until the vocabulary is built from the text
+  if (name == "shakespeare-tiny") {
+    // About 0.8 M parameters, trained for a fixed budget of steps: it is far from converged, so
+    // no dropout, a high learning rate and one validation at the end (one "epoch"). See
+    // apps/bench/gpt_targets.sh and the README for its loss and time.
+    r.model.context = 64, r.model.dim = 128, r.model.layers = 4, r.model.heads = 4;
+    r.model.mlp_dim = 512, r.model.dropout = 0.0;
+    r.epochs = 1, r.steps_per_epoch = 600, r.batch_size = 32;
+    r.lr = 3e-3, r.min_lr = 1e-4, r.warmup = 50, r.weight_decay = 0.1;
+  } else if (name == "shakespeare-small") {
+    // About 2.7 M parameters, for a longer run.
+    r.model.context = 128, r.model.dim = 192, r.model.layers = 6, r.model.heads = 6;
+    r.model.mlp_dim = 768, r.model.dropout = 0.1;
+    r.epochs = 10, r.steps_per_epoch = 500, r.batch_size = 64;
+    r.lr = 1e-3, r.min_lr = 1e-4, r.warmup = 200, r.weight_decay = 0.1;
+  } else if (name == "smoke") {
+    // For smoke tests: a few seconds, learns something, not much.
+    r.model.context = 16, r.model.dim = 32, r.model.layers = 1, r.model.heads = 2;
+    r.model.mlp_dim = 64, r.model.dropout = 0.0;
+    r.epochs = 2, r.steps_per_epoch = 20, r.batch_size = 16;
+    r.lr = 3e-3, r.min_lr = 3e-4, r.warmup = 5, r.weight_decay = 0.0, r.eval_windows = 200;
+  } else {
+    std::string names;
+    for (const auto& n : gpt_preset_names()) names += (names.empty() ? "" : ", ") + n;
+    fail("unknown preset '", name, "'; expected one of: ", names);
+  }
+  return r;
+}
+
+void GptRunConfig::validate() const {
+  model.validate();
+  check_training_settings(*this);
+  if (steps_per_epoch < 1) fail("--steps-per-epoch must be at least 1, got ", steps_per_epoch);
+  if (eval_windows < 0) fail("--eval-windows must be >= 0 (0: all), got ", eval_windows);
+  if (text.empty()) fail("--text must name a text file");
+}
+
+std::string GptRunConfig::to_json() const {
+  nlohmann::json j = fields_to_json(*this);
+  j["format"] = kFormat;
+  return j.dump();
+}
+
+GptRunConfig GptRunConfig::from_json(const std::string& json) {
+  const char* what = "the run configuration";
+  const nlohmann::json j = parse_json_input(json, what);
+  if (!j.is_object() || !j.contains("format") || j.at("format") != kFormat)
+    fail("no \"format\": \"", kFormat, "\" in its configuration");
+  GptRunConfig r;
+  fields_from_json(j, r, what);
+  r.model.validate();
+  if (r.model.vocab != r.vocab.size())
+    fail("the run configuration's vocabulary (", r.vocab.size(),
+         " characters) does not match its model (", r.model.vocab, ")");
+  return r;
+}
+
+}  // namespace uwaga::apps

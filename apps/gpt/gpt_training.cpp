@@ -1,0 +1,76 @@
+#include "apps/gpt/gpt_training.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/graph.h"
+
+namespace uwaga::apps {
+
+double LanguageModelEval::bits_per_character() const { return loss / std::log(2.0); }
+double LanguageModelEval::perplexity() const { return std::exp(loss); }
+
+LanguageModelEval evaluate_language_model(nn::Gpt& model, const std::vector<std::int64_t>& ids,
+                                          std::int64_t windows) {
+  NoGradGuard no_grad;
+  const bool was_training = model.is_training();
+  model.eval();
+  const std::int64_t T = model.config.context;
+  std::int64_t count = consecutive_window_count(ids, T);
+  if (windows > 0) count = std::min(count, windows);
+  constexpr std::int64_t kEvalBatch = 32;
+  const nn::CrossEntropyLoss loss;
+  LanguageModelEval result;
+  double loss_sum = 0;
+  for (std::int64_t first = 0; first < count; first += kEvalBatch) {
+    const Batch b = consecutive_windows(ids, T, first, std::min(kEvalBatch, count - first));
+    const Tensor logits = model.forward(b.inputs[0]);  // (B, T, V)
+    const std::int64_t n = loss.count(b.targets);
+    loss_sum += loss(logits, b.targets).item() * static_cast<double>(n);
+    result.characters += n;
+  }
+  result.loss = result.characters ? loss_sum / static_cast<double>(result.characters) : 0.0;
+  model.train(was_training);
+  return result;
+}
+
+namespace {
+
+// The model's first (float32) initialisation from the run's seed.
+std::shared_ptr<nn::Gpt> new_model(const GptRunConfig& run) {
+  Generator gen(run.seed);
+  return std::make_shared<nn::Gpt>(run.model, gen);
+}
+
+optim::TrainerOptions with_run(optim::TrainerOptions options, const GptRunConfig& run) {
+  options.epochs = run.epochs;
+  options.clip_norm = run.clip_norm;
+  options.seed = run.seed;
+  options.config = run.to_json();
+  options.eval_split = "valid";
+  return options;
+}
+
+}  // namespace
+
+GptTraining::GptTraining(const GptRunConfig& run, const CharCorpus& corpus,
+                         optim::TrainerOptions options)
+    : run_(run),
+      corpus_(corpus),
+      model_(new_model(run)),
+      windows_(corpus.train, run.batch_size, run.model.context, run.steps_per_epoch, run.seed),
+      loss_({-100, run.label_smoothing}),
+      optimizer_(optim::make_param_groups(*model_, run.weight_decay), {run.lr, 0.9, 0.99}),
+      schedule_(run.lr, std::min(run.warmup, run.epochs * run.steps_per_epoch - 1),
+                run.epochs * run.steps_per_epoch, run.min_lr),
+      trainer_(*model_, windows_, loss_, optimizer_, schedule_,
+               with_run(std::move(options), run)) {}
+
+optim::TrainSummary GptTraining::fit() {
+  return trainer_.fit([this]() -> std::map<std::string, double> {
+    const LanguageModelEval e = evaluate_language_model(*model_, corpus_.valid, run_.eval_windows);
+    return {{"loss", e.loss}, {"bits_per_character", e.bits_per_character()}};
+  });
+}
+
+}  // namespace uwaga::apps

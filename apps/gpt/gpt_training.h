@@ -1,0 +1,62 @@
+#pragma once
+// One uwaga-gpt training run, set up the one way `uwaga-gpt train` uses: a GPT on a character
+// corpus, predicting every next character of random windows of the training text; and the
+// validation loss shared by `train` and `eval`.
+#include <map>
+#include <memory>
+#include <string>
+
+#include "apps/gpt/gpt_run_config.h"
+#include "data/char_corpus.h"
+#include "nn/gpt.h"
+#include "nn/loss.h"
+#include "optim/adam.h"
+#include "optim/lr_schedule.h"
+#include "optim/trainer.h"
+
+namespace uwaga::apps {
+
+// Windows per forward/backward pass of one replica (optim::DataParallel's micro_batch).
+constexpr std::int64_t kGptMicroBatch = 16;
+
+struct LanguageModelEval {
+  std::int64_t characters = 0;  // predictions scored
+  double loss = 0;              // mean cross-entropy in nats per character
+  double bits_per_character() const;  // loss / ln 2
+  double perplexity() const;          // exp(loss)
+};
+
+// The mean next-character loss of `model` over consecutive windows of `ids` (all of them, or
+// the first `windows` when > 0), in eval mode without a graph.
+LanguageModelEval evaluate_language_model(nn::Gpt& model, const std::vector<std::int64_t>& ids,
+                                          std::int64_t windows = 0);
+
+// What a uwaga-gpt run trains, and how: the model from the run's seed; batches of random windows
+// of the training text (data/char_corpus.h); cross-entropy over every position of every window;
+// AdamW (β2 = 0.99, as small character models use) with weight decay on the weights only;
+// warm-up + cosine; the validation loss after every epoch. The run's vocabulary must be the
+// corpus's.
+class GptTraining {
+ public:
+  // `corpus` must outlive this object. `options`: the run's files, budget, threads and log; the
+  // configuration, seed, clipping and epochs come from `run`.
+  GptTraining(const GptRunConfig& run, const CharCorpus& corpus, optim::TrainerOptions options);
+
+  optim::TrainSummary fit();
+
+  nn::Gpt& model() { return *model_; }
+  const GptRunConfig& run() const { return run_; }
+  std::int64_t warmup() const { return schedule_.warmup(); }  // cut to a short run's length
+
+ private:
+  GptRunConfig run_;
+  const CharCorpus& corpus_;
+  std::shared_ptr<nn::Gpt> model_;
+  CharWindows windows_;
+  nn::CrossEntropyLoss loss_;
+  optim::AdamW optimizer_;
+  optim::WarmupCosineLr schedule_;
+  optim::Trainer trainer_;
+};
+
+}  // namespace uwaga::apps

@@ -1,0 +1,28 @@
+// uwaga-gpt: a character-level GPT that learns to write like Shakespeare.
+//   uwaga-gpt train [--preset shakespeare-tiny] --out runs/gpt
+//   uwaga-gpt eval --checkpoint runs/gpt/checkpoint.safetensors
+//   uwaga-gpt sample --checkpoint FILE --prompt "ROMEO:" --tokens 500 --temperature 0.8
+// Wiring only: the model is nn/gpt, sampling nn/sampling, the loop optim/trainer, the text
+// data/char_corpus.
+#include "apps/common/command_line.h"
+#include "apps/gpt/gpt_commands.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: uwaga-gpt MODE [options]\n"
+    "modes:\n"
+    "  train    train a character-level GPT on a text (tinyshakespeare: bash data/fetch.sh\n"
+    "           tinyshakespeare); presets: shakespeare-tiny, shakespeare-small, smoke\n"
+    "  eval     validation loss, bits per character and perplexity of a checkpoint\n"
+    "  sample   write text from a prompt, streamed as it is generated\n"
+    "Run 'uwaga-gpt MODE --help' for the options of a mode.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace uwaga::apps;
+  return run_modes("uwaga-gpt", kUsage,
+                   {{"train", gpt_train}, {"eval", gpt_eval}, {"sample", gpt_sample}}, argc,
+                   argv);
+}

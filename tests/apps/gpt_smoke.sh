@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Smoke test of uwaga-gpt on a small generated text (nothing to fetch): a few dozen steps of the
+# "smoke" preset lower the loss; --resume continues; eval --json ends with a JSON line; sample
+# writes the asked number of characters, the same with and without the cache and for the same
+# seed; bad input exits 2 with a one-line message naming the flag or the characters.
+#   bash tests/apps/gpt_smoke.sh BUILD/apps/uwaga-gpt
+set -uo pipefail
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+pass() { echo "ok: $1"; }
+failed() { echo "FAIL: $1"; failures=$((failures + 1)); }
+step_loss() {  # first|last: the loss of the first or last step record of the log
+  grep '"type":"step"' "$tmp/run/log.jsonl" | "$([[ $1 == first ]] && echo head || echo tail)" -1 |
+    grep -o '"loss":[-0-9.e]*' | cut -d: -f2
+}
+
+# A text with structure to learn: 4,000 lines of a few repeated verses.
+text=$tmp/verses.txt
+for i in $(seq 1 1000); do
+  printf 'ROMEO: what light breaks there?\nJULIET: it is the east.\nROMEO: and juliet is the sun.\nJULIET: arise, fair sun.\n'
+done >"$text"
+
+# 1. Forty steps lower the loss and write a checkpoint.
+if "$bin" train --preset smoke --text "$text" --threads 2 --log-every 5 --out "$tmp/run" >"$tmp/train.out" 2>&1; then
+  first=$(step_loss first)
+  last=$(step_loss last)
+  awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a - 1.0) }' &&
+    pass "train: loss fell from $first to $last in 40 steps" || failed "train: loss did not fall enough ($first -> $last)"
+  [[ -f $tmp/run/checkpoint.safetensors ]] && pass "train: checkpoint written" || failed "train: no checkpoint"
+  grep -q "params" "$tmp/train.out" && pass "train: summary printed" || failed "train: no summary"
+else
+  failed "train exited with $?"; cat "$tmp/train.out"
+fi
+ckpt=$tmp/run/checkpoint.safetensors
+
+# 2. --resume continues to more epochs.
+if "$bin" train --out "$tmp/run" --resume --epochs 3 --threads 2 --log-every 5 >"$tmp/resume.out" 2>&1; then
+  grep -q '"type":"resume"' "$tmp/run/log.jsonl" && grep -q '"step":60' "$tmp/run/log.jsonl" &&
+    pass "resume: continued from step 40 to 60" || failed "resume: no resume record or step 60 in the log"
+else
+  failed "resume exited with $?"; cat "$tmp/resume.out"
+fi
+
+# 3. eval --json: bits per character is the loss over ln 2.
+if "$bin" eval --checkpoint "$ckpt" --json >"$tmp/eval.out" 2>&1; then
+  json=$(tail -1 "$tmp/eval.out")
+  python3 -c 'import json, math, sys
+j = json.loads(sys.argv[1])
+assert 0 < j["loss"] < 5 and abs(j["bits_per_character"] - j["loss"] / math.log(2)) < 1e-9, j
+assert abs(j["perplexity"] - math.exp(j["loss"])) < 1e-6 * j["perplexity"], j' "$json" &&
+    pass "eval --json: $json" || failed "eval --json: last line is not the expected JSON: $json"
+else
+  failed "eval exited with $?"; cat "$tmp/eval.out"
+fi
+
+# 4. sample: the prompt and 100 characters; cache or not, the same text; the same seed, the same.
+sample() { "$bin" sample --checkpoint "$ckpt" --prompt "ROMEO:" --tokens 100 --top-k 10 --top-p 0.9 "$@"; }
+if sample --seed 3 >"$tmp/a.out" 2>"$tmp/a.err" && sample --seed 3 --no-cache >"$tmp/b.out" 2>&1 &&
+   sample --seed 3 >"$tmp/c.out" 2>&1; then
+  chars=$(head -c -1 "$tmp/a.out" | wc -c)  # without the final newline
+  [[ $chars -eq 106 ]] && pass "sample: prompt + 100 characters" || failed "sample: $chars characters written"
+  cmp -s "$tmp/a.out" "$tmp/b.out" && pass "sample: --no-cache writes the same text" || failed "sample: cache and no cache differ"
+  cmp -s "$tmp/a.out" "$tmp/c.out" && pass "sample: same seed, same text" || failed "sample: same seed, different text"
+else
+  failed "sample exited with $?"; cat "$tmp/a.err"
+fi
+
+# 5. Bad input: exit 2, one line naming the flag or the characters.
+expect_error() {  # expected-text, then the arguments
+  local want=$1; shift
+  "$bin" "$@" >"$tmp/err.out" 2>&1
+  local rc=$?
+  if [[ $rc -eq 2 && $(wc -l <"$tmp/err.out") -eq 1 ]] && grep -qF -- "$want" "$tmp/err.out"; then
+    pass "error: $(cat "$tmp/err.out")"
+  else
+    failed "'$*' exited $rc with: $(cat "$tmp/err.out") (expected one line with '$want')"
+  fi
+}
+expect_error "'Z', '@'" sample --checkpoint "$ckpt" --prompt "ROMZO@"
+expect_error "--tokens" sample --checkpoint "$ckpt" --tokens 0
+expect_error "--temperature" sample --checkpoint "$ckpt" --temperature -1
+expect_error "--top-k" sample --checkpoint "$ckpt" --top-k 0
+expect_error "--top-k" sample --checkpoint "$ckpt" --top-k 1000
+expect_error "--top-p" sample --checkpoint "$ckpt" --top-p 0
+expect_error "--top-p" sample --checkpoint "$ckpt" --top-p 1.5
+expect_error "missing.txt" train --preset smoke --text "$tmp/missing.txt" --out "$tmp/r2"
+head -c 20 "$text" >"$tmp/short.txt"
+expect_error "--context 16" train --preset smoke --text "$tmp/short.txt" --out "$tmp/r3"
+expect_error "unknown preset" train --preset nope --out "$tmp/r4"
+
+if ((failures)); then echo "$failures failure(s)"; exit 1; fi
+echo "all passed"
