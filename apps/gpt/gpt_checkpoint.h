@@ -14,5 +14,8 @@ using LoadedGpt = LoadedModel<GptRunConfig, nn::Gpt>;
 // Errors name the file: missing, not a checkpoint, not written by uwaga-gpt.
 GptRunConfig read_gpt_run_config(const std::string& checkpoint);
 LoadedGpt load_gpt(const std::string& checkpoint);
+// The parameters' shapes, by name, a config implies (checked against a checkpoint's header
+// before a model is built from it).
+optim::ParameterShapes gpt_parameter_shapes(const nn::GptConfig& config);
 
 }  // namespace uwaga::apps
