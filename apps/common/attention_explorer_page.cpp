@@ -3,7 +3,8 @@
 namespace uwaga::apps {
 
 const char* attention_explorer_style() {
-  return R"css(body { font-family: system-ui, sans-serif; margin: 0; color: #222; background: #fff; }
+  return R"css(body { font-family: system-ui, sans-serif; margin: 0; color: #222; background: #fff;
+       }
 main { max-width: 1280px; margin: 0 auto; padding: 12px 20px 40px; }
 h1 { font-size: 22px; margin: 8px 0 4px; }
 h2 { font-size: 18px; margin: 28px 0 6px; }
@@ -125,7 +126,8 @@ const char* attention_explorer_script() {
       const panel = scaleMode === "panel", top = scaleMode === "shared" ? getTop() : 1;
       ticks.textContent = "";
       for (let k = 0; k <= 4; ++k)
-        el("span", ticks, {}, panel ? ["0", "", "½ max", "", "max"][k] : (top * k / 4).toPrecision(2));
+        el("span", ticks, {},
+           panel ? ["0", "", "½ max", "", "max"][k] : (top * k / 4).toPrecision(2));
       caption.textContent = {
         shared: "attention weight, one scale for every panel of this section: 0 to " + fmt(top) +
                     ", the largest weight in them",
@@ -273,8 +275,8 @@ const char* attention_explorer_script() {
           if (focus && focus.side !== side)
             w = side === "key" ? W[focus.i * f.S + i] : W[i * f.S + focus.i];
           token.weight.textContent = w === null ? "" : fmt(w);
-          token.row.style.background =
-              w === null ? "" : rgb(viridis(top > 0 ? w / top : 0), (0.1 + 0.65 * w / top).toFixed(3));
+          const r = top > 0 ? w / top : 0;
+          token.row.style.background = w === null ? "" : rgb(viridis(r), (0.1 + 0.65 * r).toFixed(3));
           token.row.classList.toggle("focus", !!focus && focus.side === side && focus.i === i);
         });
       if (!focus) return;
@@ -343,11 +345,13 @@ const char* attention_explorer_script() {
     for (let y = 0; y < im.height; ++y)
       for (let x = 0; x < im.width; ++x) {
         const i = y * im.width + x, p = im.pixels;
-        pc.fillStyle = rgb(im.channels === 3 ? [p[i], p[HW + i], p[2 * HW + i]] : [p[i], p[i], p[i]]);
+        pc.fillStyle =
+            rgb(im.channels === 3 ? [p[i], p[HW + i], p[2 * HW + i]] : [p[i], p[i], p[i]]);
         pc.fillRect(x * z, y * z, z, z);
       }
     const pw = picture.width / im.grid_cols, ph = picture.height / im.grid_rows;
-    const patchName = (n) => "(" + (Math.floor(n / im.grid_cols) + 1) + ", " + (n % im.grid_cols + 1) + ")";
+    const patchName = (n) =>
+        "(" + (Math.floor(n / im.grid_cols) + 1) + ", " + (n % im.grid_cols + 1) + ")";
     let hover = null;
     const draws = [];
 
@@ -404,7 +408,8 @@ const char* attention_explorer_script() {
     input.appendChild(picture);
     el("div", input, {class: "caption"}, "the image");
     if (im.rollout) {
-      imagePanel(grid, im.rollout, "attention rollout", "rollout (all layers)", {"data-rollout": 1});
+      imagePanel(grid, im.rollout, "attention rollout", "rollout (all layers)",
+                 {"data-rollout": 1});
     }
     for (let k = im.rollout ? 2 : 1; k < Math.max(2, f.h + 1); ++k) el("div", grid);
     for (let l = 0; l < f.L; ++l) {

@@ -124,7 +124,6 @@ void common_flags(cxxopts::Options& o) {
   o.parse_positional({"images"});
 }
 
-
 void apply_threads_flag(const cxxopts::ParseResult& r) {
   if (!r.count("threads")) return;
   warn_if_more_threads_than_cores("uwaga-vit", r["threads"].as<int>());
@@ -228,8 +227,9 @@ SvgCanvas draw_class_token_svg(const ImageDataset& image, const VitRunConfig& ru
       double own = 0;
       for (double w : p.patches) own = std::max(own, w);
       draw_image(x, y);
-      const double top = scale == "shared" ? largest : scale == "panel" ? own : 1.0;
-      svg.heatmap(x, y, p.patches, grid, grid, panel / grid, panel / grid, ColourScale{top}, 0.6);
+      const double brightest = scale == "shared" ? largest : scale == "panel" ? own : 1.0;
+      svg.heatmap(x, y, p.patches, grid, grid, panel / grid, panel / grid, ColourScale{brightest},
+                  0.6);
       char numbers[96];
       std::snprintf(numbers, sizeof numbers, "on itself %.3f, max %.3f", p.self, own);
       svg.text(x + panel / 2, y + panel + 16, p.title, 12, "middle");
@@ -304,25 +304,27 @@ int vit_attention(int argc, char** argv) {
   // rollout first, then a row per layer of its heads and their mean.
   const std::int64_t L = static_cast<std::int64_t>(seen.maps.size());
   const std::int64_t heads = vit.run.model.heads;
+  const bool each_head = r.count("heads") > 0;
   std::vector<std::vector<ClassTokenPanel>> rows(1);
-  for (std::int64_t l = 0; l < L && !r.count("heads"); ++l)
+  for (std::int64_t l = 0; l < L && !each_head; ++l)
     rows[0].push_back(class_token_panel(seen.maps[l], heads, "layer " + std::to_string(l + 1)));
   rows[0].push_back(rollout_panel(seen.maps));
-  for (std::int64_t l = 0; l < L && r.count("heads"); ++l) {
+  for (std::int64_t l = 0; l < L && each_head; ++l) {
     rows.emplace_back();
-    for (std::int64_t k = 0; k <= heads; ++k)
-      rows.back().push_back(class_token_panel(
-          seen.maps[l], k, "layer " + std::to_string(l + 1) + (k < heads ? ", head " + std::to_string(k + 1)
-                                                                           : ", mean")));
+    for (std::int64_t k = 0; k <= heads; ++k) {
+      const std::string head = k < heads ? "head " + std::to_string(k + 1) : "mean";
+      rows.back().push_back(
+          class_token_panel(seen.maps[l], k, "layer " + std::to_string(l + 1) + ", " + head));
+    }
   }
   const std::string title =
       prediction_line(im, vit.run, seen) + " — where the class token looks" +
-      (r.count("heads") ? ", each head and their mean" : ", mean over heads");
+      (each_head ? ", each head and their mean" : ", mean over heads");
   const std::string out = r["out"].as<std::string>();
   draw_class_token_svg(im.image, vit.run, rows, scale, title).save(out);
   std::printf("%s; attention of %lld layers%s and their rollout drawn in %s\n",
               prediction_line(im, vit.run, seen).c_str(), static_cast<long long>(L),
-              r.count("heads") ? " (every head)" : "", out.c_str());
+              each_head ? " (every head)" : "", out.c_str());
   return 0;
 }
 

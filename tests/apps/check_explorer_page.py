@@ -2,7 +2,7 @@
 """Loads an attention explorer page in headless Chromium and checks it the way a reader uses it.
 
   check_explorer_page.py PAGE.html --expect '.map-panel=30' [--hover-token FAMILY]
-                         [--hover-patch] [--screenshot OUT.png [--clip SELECTOR]]
+                         [--hover-patch] [--screenshot OUT.png [--clip SELECTOR] [--point SELECTOR]]
 
 Fails (status 1, a line per problem) when the page logs a console error or throws, asks for
 anything from the network, lacks the expected number of elements, does not change the weights it
@@ -221,6 +221,7 @@ def main():
                         help="only say which Chromium would be used (status 77: none)")
     parser.add_argument("--screenshot", help="also write the screenshot here")
     parser.add_argument("--clip", help="the screenshot shows only this element")
+    parser.add_argument("--point", help="the pointer rests on this element for the screenshot")
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--height", type=int, default=900)
     args = parser.parse_args()
@@ -310,7 +311,7 @@ def main():
         check(browser.evaluate(legend) != shared and "its own" in browser.evaluate(legend),
               "%s: the scale switch redraws with one scale per panel" % name)
         browser.evaluate("document.querySelector('input[value=shared]').click()")
-        browser.hover("h1")
+        browser.hover(args.point or "h1")
 
         png = browser.screenshot(args.clip)
         if args.screenshot:
