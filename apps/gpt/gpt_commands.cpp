@@ -136,7 +136,7 @@ ReadPrompt read_prompt(LoadedGpt& g, const std::string& prompt, const char* mode
   return p;
 }
 
-// "the next character: 'e' (34%)".
+// "its guess at the next character: 'e' (34%)".
 std::string next_character_line(const ReadPrompt& p) {
   return "its guess at the next character: '" + visible_character(p.next) + "' (" +
          std::to_string(static_cast<int>(100 * p.next_probability + 0.5)) + "%)";
