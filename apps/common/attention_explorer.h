@@ -46,8 +46,8 @@ struct ExplorerImage {
   std::vector<std::int64_t> queries = {0};  // the rows that can be drawn (the first at start)
   std::vector<std::string> query_names;     // their names in the page ("class token")
   std::int64_t first_key = 1;  // key first_key + r·grid_cols + c is patch (r, c)
-  // The weight a drawn query puts on the key at this index is stated beside each panel (a ViT's
-  // class token on itself), or -1.
+  // The weight a drawn query puts on the key at this index is stated under each panel ("on
+  // itself" when it is the query's own: a ViT's class token on itself), or -1 for none.
   std::int64_t self_key = 0;
   // Attention rollout R (T, S), the family's shape, or undefined: its rows are drawn too.
   Tensor rollout;

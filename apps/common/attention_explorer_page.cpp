@@ -379,8 +379,9 @@ const char* attention_explorer_script() {
         }
         value.textContent = hover !== null ? "patch " + patchName(hover) + ": " + fmt(P[hover])
                                            : "max " + fmt(maxOf(P));
+        const on = im.self_key === im.queries[q] ? "itself" : "'" + f.keys[im.self_key] + "'";
         self.textContent = im.self_key >= 0
-            ? "on itself " + fmt(W[im.queries[q] * f.S + im.self_key]) : "";
+            ? "on " + on + " " + fmt(W[im.queries[q] * f.S + im.self_key]) : "";
       }
       draw();
       draws.push(draw);
