@@ -199,6 +199,9 @@ int translate_train(int argc, char** argv) {
                     {program + " eval --checkpoint " + checkpoint,
                      program + " translate --checkpoint " + checkpoint + " --attention " +
                          shell_quoted(output.out + "/attention.svg") + " \"we are eating bread\"",
+                     program + " explore --checkpoint " + checkpoint + " --out " +
+                         shell_quoted(output.out + "/explorer.html") +
+                         " \"we are eating bread\"   (every attention, in a browser)",
                      program + " plot --run " + shell_quoted(output.out) +
                          "   (redraws the curves; more --run flags compare runs)"});
   }
