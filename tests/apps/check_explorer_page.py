@@ -42,6 +42,7 @@ class Browser:
             [binary, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--no-default-browser-check", "--disable-extensions", "--disable-sync",
              "--disable-background-networking", "--disable-component-update",
+             "--disable-dev-shm-usage",  # containers often have a tiny /dev/shm
              "--remote-debugging-pipe", "--user-data-dir=" + profile, "about:blank"],
             pass_fds=(3, 4), preexec_fn=as_fds_3_and_4, stdin=subprocess.DEVNULL,
             stdout=log, stderr=log)
@@ -237,7 +238,11 @@ def main():
     if not args.page or not os.path.isfile(args.page):
         print("FAIL: %s does not exist" % args.page)
         return 1
-    signal.alarm(180)  # a hung browser must not hang the test run
+    def out_of_time(signum, frame):
+        raise RuntimeError("no answer from Chromium within 180 s")
+
+    signal.signal(signal.SIGALRM, out_of_time)  # a hung browser must not hang the test run
+    signal.alarm(180)
     failures = []
 
     def check(ok, message):
@@ -331,7 +336,9 @@ def main():
     except RuntimeError as e:
         check(False, "%s: %s" % (name, e))
     finally:
+        signal.alarm(15)  # closing, too, must end
         browser.close()
+        signal.alarm(0)
         shutil.rmtree(profile, ignore_errors=True)
         if failures:
             log.seek(0)
