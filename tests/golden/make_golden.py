@@ -412,6 +412,17 @@ def gen_gpt(name, tie_weights):
                        extra_inputs={"ids": ids})
 
 
+def gen_conv2d(name, in_channels, out_channels, kernel, stride, padding, shape):
+    import torch
+    from torch import nn
+    seed_for(name)
+    conv = nn.Conv2d(in_channels, out_channels, kernel, stride=stride, padding=padding)
+    x = torch.randn(*shape)
+    return module_case(conv, {"x": x}, lambda x: conv(x),
+                       {"in_channels": in_channels, "out_channels": out_channels,
+                        "kernel": kernel, "stride": stride, "padding": padding})
+
+
 def gen_cross_entropy(name):
     import torch
     import torch.nn.functional as F
@@ -501,6 +512,9 @@ GENERATORS = {
     "vit": gen_vit,
     "gpt": lambda n: gen_gpt(n, tie_weights=False),
     "gpt_tied": lambda n: gen_gpt(n, tie_weights=True),
+    "conv2d": lambda n: gen_conv2d(n, 3, 4, 3, stride=2, padding=1, shape=(2, 3, 7, 6)),
+    "conv2d_pointwise": lambda n: gen_conv2d(n, 4, 5, 1, stride=1, padding=0,
+                                             shape=(2, 4, 3, 5)),
     "cross_entropy": gen_cross_entropy,
     "optim_sgd": lambda n: gen_optimizer(n, "sgd"),
     "optim_sgd_nesterov": lambda n: gen_optimizer(n, "sgd_nesterov"),
