@@ -423,6 +423,17 @@ def gen_conv2d(name, in_channels, out_channels, kernel, stride, padding, shape):
                         "kernel": kernel, "stride": stride, "padding": padding})
 
 
+def gen_conv_transpose2d(name):
+    import torch
+    from torch import nn
+    seed_for(name)
+    conv = nn.ConvTranspose2d(3, 2, 4, stride=2, padding=1)
+    x = torch.randn(2, 3, 4, 5)
+    return module_case(conv, {"x": x}, lambda x: conv(x),
+                       {"in_channels": 3, "out_channels": 2, "kernel": 4, "stride": 2,
+                        "padding": 1, "output_padding": 0})
+
+
 def gen_cross_entropy(name):
     import torch
     import torch.nn.functional as F
@@ -515,6 +526,7 @@ GENERATORS = {
     "conv2d": lambda n: gen_conv2d(n, 3, 4, 3, stride=2, padding=1, shape=(2, 3, 7, 6)),
     "conv2d_pointwise": lambda n: gen_conv2d(n, 4, 5, 1, stride=1, padding=0,
                                              shape=(2, 4, 3, 5)),
+    "conv_transpose2d": gen_conv_transpose2d,
     "cross_entropy": gen_cross_entropy,
     "optim_sgd": lambda n: gen_optimizer(n, "sgd"),
     "optim_sgd_nesterov": lambda n: gen_optimizer(n, "sgd_nesterov"),
