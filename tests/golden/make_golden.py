@@ -434,6 +434,17 @@ def gen_conv_transpose2d(name):
                         "padding": 1, "output_padding": 0})
 
 
+def gen_upsample_bilinear(name, factor, shape):
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+    seed_for(name)
+    x = torch.randn(*shape)
+    run = lambda x: F.interpolate(x, scale_factor=factor, mode="bilinear", align_corners=False)
+    return module_case(nn.Identity(), {"x": x}, run,
+                       {"factor": factor, "mode": "bilinear", "align_corners": "False"})
+
+
 def gen_cross_entropy(name):
     import torch
     import torch.nn.functional as F
@@ -527,6 +538,8 @@ GENERATORS = {
     "conv2d_pointwise": lambda n: gen_conv2d(n, 4, 5, 1, stride=1, padding=0,
                                              shape=(2, 4, 3, 5)),
     "conv_transpose2d": gen_conv_transpose2d,
+    "upsample_bilinear_x2": lambda n: gen_upsample_bilinear(n, 2, (1, 2, 4, 3)),
+    "upsample_bilinear_x4": lambda n: gen_upsample_bilinear(n, 4, (2, 3, 3, 5)),
     "cross_entropy": gen_cross_entropy,
     "optim_sgd": lambda n: gen_optimizer(n, "sgd"),
     "optim_sgd_nesterov": lambda n: gen_optimizer(n, "sgd_nesterov"),
