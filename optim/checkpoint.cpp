@@ -241,6 +241,15 @@ bool all_finite(const Tensor& t) {
   return finite;
 }
 
+DType checkpoint_dtype(const std::string& name) {
+  const std::string count = "num_batches_tracked";
+  const bool is_count =
+      name == count || (name.size() > count.size() &&
+                        name.compare(name.size() - count.size() - 1, std::string::npos,
+                                     "." + count) == 0);
+  return is_count ? DType::Int64 : DType::Float32;
+}
+
 void check_checkpoint_shapes(const std::string& path, const ParameterShapes& expected) {
   const std::string where = "load_checkpoint: " + in_quotes(path);
   if (std::filesystem::is_directory(path)) fail(where, ": is a directory, not a checkpoint file");
@@ -252,9 +261,9 @@ void check_checkpoint_shapes(const std::string& path, const ParameterShapes& exp
     else if (it->second.shape != shape)
       problems.push_back(name + ": file " + shape_str(it->second.shape) + ", config " +
                          shape_str(shape));
-    else if (it->second.dtype != DType::Float32)
+    else if (it->second.dtype != checkpoint_dtype(name))
       problems.push_back(name + ": file " + safetensors_dtype_name(it->second.dtype) +
-                         ", model F32");
+                         ", model " + safetensors_dtype_name(checkpoint_dtype(name)));
   }
   for (const auto& [name, entry] : header.tensors) {
     (void)entry;

@@ -69,11 +69,16 @@ std::optional<std::string> first_non_finite(const Named& named) {
   return std::nullopt;
 }
 
-// The parameter shapes a model's configuration implies, by name ("blocks.0.attn.qkv.weight").
+// The parameter shapes a model's configuration implies, by name ("blocks.0.attn.qkv.weight"), and
+// its buffers' ("decoder.bn1.running_mean") when it has any.
 using ParameterShapes = std::map<std::string, Shape>;
 
+// The dtype a checkpoint holds the model tensor `name` in: float32, except BatchNorm's batch count
+// ("….num_batches_tracked"), an int64 as in PyTorch's state dicts.
+DType checkpoint_dtype(const std::string& name);
+
 // Reading only the header, checks that the checkpoint's "model." tensors are exactly `expected`
-// (names, shapes, float32), and so that building the model `expected` describes allocates no more
+// (names, shapes, checkpoint_dtype), and so that building the model `expected` describes allocates no more
 // than the file holds. Call it before building a model from a checkpoint's own config: a crafted
 // config (dim 65536, depth 1000) otherwise allocates gigabytes before load_checkpoint notices.
 // Errors name the file and the first tensors that differ.

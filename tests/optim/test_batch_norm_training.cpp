@@ -157,6 +157,18 @@ TEST_CASE("a checkpoint saves and restores BatchNorm's running statistics",
   REQUIRE(trained.forward_batch(batch.inputs).to_vector() ==
           restored.forward_batch(batch.inputs).to_vector());
 
+  // Checked from the header before a model is built, the buffers count as the model's tensors,
+  // the batch count in int64.
+  ParameterShapes shapes;
+  for (const auto& [name, t] : trained.state_dict()) shapes[name] = t.shape();
+  check_checkpoint_shapes(dir.file("ckpt.safetensors"), shapes);
+  CHECK(checkpoint_dtype("bn.num_batches_tracked") == DType::Int64);
+  CHECK(checkpoint_dtype("bn.running_mean") == DType::Float32);
+  CHECK(checkpoint_dtype("bn.not_num_batches_tracked") == DType::Float32);
+  shapes.erase("bn.running_var");
+  REQUIRE_THROWS_WITH(check_checkpoint_shapes(dir.file("ckpt.safetensors"), shapes),
+                      Catch::Contains("bn.running_var: not in the model"));
+
   // A checkpoint without the buffers does not fit a model that has them.
   auto params_only = [&] {
     std::map<std::string, Tensor> tensors;
