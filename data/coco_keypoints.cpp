@@ -18,6 +18,8 @@ namespace {
 using nlohmann::json;
 
 constexpr std::size_t kJoints = 17;
+// No photo reaches this far (JPEG allows 65,500 pixels a side).
+constexpr double kFarOutside = 1e6;
 
 // The fields read from an entry of "images" (its "id" is read first, to name it in messages).
 struct ImageFields {
@@ -102,6 +104,38 @@ void check_file_name(const std::string& name, const std::string& where, std::int
          "\" should be a relative path inside the image directory");
 }
 
+// A position or scale for a PoseSample. A tiny box's crop magnifies everything, so a joint may
+// land far outside the input; it is clamped to ±1e9, which a float holds, instead of overflowing.
+float to_float(double v) { return static_cast<float>(std::clamp(v, -1e9, 1e9)); }
+
+// Person p cut out of its photo through t (photo → input).
+PoseSample crop_person(const CocoPerson& p, const CocoImage& info, const std::string& path,
+                       const Affine2D& t, const CocoCropConfig& config) {
+  const ImageDataset photo = read_jpeg(path, 3);
+  if (photo.height != info.height || photo.width != info.width)
+    fail("its image '", path, "' is ", photo.width, " x ", photo.height,
+         " pixels, but the annotation file says ", info.width, " x ", info.height);
+  const std::int64_t H = config.height, W = config.width;
+  PoseSample out;
+  out.image = warp_affine(photo, t, H, W);
+  out.x.assign(kJoints, 0);
+  out.y.assign(kJoints, 0);
+  out.visible.assign(kJoints, 0);
+  for (std::size_t j = 0; j < kJoints; ++j) {
+    if (p.keypoints[3 * j + 2] == 0) continue;
+    // A pixel index becomes the pixel's centre (+0.5), then goes through the crop.
+    const double px = p.keypoints[3 * j] + 0.5, py = p.keypoints[3 * j + 1] + 0.5;
+    const double x = t.x(px, py), y = t.y(px, py);
+    out.x[j] = to_float(x);
+    out.y[j] = to_float(y);
+    out.visible[j] = x >= 0 && x < static_cast<double>(W) && y >= 0 && y < static_cast<double>(H);
+  }
+  const double area_scale = std::abs(t.a * t.e - t.b * t.d);  // |det T|
+  out.area = to_float(p.area * area_scale);
+  out.torso = to_float(std::max(p.box[2], p.box[3]) * std::sqrt(area_scale));
+  return out;
+}
+
 }  // namespace
 
 CocoKeypoints::CocoKeypoints(const std::string& annotation_json, const std::string& image_dir,
@@ -160,8 +194,9 @@ CocoKeypoints::CocoKeypoints(const std::string& annotation_json, const std::stri
     std::size_t labelled = 0;
     for (std::size_t j = 0; j < kJoints; ++j) {
       const double x = f.keypoints[3 * j], y = f.keypoints[3 * j + 1], v = f.keypoints[3 * j + 2];
-      if (!std::isfinite(x) || !std::isfinite(y))
-        fail(what, ": keypoint ", j, " (", skeleton.joint_names[j], ") is at (", x, ", ", y, ")");
+      if (!(std::abs(x) <= kFarOutside && std::abs(y) <= kFarOutside))
+        fail(what, ": keypoint ", j, " (", skeleton.joint_names[j], ") is at (", x, ", ", y,
+             "), far outside any photo");
       if (v != 0 && v != 1 && v != 2)
         fail(what, ": keypoint ", j, " (", skeleton.joint_names[j], ") has the visibility ", v,
              ", expected 0 (not labelled), 1 (labelled, occluded) or 2 (labelled, visible)");
@@ -233,38 +268,11 @@ Affine2D CocoKeypoints::crop(std::int64_t i, const CropJitter& jitter) const {
 
 PoseSample CocoKeypoints::sample(std::int64_t i, const CropJitter& jitter) const {
   const CocoPerson& p = person(i);
-  const CocoImage& info = image(i);
-  const std::string path = image_path(i);
-  const std::string what = "'" + json_path_ + "': annotation " + std::to_string(p.annotation_id);
-  ImageDataset photo;
   try {
-    photo = read_jpeg(path, 3);
+    return crop_person(p, image(i), image_path(i), crop(i, jitter), config_);
   } catch (const Error& e) {
-    fail(what, ": ", e.what());
+    fail("'", json_path_, "': annotation ", p.annotation_id, ": ", e.what());
   }
-  if (photo.height != info.height || photo.width != info.width)
-    fail(what, ": its image '", path, "' is ", photo.width, " x ", photo.height,
-         " pixels, but the annotation file says ", info.width, " x ", info.height);
-  const Affine2D t = crop(i, jitter);
-  const std::int64_t H = config_.height, W = config_.width;
-  PoseSample out;
-  out.image = warp_affine(photo, t, H, W);
-  out.x.assign(kJoints, 0);
-  out.y.assign(kJoints, 0);
-  out.visible.assign(kJoints, 0);
-  for (std::size_t j = 0; j < kJoints; ++j) {
-    if (p.keypoints[3 * j + 2] == 0) continue;
-    // A pixel index becomes the pixel's centre (+0.5), then goes through the crop.
-    const double px = p.keypoints[3 * j] + 0.5, py = p.keypoints[3 * j + 1] + 0.5;
-    const double x = t.x(px, py), y = t.y(px, py);
-    out.x[j] = static_cast<float>(x);
-    out.y[j] = static_cast<float>(y);
-    out.visible[j] = x >= 0 && x < static_cast<double>(W) && y >= 0 && y < static_cast<double>(H);
-  }
-  const double area_scale = std::abs(t.a * t.e - t.b * t.d);  // |det T|
-  out.area = static_cast<float>(p.area * area_scale);
-  out.torso = static_cast<float>(std::max(p.box[2], p.box[3]) * std::sqrt(area_scale));
-  return out;
 }
 
 }  // namespace uwaga

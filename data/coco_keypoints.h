@@ -25,10 +25,11 @@
 //   torso: the longer side of the annotated box times the crop's scale (mmpose's PCK "bbox").
 //
 // Errors name the JSON file and, where there is one, the annotation id: invalid JSON, a missing
-// or mistyped field, a box with w or h ≤ 0 or not finite, keypoints that are not 51 numbers or a
-// visibility outside {0, 1, 2}, an image id no image has, an image file that is missing (checked
-// for every photo a sample uses when the reader is made, not an hour into training), a photo that
-// does not decode or whose size is not the one the file gives (found when it is read).
+// or mistyped field, a box with w or h <= 0 or not finite, keypoints that are not 51 numbers, lie
+// a million pixels out or have a visibility outside {0, 1, 2}, an image id no image has, an image
+// file that is missing (checked for every photo a sample uses when the reader is made, not an
+// hour into training), a photo that does not decode or whose size is not the one the file gives
+// (found when it is read).
 #include <array>
 #include <cstdint>
 #include <string>

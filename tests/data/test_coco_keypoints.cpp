@@ -207,6 +207,8 @@ TEST_CASE("coco keypoints: broken files are errors naming the file and the annot
              Contains("keypoint 0 (nose) has the visibility 3"));
   CHECK_THAT(f.error([](json& j) { annotation(j, 1)["keypoints"][20] = 0.5; }, "annotation 102"),
              Contains("keypoint 6 (right_shoulder) has the visibility 0.5"));
+  CHECK_THAT(f.error([](json& j) { annotation(j, 0)["keypoints"][3] = 1e7; }, "annotation 101"),
+             Contains("keypoint 1 (left_eye) is at (1e+07, 0), far outside any photo"));
   CHECK_THAT(f.error([](json& j) { annotation(j, 0).erase("area"); }, "annotation 101"),
              Contains("the field \"area\" is missing"));
   CHECK_THAT(f.error([](json& j) { annotation(j, 0)["area"] = -1; }, "annotation 101"),
@@ -259,6 +261,8 @@ TEST_CASE("coco keypoints: a photo that is damaged or of the wrong size is named
   CHECK_THROWS_WITH(coco.sample(0), Contains(f.json_path()) && Contains("annotation 101") &&
                                         Contains("is 80 x 60 pixels, but the annotation file "
                                                  "says 81 x 60"));
+  CHECK_THROWS_WITH(coco.sample(1, CropJitter{0, 0, 0, 0}),
+                    Contains("annotation 102") && Contains("scale 0"));
   const std::string photo = f.dir.file("images/000002.jpg");
   const Bytes bytes = read_bytes(photo);
   write_bytes(photo,
