@@ -644,10 +644,16 @@ TEST_CASE("trainer: log.jsonl writes are checked and a cut last line is repaired
     JsonlLog writer(log);
     writer.write({{"type", "start"}});
     const auto size = std::filesystem::file_size(log);
-    FileSizeLimit limit(static_cast<rlim_t>(size + 10));
-    CHECK_THROWS_WITH(writer.write({{"type", "step"}, {"loss", 0.123456789}, {"step", 1}}),
-                      Catch::Contains("cannot write to the log '" + log + "'") &&
-                          Catch::Contains("File too large"));
+    {
+      FileSizeLimit limit(static_cast<rlim_t>(size + 10));
+      CHECK_THROWS_WITH(writer.write({{"type", "step"}, {"loss", 0.123456789}, {"step", 1}}),
+                        Catch::Contains("cannot write to the log '" + log + "'") &&
+                            Catch::Contains("File too large"));
+    }
+    // Before: the 10 bytes that fit stayed, a cut line; the next record followed it on that line.
+    CHECK(file_bytes(log) == "{\"type\":\"start\"}\n");
+    writer.write({{"type", "stop"}});
+    CHECK(file_bytes(log) == "{\"type\":\"start\"}\n{\"type\":\"stop\"}\n");
   }
   SECTION("a cut last line is removed before the next record") {
     std::ofstream(log) << "{\"type\":\"start\"}\n{\"type\":\"step\",\"lo";
