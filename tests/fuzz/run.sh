@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds uwaga's libFuzzer targets (tests/fuzz/CMakeLists.txt: clang, ASan + UBSan) and runs each
 #   1. on its regression inputs, tests/fuzz/regressions/<target>/ (past findings): each must pass;
-#   2. for --seconds N (default 60) or --minutes N from the seed corpus, tests/fuzz/corpus/<target>/,
-#      with the dictionary tests/fuzz/dictionary.txt.
+#   2. for --seconds N (default 60) or --minutes N from the seed corpus,
+#      tests/fuzz/corpus/<target>/, with the dictionary tests/fuzz/dictionary.txt.
 # Fails on any finding; the input that triggered it is left in $FUZZ_BUILD_DIR/findings/<target>/
 # (make it a regression input once fixed). New inputs the fuzzer finds go to a scratch corpus in
 # the build directory, not into the tree. The targets are the files tests/fuzz/fuzz_<target>.cpp.
@@ -29,7 +29,7 @@ while (($#)); do
     --minutes=*) whole --minutes "${1#*=}"; seconds=$((60 * ${1#*=})); shift ;;
     --parallel) whole --parallel "${2:-}"; parallel=$2; shift 2 ;;
     --parallel=*) whole --parallel "${1#*=}"; parallel=${1#*=}; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -94,7 +94,8 @@ fuzz() {
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$build/$t.log")
     secs=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$build/$t.log")
     # The last status line: "#N DONE cov: 1234 ft: 5678 corp: 90/12Kb ..."
-    cov=$(grep -E '^#[0-9]+' "$build/$t.log" | tail -1 | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+' || true)
+    cov=$(grep -E '^#[0-9]+' "$build/$t.log" | tail -1 |
+            grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+' || true)
     echo "$t: ${runs:-?} runs, ${secs:-?} exec/s, ${cov:-cov: ?}, no finding" >"$summary"
   else
     tail -n 40 "$build/$t.log" >&2
