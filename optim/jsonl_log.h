@@ -4,8 +4,8 @@
 // write is checked: a full disk or a file-size limit is an Error naming the file, not a log that
 // silently stops, and the part of the record that did fit is cut off again, so the log still
 // ends with a whole line. A log whose last line was cut anyway (the process killed or the
-// machine stopped mid-record) is cut back to its last whole line when reopened, so the next record starts a line
-// of its own; note() says so.
+// machine stopped mid-record) is cut back to its last whole line when reopened, so the next
+// record starts a line of its own; note() says so.
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
