@@ -1,9 +1,13 @@
 #include "optim/trainer.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -539,6 +543,11 @@ TrainSummary Trainer::fit(const Evaluate& evaluate) {
       if (ec)
         fail("Trainer: cannot create the output directory '", options_.out_dir, "': ",
              ec.message());
+      // A directory this process may read but not write (read-only, immutable, another user's)
+      // would fail only at the first save, an epoch later; it fails now, naming why.
+      if (::access(options_.out_dir.c_str(), W_OK | X_OK) != 0)
+        fail("Trainer: cannot write into the output directory '", options_.out_dir, "': ",
+             std::strerror(errno));
       lock.emplace(options_.out_dir);
       // A fresh run would overwrite the checkpoint at its first save: the earlier run's work,
       // lost.

@@ -12,9 +12,10 @@ gpt=$1
 translate=$2
 tmp=$(mktemp -d)
 mounts=()
+immutable=()
 cleanup() {
   for m in "${mounts[@]}"; do umount "$m" 2>/dev/null; done
-  [[ -n ${immutable:-} ]] && chattr -i "$immutable" 2>/dev/null
+  ((${#immutable[@]})) && chattr -i "${immutable[@]}" 2>/dev/null
   chmod -R u+w "$tmp" 2>/dev/null
   rm -rf "$tmp"
 }
@@ -43,41 +44,51 @@ for _ in $(seq 1 1000); do
 done >"$text"
 train() { "$gpt" train --preset smoke --text "$text" --threads 1 --log-every 1 "$@"; }
 
-# 1. A read-only output directory: exit 2 before any step, one line naming the directory and why.
+# One epoch, the run the rest starts from.
+train --epochs 1 --out "$tmp/first" >"$tmp/first.out" 2>&1 ||
+  { failed "the first epoch: $(tail -3 "$tmp/first.out")"; exit 1; }
+
+# 1. A read-only directory holding that run: a resume into it, a new run into it or into a new
+# directory under it all exit 2 before any step, with one line naming the directory and why.
 ro=$tmp/read-only
-if mount_tmpfs "$ro" "size=64k,ro"; then
+if mount_tmpfs "$ro" "size=1m" && cp -r "$tmp/first" "$ro/run" && mount -o remount,ro "$ro"; then
   reason="Read-only file system"
-elif [[ $(id -u) -ne 0 ]]; then
-  mkdir -p "$ro" && chmod a-w "$ro"
-  reason="Permission denied"
-elif mkdir -p "$ro" && chattr +i "$ro" 2>/dev/null; then
-  immutable=$ro
-  reason="Operation not permitted"
 else
-  skipped="the read-only directory (no mount, and chattr +i is refused here)"
+  mkdir -p "$ro" && cp -r "$tmp/first" "$ro/run"
+  if [[ $(id -u) -ne 0 ]]; then
+    chmod a-w "$ro" "$ro/run"
+    reason="Permission denied"
+  elif chattr +i "$ro" "$ro/run" 2>/dev/null; then
+    immutable=("$ro" "$ro/run")
+    reason="Operation not permitted"
+  else
+    skipped="the read-only directory (no mount, and chattr +i is refused here)"
+  fi
 fi
 if [[ -z $skipped ]]; then
-  expect_refusal() {  # what, then the command
-    local what=$1; shift
+  expect_refusal() {  # what, directory, then the command
+    local what=$1 dir=$2; shift 2
     "$@" >"$tmp/ro.out" 2>"$tmp/ro.err"
     local rc=$?
-    if [[ $rc -eq 2 && $(wc -l <"$tmp/ro.err") -eq 1 ]] && grep -qF "'$ro" "$tmp/ro.err" &&
-       grep -qF "$reason" "$tmp/ro.err" && ! grep -q "^epoch" "$tmp/ro.out"; then
+    if [[ $rc -eq 2 && $(wc -l <"$tmp/ro.err") -eq 1 ]] && grep -qF "directory '$dir': $reason" "$tmp/ro.err" &&
+       ! grep -q "^epoch" "$tmp/ro.out"; then
       pass "$what: $(cat "$tmp/ro.err")"
     else
-      failed "$what: exit $rc, stderr: $(cat "$tmp/ro.err") (expected one line naming '$ro' and '$reason', no step)"
+      failed "$what: exit $rc, stderr: $(cat "$tmp/ro.err") (expected one line naming '$dir' and '$reason', no step)"
     fi
   }
-  expect_refusal "uwaga-gpt into a read-only --out" train --out "$ro"
-  expect_refusal "uwaga-gpt into a new directory under a read-only one" train --out "$ro/run"
-  expect_refusal "uwaga-translate into a read-only --out" \
+  expect_refusal "uwaga-gpt resumed into a read-only --out" "$ro/run" train --out "$ro/run" --resume --epochs 2
+  expect_refusal "uwaga-gpt into a read-only --out" "$ro" train --out "$ro"
+  expect_refusal "uwaga-gpt into a new directory under a read-only one" "$ro/new" train --out "$ro/new"
+  expect_refusal "uwaga-translate into a read-only --out" "$ro" \
     "$translate" train --preset tiny --threads 1 --out "$ro"
+  cmp -s "$ro/run/checkpoint.safetensors" "$tmp/first/checkpoint.safetensors" &&
+    cmp -s "$ro/run/log.jsonl" "$tmp/first/log.jsonl" && pass "the read-only run is as it was" ||
+    failed "the read-only run changed"
 fi
 
 # 2. The disk fills up during a checkpoint save: the run of 1 epoch is copied onto a tmpfs with
 # room for its checkpoint and half of another; resuming, the save at the end of epoch 2 fails.
-"$gpt" train --preset smoke --text "$text" --threads 1 --log-every 1 --epochs 1 --out "$tmp/first" \
-  >"$tmp/first.out" 2>&1 || { failed "the first epoch: $(tail -3 "$tmp/first.out")"; exit 1; }
 size=$(stat -c %s "$tmp/first/checkpoint.safetensors")
 disk=$tmp/disk
 if mount_tmpfs "$disk" "size=$(( (size * 3 / 2 + 16384) / 1024 ))k"; then
