@@ -20,7 +20,8 @@ max_steps stop record, and nothing may be left behind. One line per kill, then a
 
   python3 tests/apps/kill_soak.py --kills 50               # every program, build/apps/uwaga-*
   python3 tests/apps/kill_soak.py --kills 3 --programs gpt --gpt BUILD/apps/uwaga-gpt
-Exit status 0 when nothing was lost, 1 otherwise. Needs Linux (inotify) and, for vit and mpi,
+A loss is a kill after which any check failed (or a final resume that did). Exit status 0 when
+nothing was lost, 1 otherwise. Needs Linux (inotify) and, for vit and mpi,
 MNIST in data/cache/mnist (bash data/fetch.sh mnist).
 """
 import argparse
@@ -74,14 +75,20 @@ class DirectoryWatch:
 
 
 # ---- files -------------------------------------------------------------------------------------
+DAMAGED = -1
+
+
 def checkpoint_step(path):
-    """The step in a checkpoint's metadata; None when there is no file."""
+    """The step in a checkpoint's metadata; None when there is no file, DAMAGED when its header
+    cannot be read."""
     try:
         with open(path, "rb") as f:
             n = struct.unpack("<Q", f.read(8))[0]
             return int(json.loads(f.read(n))["__metadata__"]["step"])
     except FileNotFoundError:
         return None
+    except (struct.error, ValueError, KeyError, UnicodeDecodeError):
+        return DAMAGED
 
 
 def log_records(path):
@@ -214,14 +221,21 @@ def make_programs(args, work):
 class Soak:
     def __init__(self, rng):
         self.rng = rng
-        self.kills = self.losses = self.in_write = 0
+        self.kills = self.in_write = 0
+        self.current = None  # "kill 7", "final gpt": what a loss is counted against
+        self.lost_in = set()
+
+    @property
+    def losses(self):
+        return len(self.lost_in)
 
     def lost(self, program, why):
-        self.losses += 1
+        self.lost_in.add(self.current)
         print(f"  LOSS ({program.name}): {why}", flush=True)
 
     def kill_once(self, p, in_write):
         """Starts (or resumes) p's run, kills it, and checks what it left."""
+        self.current = f"kill {self.kills + 1}"
         before = checkpoint_step(p.checkpoint)
         watch = DirectoryWatch(p.dir)
         launcher = p.start()
@@ -285,12 +299,18 @@ class Soak:
         self.check_log(p, before, left, set(running) | {victim})
 
     def check_checkpoint(self, p, saved, after):
-        if saved is not None and (after is None or after < saved):
+        if saved == DAMAGED:
+            self.lost(p, "the checkpoint was damaged while the run went on")
+        elif saved is not None and (after is None or after < saved):
             self.lost(p, f"the checkpoint of step {saved} was saved before the kill; now: {after}")
         if after is not None:
             rc, err = p.evaluate()
             if rc != 0:
                 self.lost(p, f"the checkpoint does not load (eval exit {rc}): {err}")
+                # Counted once: the run starts again rather than fail every kill from now on.
+                shutil.rmtree(p.dir)
+                os.makedirs(p.dir)
+                p.records_seen = 0
 
     def check_log(self, p, before, left, this_run):
         try:
@@ -314,6 +334,7 @@ class Soak:
 
     def finish(self, p):
         """The run resumed once more for 8 steps: exit 0, a whole log, nothing left behind."""
+        self.current = "final " + p.name
         step = checkpoint_step(p.checkpoint) or 0
         launcher = p.start(["--max-steps", str(step + 8)])
         try:
