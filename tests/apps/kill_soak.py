@@ -126,7 +126,7 @@ class Program:
         self.train_args, self.eval_args = train_args, eval_args
         self.dir = self.output = None
         self.records_seen = 0  # log records of the runs before this one
-        self.resumes_checked = 0
+        self.resumes_checked = self.kills = self.in_write = 0
 
     @property
     def checkpoint(self):
@@ -287,9 +287,11 @@ class Soak:
             os.killpg(launcher.pid, signal.SIGKILL)
             launcher.wait()
         self.kills += 1
+        p.kills += 1
         left = temporaries(p.dir)
         landed = victim in left
         self.in_write += landed
+        p.in_write += landed
         after = checkpoint_step(p.checkpoint)
         print(f"kill {self.kills:2d}  {p.name:9s} {'in-write' if in_write else 'random':8s} "
               f"after {time.monotonic() - started:5.2f} s, "
@@ -360,8 +362,9 @@ class Soak:
         rc, err = p.evaluate()
         if rc != 0:
             self.lost(p, f"the final checkpoint does not load: {err}")
-        print(f"{p.name}: {p.resumes_checked} resumes checked; resumed from step {step} to "
-              f"{step + 8}: exit 0, log whole, nothing left behind", flush=True)
+        print(f"{p.name}: {p.kills} kills, {p.in_write} in the write, {p.resumes_checked} resumes "
+              f"checked; resumed from step {step} to {step + 8} at the end: exit 0, log whole, "
+              f"nothing left behind", flush=True)
 
 
 def main():
