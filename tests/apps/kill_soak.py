@@ -6,7 +6,8 @@ checkpoint is being written, and after each kill the run is checked:
   - the checkpoint on disk is whole: it loads (the program's eval succeeds), and its step is at
     least that of the last save finished before the kill (a finished save is never lost);
   - the next run resumes from it (its log's "resume" record names that step), and once it has
-    begun no temporary file of an earlier, killed save is left;
+    begun no temporary file of an earlier, killed save is left; nor is anything left in the
+    programs' temporary directory (TMPDIR, one of the soak's own);
   - log.jsonl is whole lines of JSON (a line cut by a kill must be gone once the run resumes).
 
 A kill "lands in the write" when the killed save's temporary file (checkpoint.safetensors.tmp.
@@ -299,6 +300,10 @@ class Soak:
               f"{before} -> {after}", flush=True)
         self.check_checkpoint(p, saved, after)
         self.check_log(p, before, left, set(running) | {victim})
+        if stray := os.listdir(os.environ["TMPDIR"]):
+            self.lost(p, f"left in the temporary directory: {stray}")
+            for name in stray:
+                os.remove(os.path.join(os.environ["TMPDIR"], name))
 
     def check_checkpoint(self, p, saved, after):
         if saved == DAMAGED:
@@ -385,6 +390,8 @@ def main():
                         ("OMP_WAIT_POLICY", "PASSIVE")):
         os.environ.setdefault(name, value)
     work = tempfile.mkdtemp(prefix="uwaga-kill-soak-")
+    os.environ["TMPDIR"] = os.path.join(work, "tmp")  # the programs' (mpirun's too)
+    os.makedirs(os.environ["TMPDIR"])
     try:
         runs = make_programs(args, work)
         soak = Soak(random.Random(args.seed))
