@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/graph.h"
+#include "core/json_input.h"
 #include "optim/checkpoint.h"
 #include "optim/clip.h"
 #include "optim/directory_lock.h"
@@ -178,8 +179,17 @@ void Run::resume() {
       const json state = json::parse(info.trainer_state);
       epoch_meter_ = Meter::from_json(state.at("epoch"));
       if (state.contains("dropout_seeds")) dropout_seeds = state.at("dropout_seeds");
-      if (state.contains("processes")) saved_processes = state.at("processes");
+      if (state.contains("processes")) {
+        // A count of processes, read only when it is one (a cast of 1e49 is undefined).
+        const json& n = state.at("processes");
+        if (!n.is_number_unsigned() || n.get<std::uint64_t>() > 1u << 20)
+          fail("\"processes\" is ", json_brief(n), ", not a number of processes");
+        saved_processes = n.get<int>();
+      }
     } catch (const nlohmann::json::exception& e) {
+      fail("Trainer: cannot resume from '", checkpoint_path_, "': its trainer_state is damaged (",
+           e.what(), ")");
+    } catch (const Error& e) {
       fail("Trainer: cannot resume from '", checkpoint_path_, "': its trainer_state is damaged (",
            e.what(), ")");
     }

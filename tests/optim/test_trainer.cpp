@@ -604,6 +604,29 @@ TEST_CASE("trainer: resuming from a checkpoint with damaged run state names the 
                       Catch::StartsWith("Trainer: cannot resume from '" + path +
                                         "': its trainer_state is damaged"));
   }
+  // Before: these numbers were cast unchecked: 1e49 into an int64 is undefined behaviour, and a
+  // count of -2 processes was taken as it was.
+  SECTION("numbers that fit no count") {
+    nlohmann::json state = nlohmann::json::parse(file.metadata.at("trainer_state"));
+    std::string bad;
+    SECTION("the epoch's steps") {
+      state["epoch"]["steps"] = 1e49;
+      bad = "the field \"steps\" is 1e+49";
+    }
+    SECTION("the processes") {
+      state["processes"] = 1e49;
+      bad = "\"processes\" is 1e+49";
+    }
+    SECTION("negative processes") {
+      state["processes"] = -2;
+      bad = "\"processes\" is -2";
+    }
+    file.metadata["trainer_state"] = state.dump();
+    save_safetensors(path, file.tensors, file.metadata);
+    CHECK_THROWS_WITH(s.fit(o), Catch::StartsWith("Trainer: cannot resume from '" + path +
+                                                  "': its trainer_state is damaged") &&
+                                    Catch::Contains(bad));
+  }
   CHECK(s.loss.calls == 0);
 }
 
