@@ -1,8 +1,10 @@
 #include "apps/common/svg_canvas.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "apps/common/printable_text.h"
@@ -156,11 +158,19 @@ std::string SvgCanvas::str() const {
   return out.str();
 }
 
-void SvgCanvas::save(const std::string& path) const {
-  std::ofstream out(path);
-  if (!out) fail("cannot write '", path, "'");
-  out << str();
-  if (!out) fail("writing '", path, "' failed");
+void SvgCanvas::save(const std::string& path) const { write_svg_file(path, str()); }
+
+void write_svg_file(const std::string& path, const std::string& svg) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) fail("cannot write '", path, "': ", std::strerror(errno));
+  errno = 0;
+  const bool written = std::fwrite(svg.data(), 1, svg.size(), f) == svg.size();
+  const int err = errno;
+  if (std::fclose(f) != 0 || !written) {
+    const int reason = err ? err : errno;
+    std::remove(path.c_str());
+    fail("cannot write '", path, "': ", reason ? std::strerror(reason) : "write error");
+  }
 }
 
 }  // namespace uwaga::apps

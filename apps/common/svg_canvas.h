@@ -68,4 +68,8 @@ class SvgCanvas {
   std::ostringstream body_;
 };
 
+// Writes `svg` to `path`. On failure (a full disk, a read-only directory) throws uwaga::Error
+// naming the path and the reason, and leaves no cut-off file behind.
+void write_svg_file(const std::string& path, const std::string& svg);
+
 }  // namespace uwaga::apps
