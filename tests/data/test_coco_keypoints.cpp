@@ -200,7 +200,7 @@ TEST_CASE("coco keypoints: broken files are errors naming the file and the annot
              Contains("expected [x, y, w, h]"));
   CHECK_THAT(f.error([](json& j) { annotation(j, 0)["bbox"] = {20, 10, nullptr, 40}; },
                      "annotation 101"),
-             Contains("the field \"bbox\""));
+             Contains("the field \"bbox[2]\" is null"));
   CHECK_THAT(f.error([](json& j) { annotation(j, 0)["keypoints"].erase(50); }, "annotation 101"),
              Contains("\"keypoints\" has 50 numbers, expected 51"));
   CHECK_THAT(f.error([](json& j) { annotation(j, 0)["keypoints"][2] = 3; }, "annotation 101"),
