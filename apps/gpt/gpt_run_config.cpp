@@ -25,7 +25,7 @@ GptRunConfig gpt_preset(const std::string& name) {
     // apps/bench/gpt_targets.sh and the README for its loss and time.
     r.model.context = 64, r.model.dim = 128, r.model.layers = 4, r.model.heads = 4;
     r.model.mlp_dim = 512, r.model.dropout = 0.0;
-    r.epochs = 1, r.steps_per_epoch = 600, r.batch_size = 32;
+    r.epochs = 1, r.steps_per_epoch = 1000, r.batch_size = 32;
     r.lr = 3e-3, r.min_lr = 1e-4, r.warmup = 50, r.weight_decay = 0.1;
   } else if (name == "shakespeare-small") {
     // About 2.7 M parameters, for a longer run.
