@@ -15,8 +15,11 @@ Tensor& Module::register_parameter(const std::string& name, Tensor value) {
   return params_.back().second;
 }
 
-void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {
+void Module::add_child(const std::string& name, std::shared_ptr<Module> module, bool unnamed) {
   if (!module) fail("register_module: '", name, "' is null");
+  if (name.empty() && !unnamed)
+    fail("register_module: a submodule needs a name (register_unnamed_module adds an unnamed "
+         "part)");
   for (auto& [n, m] : children_)
     if (n == name) fail("register_module: '", name, "' is already registered");
   children_.emplace_back(name, std::move(module));
@@ -24,7 +27,8 @@ void Module::add_child(const std::string& name, std::shared_ptr<Module> module) 
 
 void Module::collect(const std::string& prefix, NamedTensors& out) const {
   for (auto& [name, p] : params_) out.emplace_back(prefix + name, p);
-  for (auto& [name, child] : children_) child->collect(prefix + name + ".", out);
+  for (auto& [name, child] : children_)
+    child->collect(name.empty() ? prefix : prefix + name + ".", out);  // "": unnamed
 }
 
 NamedTensors Module::named_parameters() const {
@@ -48,6 +52,10 @@ std::int64_t Module::num_parameters() const {
 std::vector<std::pair<std::string, Module*>> Module::named_modules() {
   std::vector<std::pair<std::string, Module*>> out;
   for (auto& [name, child] : children_) {
+    if (name.empty()) {  // an unnamed part: its submodules are listed as this module's
+      for (auto& entry : child->named_modules()) out.push_back(entry);
+      continue;
+    }
     out.emplace_back(name, child.get());
     for (auto& [sub, m] : child->named_modules()) out.emplace_back(name + "." + sub, m);
   }
