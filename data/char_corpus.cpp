@@ -153,6 +153,7 @@ Batch CharWindows::batch(std::int64_t index) {
 }
 
 std::int64_t consecutive_window_count(const std::vector<std::int64_t>& ids, std::int64_t context) {
+  if (context < 1) fail("consecutive windows: context must be positive, got ", context);
   return (static_cast<std::int64_t>(ids.size()) - 1) / context;
 }
 

@@ -22,7 +22,7 @@ struct BenchOptions {
   bool op_times = false;      // train: also the backward time of every op
   std::int64_t micro_batch = 16;  // train: images per forward/backward pass (0: a thread's share)
   std::uint64_t seed = 0;
-  std::string model = "mnist-tiny";  // train, eval: mnist-tiny, cifar10-small or vit-d192
+  std::string model = "mnist-tiny";  // train, eval: a ViT; gpt, gpt-config: a uwaga-gpt preset
 };
 
 double seconds_since(Clock::time_point start);

@@ -1,11 +1,18 @@
-"""What PyTorch's side of the benchmarks shares (vit_torch.py, translate_torch.py): the timing
-loop, the JSON header of a line and the peak RSS, as uwaga-bench's apps/bench/bench_timing.h."""
+"""What PyTorch's side of the benchmarks shares (vit_torch.py, vit_torch2.py, translate_torch.py,
+gpt_torch.py): the timing loop, the JSON header of a line and the peak RSS, as uwaga-bench's
+apps/bench/bench_timing.h; and for the scripts written as a PyTorch 2 user writes them, what
+differs between PyTorch versions: the fused attention, AdamW's `fused` argument, torch.compile."""
+import inspect
 import math
 import os
 import resource
+import sys
 import time
 
 import torch
+import torch.nn.functional as F
+
+HAVE_SDPA = hasattr(F, "scaled_dot_product_attention")  # PyTorch >= 2.0
 
 
 def peak_rss_kb():
@@ -46,3 +53,47 @@ def time_calls(fn, args, cpu_per_call=None):
         if cpu_per_call is not None:
             cpu_per_call.append((time.process_time() - cpu_start) / calls)
     return per_call, calls
+
+
+def say(script, message):
+    print(f"{script}: {message}", file=sys.stderr, flush=True)
+
+
+def choose_attention(requested, script):
+    """(use F.scaled_dot_product_attention?, what the JSON line says) for --attention auto (the
+    fused function where this PyTorch has it), sdpa (exits where it has not) or written."""
+    if requested == "written":
+        return False, "written-out (asked for)"
+    if HAVE_SDPA:
+        return True, "sdpa"
+    if requested == "sdpa":
+        sys.exit(f"{script}: --attention sdpa, but PyTorch {torch.__version__} has no "
+                 "torch.nn.functional.scaled_dot_product_attention")
+    return False, f"written-out (no scaled_dot_product_attention in PyTorch {torch.__version__})"
+
+
+def adamw(groups, **kwargs):
+    """(torch.optim.AdamW(groups, fused=False, **kwargs), whether fused= was passed): PyTorch
+    1.13's AdamW has no `fused` argument (and is never fused)."""
+    if "fused" in inspect.signature(torch.optim.AdamW.__init__).parameters:
+        return torch.optim.AdamW(groups, fused=False, **kwargs), True
+    return torch.optim.AdamW(groups, **kwargs), False
+
+
+def compile_model(model, mode, first_step, script):
+    """(the module to run, what the JSON line says) for --compile: torch.compile(model, mode=mode),
+    which compiles on its first call, so first_step(compiled) runs one untimed training step. Where
+    PyTorch has no torch.compile, or compiling fails (no compiler, an unsupported op, ...), the
+    model runs eagerly and stderr says why."""
+    if not hasattr(torch, "compile"):
+        state = f"unavailable: PyTorch {torch.__version__} has no torch.compile; ran eagerly"
+        say(script, f"--compile: {state}")
+        return model, state
+    try:
+        compiled = torch.compile(model, mode=mode)
+        first_step(compiled)
+        return compiled, "on" + (f" (mode {mode})" if mode else "")
+    except Exception as e:  # measure eager instead
+        state = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}; ran eagerly"
+        say(script, f"--compile: {state}")
+        return model, state

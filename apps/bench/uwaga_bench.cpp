@@ -10,6 +10,8 @@
 //   uwaga-bench --mode mha-scaling --threads 2           one attention layer for n = 16 … 1024
 //   uwaga-bench --mode translate --threads 2             the translator's training steps
 //                                                         (apps/bench/translator_throughput.h)
+//   uwaga-bench --mode gpt --threads 2 --model shakespeare-small   uwaga-gpt's training steps,
+//                                                         tokens/s (apps/bench/gpt_throughput.h)
 // Every timing is a median over --repeats repeats after --warmup calls. The data are random:
 // throughput does not depend on the values.
 #include <cblas.h>
@@ -25,8 +27,10 @@
 #include <cxxopts.hpp>
 
 #include "apps/bench/bench_timing.h"
+#include "apps/bench/gpt_throughput.h"
 #include "apps/bench/translator_throughput.h"
 #include "apps/common/thread_policy.h"
+#include "apps/gpt/gpt_training.h"
 #include "apps/translate/translate_training.h"
 #include "core/backward_timer.h"
 #include "core/uwaga.h"
@@ -309,7 +313,7 @@ int run(int argc, char** argv) {
   cxxopts::Options cli("uwaga-bench", "uwaga's side of apps/bench/run.sh; prints JSON lines");
   cli.add_options()
       ("mode", "train | eval | sgemm | micro | mha-scaling | translate-batches | translate | "
-       "translate-eval", cxxopts::value<std::string>())
+       "translate-eval | gpt-config | gpt", cxxopts::value<std::string>())
       ("threads", "OpenMP and OpenBLAS threads", cxxopts::value<int>()->default_value("1"))
       ("batch", "images per step (train, eval)", cxxopts::value<std::int64_t>()->default_value("128"))
       ("warmup", "untimed calls first", cxxopts::value<int>()->default_value("3"))
@@ -331,8 +335,9 @@ int run(int argc, char** argv) {
        cxxopts::value<std::int64_t>()->default_value("20"))
       ("batches", "translate*: ignored (the file is for PyTorch's side)", cxxopts::value<std::string>())
       ("seed", "random seed", cxxopts::value<std::uint64_t>()->default_value("0"))
-      ("model", "train, eval: mnist-tiny, cifar10-small or vit-d192",
-       cxxopts::value<std::string>()->default_value("mnist-tiny"))
+      ("model", "train, eval: mnist-tiny, cifar10-small or vit-d192; gpt, gpt-config: "
+       "shakespeare-tiny, shakespeare-small or smoke (default: mnist-tiny, shakespeare-tiny)",
+       cxxopts::value<std::string>())
       ("h,help", "this help");
   auto args = cli.parse(argc, argv);
   if (args.count("help") || !args.count("mode")) {
@@ -350,13 +355,15 @@ int run(int argc, char** argv) {
   o.micro_batch = args["micro-batch"].as<std::int64_t>();
   if (o.micro_batch < 0) fail("--micro-batch must be >= 0, got ", o.micro_batch);
   o.seed = args["seed"].as<std::uint64_t>();
-  o.model = args["model"].as<std::string>();
+  const std::string mode = args["mode"].as<std::string>();
+  const bool gpt = mode == "gpt" || mode == "gpt-config";
+  o.model = args.count("model") ? args["model"].as<std::string>()
+                                : (gpt ? "shakespeare-tiny" : "mnist-tiny");
   if (o.batch < 1 || o.repeats < 1 || o.warmup < 0 || o.steps < 0)
     fail("--batch and --repeats must be positive, --warmup and --steps not negative");
   init_threads();  // reads UWAGA_NUM_THREADS once; the flag below wins over it
   set_num_threads(o.threads);
 
-  const std::string mode = args["mode"].as<std::string>();
   if (mode == "train") {
     std::cout << bench_train(o).dump() << std::endl;
   } else if (mode == "eval") {
@@ -385,9 +392,15 @@ int run(int argc, char** argv) {
                                   args.count("micro-batch") ? o.micro_batch : kTranslateMicroBatch, o,
                                   mode == "translate").dump()
               << std::endl;
+  } else if (mode == "gpt-config") {
+    std::cout << gpt_bench_config(o.model).dump() << std::endl;
+  } else if (mode == "gpt") {
+    std::cout << bench_gpt(o.model, args.count("micro-batch") ? o.micro_batch : kGptMicroBatch, o)
+                     .dump()
+              << std::endl;
   } else {
     fail("unknown --mode '", mode, "'; expected train, eval, sgemm, micro, "
-         "mha-scaling, translate-batches, translate or translate-eval");
+         "mha-scaling, translate-batches, translate, translate-eval, gpt-config or gpt");
   }
   return 0;
 }

@@ -22,7 +22,6 @@ written out (softmax(Q Kᵀ/√d_k) V) and the line says so in "attention"; with
 OMP_WAIT_POLICY=PASSIVE as run.sh does for vit_torch.py.
 """
 import argparse
-import inspect
 import json
 import math
 import os
@@ -35,7 +34,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_timing import header, peak_rss_kb, time_calls  # noqa: E402  (shared with vit_torch.py)
+from torch_timing import (adamw, choose_attention, compile_model, header,  # noqa: E402
+                          peak_rss_kb, time_calls)
 import vit_torch  # noqa: E402
 
 
@@ -44,7 +44,6 @@ MODELS = {  # image_size, channels, patch, dim, depth, heads, mlp_dim
     "cifar10-small": (32, 3, 4, 96, 6, 4, 192),
     "vit-d192": (32, 3, 4, 192, 12, 3, 768),
 }
-HAVE_SDPA = hasattr(F, "scaled_dot_product_attention")
 
 
 def vit_config(name):
@@ -114,62 +113,23 @@ class VisionTransformer(nn.Module):
         return self.head(self.norm(x[:, 0]))
 
 
-def param_groups(model, weight_decay):
-    """No decay on vectors, embeddings and the class token (as vit_torch.py)."""
-    decay, no_decay = [], []
-    for name, p in model.named_parameters():
-        skip = p.dim() < 2 or any(part in name for part in ("embed", "pos_", "cls_token"))
-        (no_decay if skip else decay).append(p)
-    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-
-
-def make_optimizer(model):
-    """AdamW(fused=False); PyTorch 1.13's AdamW has no `fused` argument (and is never fused)."""
-    kwargs = {"fused": False} if "fused" in inspect.signature(torch.optim.AdamW.__init__).parameters else {}
-    return torch.optim.AdamW(param_groups(model, 0.05), lr=1e-3, **kwargs), "fused" in kwargs
-
-
-def choose_attention(requested):
-    if requested == "written":
-        return False, "written-out (asked for)"
-    if HAVE_SDPA:
-        return True, "sdpa"
-    if requested == "sdpa":
-        sys.exit(f"vit_torch2.py: --attention sdpa, but PyTorch {torch.__version__} has no "
-                 "torch.nn.functional.scaled_dot_product_attention")
-    return False, f"written-out (no scaled_dot_product_attention in PyTorch {torch.__version__})"
-
-
-def say(message):
-    print(f"vit_torch2.py: {message}", file=sys.stderr, flush=True)
-
-
 def bench_train(args):
     rss_before_model = peak_rss_kb()
     c = vit_config(args.model)
-    use_sdpa, attention = choose_attention(args.attention)
+    use_sdpa, attention = choose_attention(args.attention, "vit_torch2.py")
     model = VisionTransformer(c, use_sdpa, args.patch_embed)
-    opt, fused_arg = make_optimizer(model)
+    opt, fused_arg = adamw(vit_torch.param_groups(model, 0.05), lr=1e-3)
     data = [(torch.randn(args.batch, c.channels, c.image_size, c.image_size),
              torch.randint(0, c.num_classes, (args.batch,))) for _ in range(4)]
 
-    compile_state = "off"
-    run = model
+    def first_step(compiled):
+        opt.zero_grad(set_to_none=True)
+        F.cross_entropy(compiled(data[0][0]), data[0][1]).backward()
+        opt.zero_grad(set_to_none=True)
+
+    run, compile_state = model, "off"
     if args.compile:
-        if not hasattr(torch, "compile"):
-            compile_state = f"unavailable: PyTorch {torch.__version__} has no torch.compile; ran eagerly"
-            say(f"--compile: {compile_state}")
-        else:
-            try:  # compiles on its first call: try one step here, untimed
-                run = torch.compile(model, mode=args.compile_mode)
-                opt.zero_grad(set_to_none=True)
-                F.cross_entropy(run(data[0][0]), data[0][1]).backward()
-                opt.zero_grad(set_to_none=True)
-                compile_state = "on" + (f" (mode {args.compile_mode})" if args.compile_mode else "")
-            except Exception as e:  # no compiler, unsupported op, ...: measure eager instead
-                run = model
-                compile_state = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}; ran eagerly"
-                say(f"--compile: {compile_state}")
+        run, compile_state = compile_model(model, args.compile_mode, first_step, "vit_torch2.py")
 
     phases = {"forward": [], "backward": [], "optimizer": []}
     step = [0]

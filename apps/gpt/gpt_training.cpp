@@ -34,6 +34,8 @@ LanguageModelEval evaluate_language_model(nn::Gpt& model, const std::vector<std:
   return result;
 }
 
+optim::AdamOptions gpt_adam_options(const GptRunConfig& run) { return {run.lr, 0.9, 0.99}; }
+
 namespace {
 
 // The model's first (float32) initialisation from the run's seed.
@@ -60,7 +62,7 @@ GptTraining::GptTraining(const GptRunConfig& run, const CharCorpus& corpus,
       model_(new_model(run)),
       windows_(corpus.train, run.batch_size, run.model.context, run.steps_per_epoch, run.seed),
       loss_({-100, run.label_smoothing}),
-      optimizer_(optim::make_param_groups(*model_, run.weight_decay), {run.lr, 0.9, 0.99}),
+      optimizer_(optim::make_param_groups(*model_, run.weight_decay), gpt_adam_options(run)),
       schedule_(run.lr, std::min(run.warmup, run.epochs * run.steps_per_epoch - 1),
                 run.epochs * run.steps_per_epoch, run.min_lr),
       trainer_(*model_, windows_, loss_, optimizer_, schedule_,

@@ -31,6 +31,10 @@ struct LanguageModelEval {
 LanguageModelEval evaluate_language_model(nn::Gpt& model, const std::vector<std::int64_t>& ids,
                                           std::int64_t windows = 0);
 
+// AdamW as uwaga-gpt trains with it: the run's learning rate, β1 = 0.9 and β2 = 0.99 (as small
+// character models use). apps/bench/gpt_throughput.cpp measures the same optimiser.
+optim::AdamOptions gpt_adam_options(const GptRunConfig& run);
+
 // What a uwaga-gpt run trains, and how: the model from the run's seed; batches of random windows
 // of the training text (data/char_corpus.h); cross-entropy over every position of every window;
 // AdamW (β2 = 0.99, as small character models use) with weight decay on the weights only;

@@ -1,11 +1,13 @@
-// uwaga.apps: what uwaga-vit and uwaga-translate do, callable from Python — presets, training a
-// preset (the apps' tasks under the shared Trainer), evaluation, checkpoints, translating a
-// sentence and reading its cross-attention. This file wires existing pieces together exactly as
+// uwaga.apps: what uwaga-vit, uwaga-translate and uwaga-gpt do, callable from Python — presets,
+// training a preset (the apps' tasks under the shared Trainer), evaluation, checkpoints, translating
+// a sentence and reading its cross-attention. This file wires existing pieces together exactly as
 // the command-line programs do; it computes nothing itself.
 #include <pybind11/stl.h>
 
 #include <algorithm>
 
+#include "apps/gpt/gpt_run_config.h"
+#include "apps/gpt/gpt_training.h"
 #include "apps/translate/attention_heatmap.h"
 #include "apps/translate/translate_checkpoint.h"
 #include "apps/translate/translate_training.h"
@@ -361,11 +363,67 @@ void bind_translate_app(py::module_& m) {
         py::arg("path"));
 }
 
+// ---- uwaga-gpt ----------------------------------------------------------------------------------
+
+// The presets and the validation loss; a notebook builds the training from the Trainer's parts.
+void bind_gpt_app(py::module_& m) {
+  py::class_<GptRunConfig>(m, "GptRunConfig", "A uwaga-gpt run: text, model, optimisation.")
+      .def(py::init<>())
+      .def_readwrite("preset", &GptRunConfig::preset)
+      .def_readwrite("text", &GptRunConfig::text)
+      .def_readwrite("model", &GptRunConfig::model)
+      .def_readwrite("epochs", &GptRunConfig::epochs)
+      .def_readwrite("steps_per_epoch", &GptRunConfig::steps_per_epoch)
+      .def_readwrite("batch_size", &GptRunConfig::batch_size)
+      .def_readwrite("lr", &GptRunConfig::lr)
+      .def_readwrite("min_lr", &GptRunConfig::min_lr)
+      .def_readwrite("weight_decay", &GptRunConfig::weight_decay)
+      .def_readwrite("warmup", &GptRunConfig::warmup)
+      .def_readwrite("label_smoothing", &GptRunConfig::label_smoothing)
+      .def_readwrite("clip_norm", &GptRunConfig::clip_norm)
+      .def_readwrite("eval_windows", &GptRunConfig::eval_windows)
+      .def_readwrite("seed", &GptRunConfig::seed)
+      .def_readwrite("vocab", &GptRunConfig::vocab)
+      .def("validate", &GptRunConfig::validate)
+      .def("to_json", &GptRunConfig::to_json)
+      .def("__repr__", [](const GptRunConfig& r) { return "GptRunConfig(" + r.to_json() + ")"; });
+  m.def("gpt_preset", &gpt_preset, py::arg("name"));
+  m.def("gpt_preset_names", &gpt_preset_names);
+  m.def(
+      "gpt_adam_options",
+      [](const GptRunConfig& run) {
+        const optim::AdamOptions a = gpt_adam_options(run);
+        return py::dict(py::arg("lr") = a.lr, py::arg("betas") = py::make_tuple(a.beta1, a.beta2),
+                        py::arg("eps") = a.eps);
+      },
+      py::arg("run"),
+      "AdamW's settings as uwaga-gpt trains, as keyword arguments: "
+      "uwaga.optim.AdamW(groups, **gpt_adam_options(run)).");
+
+  py::class_<LanguageModelEval>(m, "LanguageModelEval")
+      .def_readonly("characters", &LanguageModelEval::characters)
+      .def_readonly("loss", &LanguageModelEval::loss, "mean cross-entropy, nats per character")
+      .def("bits_per_character", &LanguageModelEval::bits_per_character)
+      .def("perplexity", &LanguageModelEval::perplexity);
+  m.def(
+      "evaluate_language_model",
+      [](nn::Gpt& model, const py::handle& ids, std::int64_t windows) {
+        if (windows < 0) fail("evaluate_language_model: windows must be >= 0 (0: all), got ", windows);
+        const std::vector<std::int64_t> text = ids_from(ids, "evaluate_language_model(ids)");
+        py::gil_scoped_release release;
+        return evaluate_language_model(model, text, windows);
+      },
+      py::arg("model"), py::arg("ids"), py::arg("windows") = 0,
+      "The mean next-character loss over consecutive windows of `ids` (the first `windows`, or "
+      "all), in eval mode without a graph, as `uwaga-gpt eval`.");
+}
+
 }  // namespace
 
 void bind_apps(py::module_& m) {
   bind_vit_app(m);
   bind_translate_app(m);
+  bind_gpt_app(m);
 }
 
 }  // namespace uwaga::python

@@ -1,9 +1,10 @@
 // uwaga.data: image datasets (pixels as a NumPy view), the data loader, the toy English -> Spanish
-// corpus and its vocabulary.
+// corpus and its vocabulary, and the character corpus a GPT learns from (tinyshakespeare).
 #include <pybind11/stl.h>
 
 #include "data/batch_source.h"
 #include "data/bleu.h"
+#include "data/char_corpus.h"
 #include "data/data_loader.h"
 #include "data/datasets.h"
 #include "data/image_dataset.h"
@@ -12,6 +13,29 @@
 #include "notebooks/bindings/bindings.h"
 
 namespace uwaga::python {
+
+std::vector<std::int64_t> ids_from(const py::handle& obj, const std::string& what) {
+  py::array a = py::module_::import("numpy").attr("asarray")(obj);
+  const char kind = a.dtype().kind();
+  const bool integers = kind == 'i' || kind == 'u' || (kind == 'f' && a.size() == 0);  // [] too
+  if (a.ndim() != 1 || !integers)
+    throw py::type_error(what + ": expected a list or 1-D array of integer token ids, got " +
+                         type_name(obj) + " that NumPy reads as " + std::to_string(a.ndim()) +
+                         "-D dtype " + std::string(py::str(a.dtype())));
+  return from_numpy(a, DType::Int64).to_indices();
+}
+
+py::array ids_to_numpy(const std::vector<std::int64_t>& ids) {
+  return py::array_t<std::int64_t>(static_cast<py::ssize_t>(ids.size()), ids.data());
+}
+
+py::str text_of(const std::string& bytes) {
+  PyObject* s =
+      PyUnicode_DecodeUTF8(bytes.data(), static_cast<Py_ssize_t>(bytes.size()), "replace");
+  if (!s) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(s);
+}
+
 namespace {
 
 // A dataset directory: the one given, else where data/fetch.sh puts it in the repository.
@@ -217,12 +241,120 @@ void bind_translation(py::module_& m) {
         py::arg("max_order") = 4);
 }
 
+// Text goes in as a str (encoded as UTF-8) or bytes; ids come out as NumPy int64 arrays, text as
+// a str.
+void bind_characters(py::module_& m) {
+  py::class_<CharVocabulary>(m, "CharVocabulary",
+                             "The distinct bytes of a training text, sorted: id = position.")
+      .def(py::init<>())
+      .def_static("build", &CharVocabulary::build, py::arg("text"))
+      .def_static("from_json", &CharVocabulary::from_json, py::arg("json"))
+      .def("__len__", &CharVocabulary::size)
+      .def("__contains__",
+           [](const CharVocabulary& v, const std::string& c) {
+             return c.size() == 1 && v.contains(c[0]);
+           })
+      .def("id",
+           [](const CharVocabulary& v, const std::string& c) {
+             if (c.size() != 1)
+               fail("CharVocabulary.id: expected one character (one byte), got ", c.size(),
+                    " bytes");
+             return v.id(c[0]);
+           },
+           py::arg("character"))
+      .def(
+          "character",
+          [](const CharVocabulary& v, std::int64_t id) {
+            return text_of(std::string(1, v.character(id)));
+          },
+          py::arg("id"))
+      .def_property_readonly("characters",
+                             [](const CharVocabulary& v) { return text_of(v.characters()); })
+      .def(
+          "encode",
+          [](const CharVocabulary& v, const std::string& text) {
+            return ids_to_numpy(v.encode(text));
+          },
+          py::arg("text"), "The ids of every character; fails when one is not in the vocabulary.")
+      .def(
+          "decode",
+          [](const CharVocabulary& v, const py::handle& ids) {
+            return text_of(v.decode(ids_from(ids, "CharVocabulary.decode")));
+          },
+          py::arg("ids"))
+      .def(
+          "unknown",
+          [](const CharVocabulary& v, const std::string& text) { return text_of(v.unknown(text)); },
+          py::arg("text"), "The characters of `text` the vocabulary lacks, in order.")
+      .def("to_json", &CharVocabulary::to_json)
+      .def("__repr__", [](const CharVocabulary& v) {
+        return "<uwaga.data.CharVocabulary of " + std::to_string(v.size()) + " characters>";
+      });
+
+  py::class_<CharCorpus>(m, "CharCorpus",
+                         "A text split 90 / 10 and encoded with its training part's vocabulary.")
+      .def_readonly("vocab", &CharCorpus::vocab)
+      .def_property_readonly("train", [](const CharCorpus& c) { return ids_to_numpy(c.train); },
+                             "The first 90 % as ids (a NumPy copy).")
+      .def_property_readonly("valid", [](const CharCorpus& c) { return ids_to_numpy(c.valid); },
+                             "The last 10 % as ids (a NumPy copy).")
+      .def("__repr__", [](const CharCorpus& c) {
+        return "<uwaga.data.CharCorpus: " + std::to_string(c.train.size()) + " training, " +
+               std::to_string(c.valid.size()) + " validation characters, " +
+               std::to_string(c.vocab.size()) + " distinct>";
+      });
+  m.def("read_text_file", [](const std::string& path) { return text_of(read_text_file(path)); },
+        py::arg("path"));
+  m.def("split_char_corpus",
+        [](const std::string& text, std::int64_t context, const std::optional<CharVocabulary>& vocab,
+           const std::string& name) {
+          return vocab ? split_char_corpus(text, name, context, *vocab)
+                       : split_char_corpus(text, name, context);
+        },
+        py::arg("text"), py::arg("context"), py::arg("vocab") = py::none(),
+        py::arg("name") = "the text",
+        "Splits `text` 90 / 10 and encodes both parts with the vocabulary of the training part "
+        "(or `vocab`); each part must hold a window of context + 1 characters.");
+  m.def("load_char_corpus",
+        [](const std::string& path, std::int64_t context) {
+          return split_char_corpus(read_text_file(path), path, context);
+        },
+        py::arg("path"), py::arg("context"), "split_char_corpus of the file at `path`.");
+
+  py::class_<CharWindows, BatchSource>(m, "CharWindows",
+                                       "Batches of random windows of a text: inputs (B, T) and "
+                                       "targets (B, T), the characters one further on.")
+      .def(py::init([](const py::handle& ids, std::int64_t batch_size, std::int64_t context,
+                       std::int64_t batches_per_epoch, std::uint64_t seed) {
+             return CharWindows(ids_from(ids, "CharWindows(ids)"), batch_size, context,
+                                batches_per_epoch, seed);
+           }),
+           py::arg("ids"), py::arg("batch_size"), py::arg("context"),
+           py::arg("batches_per_epoch"), py::arg("seed") = 0)
+      .def("batches_per_epoch", &CharWindows::batches_per_epoch)
+      .def("begin_epoch", &CharWindows::begin_epoch, py::arg("epoch"))
+      .def("batch", &CharWindows::batch, py::arg("index"));
+  m.def("consecutive_windows",
+        [](const py::handle& ids, std::int64_t context, std::int64_t first, std::int64_t count) {
+          return consecutive_windows(ids_from(ids, "consecutive_windows(ids)"), context, first,
+                                     count);
+        },
+        py::arg("ids"), py::arg("context"), py::arg("first"), py::arg("count"),
+        "Windows first ... first + count - 1 at offsets 0, T, 2T, ... as one Batch.");
+  m.def("consecutive_window_count",
+        [](const py::handle& ids, std::int64_t context) {
+          return consecutive_window_count(ids_from(ids, "consecutive_window_count(ids)"), context);
+        },
+        py::arg("ids"), py::arg("context"));
+}
+
 }  // namespace
 
 void bind_data(py::module_& m) {
   bind_batches(m);
   bind_images(m);
   bind_translation(m);
+  bind_characters(m);
 }
 
 }  // namespace uwaga::python

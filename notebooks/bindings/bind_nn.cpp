@@ -5,6 +5,7 @@
 
 #include <cxxabi.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <typeinfo>
@@ -14,6 +15,7 @@
 #include "nn/decoding.h"
 #include "nn/embedding.h"
 #include "nn/gelu.h"
+#include "nn/gpt.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
 #include "nn/loss.h"
@@ -22,6 +24,7 @@
 #include "nn/multi_head_attention.h"
 #include "nn/positional_encoding.h"
 #include "nn/relu.h"
+#include "nn/sampling.h"
 #include "nn/scaled_dot_product_attention.h"
 #include "nn/self_attention.h"
 #include "nn/seq2seq_transformer.h"
@@ -518,6 +521,118 @@ void bind_seq2seq(py::module_& m) {
         py::arg("options") = nn::DecodingOptions());
 }
 
+// The decoder-only GPT (nn/gpt.h) and writing text with it (nn/sampling.h).
+void bind_gpt(py::module_& m) {
+  py::class_<nn::GptConfig>(m, "GptConfig")
+      .def(py::init([](const py::kwargs& kw) {
+        py::object self = py::cast(nn::GptConfig{});
+        for (auto item : kw) py::setattr(self, item.first, item.second);
+        return self.cast<nn::GptConfig>();
+      }))
+      .def_readwrite("vocab", &nn::GptConfig::vocab)
+      .def_readwrite("context", &nn::GptConfig::context)
+      .def_readwrite("dim", &nn::GptConfig::dim)
+      .def_readwrite("layers", &nn::GptConfig::layers)
+      .def_readwrite("heads", &nn::GptConfig::heads)
+      .def_readwrite("mlp_dim", &nn::GptConfig::mlp_dim)
+      .def_readwrite("dropout", &nn::GptConfig::dropout)
+      .def_readwrite("tie_weights", &nn::GptConfig::tie_weights)
+      .def("validate", &nn::GptConfig::validate)
+      .def("to_json", &nn::GptConfig::to_json)
+      .def_static("from_json", &nn::GptConfig::from_json, py::arg("json"))
+      .def("__repr__", [](const nn::GptConfig& c) { return "GptConfig(" + c.to_json() + ")"; });
+
+  py::class_<nn::KvCache>(m, "KvCache",
+                          "The keys and values of the tokens a Gpt has read, one pair per block, "
+                          "for forward_cached.")
+      .def(py::init<>())
+      .def("__len__", &nn::KvCache::length, "t: the tokens cached")
+      .def("clear", &nn::KvCache::clear)
+      .def_readonly("K", &nn::KvCache::K, "one (B, h, t, d_k) per block")
+      .def_readonly("V", &nn::KvCache::V, "one (B, h, t, d_k) per block");
+
+  ModelClass<nn::Gpt>(m, "Gpt",
+                      "logits = LN(Block_L(... Block_1(W_tok[x] + W_pos) ...)) W_head^T, "
+                      "causal self-attention in every block")
+      .def(py::init<const nn::GptConfig&, Generator&>(), py::arg("config"), py::arg("gen"))
+      .def("__call__", &nn::Gpt::forward, py::arg("ids"),
+           "ids (B, T) int64 -> logits (B, T, V): row t scores the token after ids[:, t]")
+      .def("forward_cached", &nn::Gpt::forward_cached, py::arg("ids"), py::arg("cache"),
+           "The logits (B, V) of the token after `ids` (B, n), the cache holding the keys and "
+           "values of the tokens before them (the prompt first, then one token at a time); "
+           "appends theirs.")
+      .def(
+          "keep_attention",
+          [](nn::Gpt& g, bool on) {
+            for (auto& block : g.blocks) block->attn->keep_attention(on);
+          },
+          py::arg("on") = true, "Keep every block's causal attention weights A in each forward.")
+      .def(
+          "attention_maps",
+          [](const nn::Gpt& g) {
+            std::vector<Tensor> maps;
+            for (const auto& block : g.blocks) maps.push_back(block->attn->attention());
+            return kept_attention(maps, "Gpt.attention_maps", "keep_attention");
+          },
+          "One A (B, h, T, T) per block from the last forward (not forward_cached); row t is "
+          "zero after column t.")
+      .def_readonly("config", &nn::Gpt::config)
+      .def_readonly("token_embed", &nn::Gpt::token_embed)
+      .def_readonly("pos_embed", &nn::Gpt::pos_embed)
+      .def_readonly("blocks", &nn::Gpt::blocks)
+      .def_readonly("norm", &nn::Gpt::norm)
+      .def_property_readonly(
+          "head", [](const nn::Gpt& g) { return g.head ? py::cast(g.head) : py::none(); },
+          "W_head, or None when tied to the token table");
+
+  py::class_<nn::SamplingOptions>(m, "SamplingOptions",
+                                  "temperature (0: greedy), top_k (0: off), top_p (1: off)")
+      .def(py::init([](double temperature, std::int64_t top_k, double top_p) {
+             return nn::SamplingOptions{temperature, top_k, top_p};
+           }),
+           py::arg("temperature") = 1.0, py::arg("top_k") = 0, py::arg("top_p") = 1.0)
+      .def_readwrite("temperature", &nn::SamplingOptions::temperature)
+      .def_readwrite("top_k", &nn::SamplingOptions::top_k)
+      .def_readwrite("top_p", &nn::SamplingOptions::top_p)
+      .def("validate", &nn::SamplingOptions::validate, py::arg("vocab"));
+  m.def(
+      "sample_token",
+      [](const std::vector<double>& logits, const nn::SamplingOptions& options, Generator& gen) {
+        if (logits.empty()) fail("sample_token: no logits; expected a row of V scores");
+        for (std::size_t i = 0; i < logits.size(); ++i)
+          if (!std::isfinite(logits[i])) fail("sample_token: logits[", i, "] is ", logits[i]);
+        options.validate(static_cast<std::int64_t>(logits.size()));
+        return nn::sample_token(logits, options, gen);
+      },
+      py::arg("logits"), py::arg("options"), py::arg("gen"),
+      "One token id drawn from a row of V logits with temperature, top-k and top-p.");
+
+  // The stream keeps a reference to the model: keep_alive holds the Python object too.
+  py::class_<nn::TokenStream>(m, "TokenStream",
+                              "Generation from a prompt, one token per next(); the model runs in "
+                              "eval mode (restored when the stream is deleted).")
+      .def(py::init([](nn::Gpt& model, const py::handle& prompt,
+                       const nn::SamplingOptions& options, std::uint64_t seed, bool use_cache) {
+             return std::make_unique<nn::TokenStream>(
+                 model, ids_from(prompt, "TokenStream(prompt)"), options, seed, use_cache);
+           }),
+           py::arg("model"), py::arg("prompt"), py::arg("options") = nn::SamplingOptions(),
+           py::arg("seed") = 1, py::arg("use_cache") = true, py::keep_alive<1, 2>())
+      .def("next", &nn::TokenStream::next, py::call_guard<py::gil_scoped_release>())
+      .def(
+          "take",
+          [](nn::TokenStream& s, std::int64_t count) {
+            if (count < 0) fail("TokenStream.take: count must be >= 0, got ", count);
+            std::vector<std::int64_t> drawn;
+            for (std::int64_t i = 0; i < count; ++i) drawn.push_back(s.next());
+            return drawn;
+          },
+          py::arg("count"), py::call_guard<py::gil_scoped_release>(),
+          "The next `count` tokens, as a list.")
+      .def_property_readonly("tokens", [](const nn::TokenStream& s) { return s.tokens(); },
+                             "The prompt and every token drawn so far.");
+}
+
 }  // namespace
 
 void bind_nn(py::module_& m) {
@@ -528,6 +643,7 @@ void bind_nn(py::module_& m) {
   bind_blocks(m);
   bind_vit(m);
   bind_seq2seq(m);
+  bind_gpt(m);
 }
 
 }  // namespace uwaga::python

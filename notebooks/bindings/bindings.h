@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/tensor.h"
 #include "nn/scaled_dot_product_attention.h"
@@ -32,6 +33,15 @@ py::array to_numpy(const Tensor& t);
 // float32. Strings, objects, complex numbers and dates are a TypeError; so is a value int64 cannot
 // hold exactly (NaN, 1e19, 2**63) — never a silent wrap-around.
 Tensor from_numpy(const py::handle& obj, std::optional<DType> dtype);
+
+// Token ids from Python — a list, tuple or 1-D array of integers — for `what` (the argument,
+// named in the TypeError a float, a string or a 2-D array gets). Copied once.
+std::vector<std::int64_t> ids_from(const py::handle& obj, const std::string& what);
+// Token ids as a 1-D int64 NumPy array (a copy).
+py::array ids_to_numpy(const std::vector<std::int64_t>& ids);
+// Bytes as a Python str, decoded as UTF-8: a byte that forms no character (a character-level model
+// may write half of a multi-byte one) shows as U+FFFD instead of raising.
+py::str text_of(const std::string& bytes);
 
 // The Python type name of obj ("int", "NoneType", "Linear"), for error messages.
 std::string type_name(const py::handle& obj);

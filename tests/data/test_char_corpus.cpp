@@ -85,4 +85,7 @@ TEST_CASE("consecutive_windows cover the text once, without overlap", "[char_cor
   CHECK(x.back() == 29);
   CHECK(y.back() == 30);
   CHECK_THROWS(consecutive_windows(ids, 10, 2, 2));
+  // A context of 0 windows would divide by zero: an error naming the context instead.
+  CHECK_THROWS_WITH(consecutive_window_count(ids, 0), Contains("context must be positive"));
+  CHECK_THROWS_WITH(consecutive_windows(ids, 0, 0, 1), Contains("context must be positive"));
 }

@@ -22,6 +22,16 @@ if [[ ! -f $root/data/cache/mnist/t10k-labels-idx1-ubyte ]]; then
   bash "$root/data/fetch.sh" mnist >/dev/null || { echo "FAIL: could not fetch MNIST"; exit 1; }
 fi
 
+# Notebook 6 reads tinyshakespeare: a copy in shared/datasets beside the repository (where CI has
+# one) is used when there, else fetch.sh downloads it.
+if [[ ! -f $root/data/cache/tinyshakespeare/input.txt ]]; then
+  from=()
+  shared=$root/../shared/datasets/tinyshakespeare
+  [[ -f $shared/input.txt ]] && from=(--from "$shared")
+  bash "$root/data/fetch.sh" tinyshakespeare "${from[@]}" >/dev/null ||
+    { echo "FAIL: could not fetch tinyshakespeare"; exit 1; }
+fi
+
 out=${NOTEBOOKS_OUT:-$(mktemp -d)}
 [[ -n ${NOTEBOOKS_OUT:-} ]] || trap 'rm -rf "$out"' EXIT
 mkdir -p "$out"

@@ -274,5 +274,59 @@ class Apps(unittest.TestCase):
             uwaga.apps.evaluate_translation(model, pairs, preset)
 
 
+
+class CharacterGpt(unittest.TestCase):
+    def setUp(self):
+        self.vocab = uwaga.data.CharVocabulary.build("abc ")
+        config = uwaga.nn.GptConfig(vocab=4, context=8, dim=8, layers=1, heads=2, mlp_dim=16)
+        self.gpt = uwaga.nn.Gpt(config, uwaga.Generator(0))
+
+    def test_text_and_ids_that_do_not_fit(self):
+        with self.assertRaisesRegex(uwaga.Error, "not in the vocabulary"):
+            self.vocab.encode("abd")
+        with self.assertRaisesRegex(uwaga.Error, "id 7 is outside the vocabulary of 4"):
+            self.vocab.decode([0, 7])
+        with self.assertRaisesRegex(TypeError, r"CharVocabulary.decode: .*integer token ids"):
+            self.vocab.decode([0.5, 1.0])  # not silently truncated to [0, 1]
+        with self.assertRaisesRegex(TypeError, r"CharWindows\(ids\): .*2-D"):
+            uwaga.data.CharWindows([[0, 1], [2, 3]], 2, 1, 1)
+        with self.assertRaisesRegex(uwaga.Error, "hold no window of 9"):
+            uwaga.data.CharWindows([0, 1, 2], batch_size=2, context=8, batches_per_epoch=1)
+        with self.assertRaisesRegex(uwaga.Error, "context must be positive"):
+            uwaga.data.consecutive_window_count([0, 1, 2], 0)  # was a division by zero
+        with self.assertRaisesRegex(uwaga.Error, "fewer than one window of --context 16"):
+            uwaga.data.split_char_corpus("abcabc", context=16)
+        with self.assertRaisesRegex(uwaga.Error, "cannot read the text file"):
+            uwaga.data.load_char_corpus("/nonexistent/input.txt", 8)
+
+    def test_models_and_generation_refuse_what_cannot_work(self):
+        with self.assertRaisesRegex(uwaga.Error, "dim 10 is not divisible by heads 3"):
+            uwaga.nn.Gpt(uwaga.nn.GptConfig(vocab=4, dim=10, heads=3), uwaga.Generator(0))
+        with self.assertRaisesRegex(uwaga.Error, "token id 4 is outside the vocabulary of 4"):
+            self.gpt(uwaga.tensor([[0, 4]]))
+        with self.assertRaisesRegex(uwaga.Error, "9 tokens do not fit the context of 8"):
+            self.gpt(uwaga.zeros([1, 9], uwaga.int64))
+        with self.assertRaisesRegex(uwaga.Error, "Gpt.attention_maps: .*keep_attention"):
+            self.gpt.attention_maps()
+        with self.assertRaisesRegex(uwaga.Error, "the prompt is empty"):
+            uwaga.nn.TokenStream(self.gpt, [])
+        with self.assertRaisesRegex(uwaga.Error, "--top-p must be in"):
+            uwaga.nn.TokenStream(self.gpt, [0], uwaga.nn.SamplingOptions(top_p=0))
+        with self.assertRaisesRegex(uwaga.Error, "--top-k must be from 1 to the vocabulary's 4"):
+            uwaga.nn.TokenStream(self.gpt, [0], uwaga.nn.SamplingOptions(top_k=5))
+        with self.assertRaisesRegex(uwaga.Error, "token id 9 is outside"):
+            uwaga.nn.TokenStream(self.gpt, [9]).next()
+        with self.assertRaisesRegex(uwaga.Error, "count must be >= 0"):
+            uwaga.nn.TokenStream(self.gpt, [0]).take(-1)
+        with self.assertRaisesRegex(uwaga.Error, "sample_token: no logits"):
+            uwaga.nn.sample_token([], uwaga.nn.SamplingOptions(), uwaga.Generator(0))
+        with self.assertRaisesRegex(uwaga.Error, r"logits\[1\] is nan"):
+            uwaga.nn.sample_token([0.0, math.nan], uwaga.nn.SamplingOptions(), uwaga.Generator(0))
+        with self.assertRaisesRegex(uwaga.Error, "windows must be >= 0"):
+            uwaga.apps.evaluate_language_model(self.gpt, [0, 1, 2], -1)
+        with self.assertRaisesRegex(uwaga.Error, "unknown preset 'huge'"):
+            uwaga.apps.gpt_preset("huge")
+
+
 if __name__ == "__main__":
     unittest.main()

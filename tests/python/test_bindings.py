@@ -352,5 +352,140 @@ class DataAndApps(unittest.TestCase):
                          50)
 
 
+
+VERSES = "ROMEO: what light breaks there?\nJULIET: it is the east.\nROMEO: and juliet is the sun.\n"
+
+
+class CharacterGpt(unittest.TestCase):
+    """The character corpus, the GPT, generation and training it through the Trainer."""
+
+    def setUp(self):
+        self.text = VERSES * 60
+        self.corpus = uwaga.data.split_char_corpus(self.text, context=16)
+        self.vocab = self.corpus.vocab
+        self.config = uwaga.nn.GptConfig(vocab=len(self.vocab), context=16, dim=16, layers=2, heads=2,
+                                         mlp_dim=32)
+        self.gpt = uwaga.nn.Gpt(self.config, uwaga.Generator(0))
+
+    def ids(self, text):
+        return uwaga.tensor([self.vocab.encode(text)])  # (1, T)
+
+    def test_vocabulary_split_and_windows(self):
+        self.assertEqual(self.vocab.characters, "".join(sorted(set(self.text))))
+        self.assertEqual(self.vocab.decode(self.vocab.encode("ROMEO: ")), "ROMEO: ")
+        self.assertEqual(self.vocab.character(self.vocab.id("J")), "J")
+        self.assertEqual(self.vocab.unknown("ROMEO & X"), "&X")
+        cut = len(self.text) - len(self.text) // 10  # the first 90 % trains
+        np.testing.assert_array_equal(self.corpus.train, self.vocab.encode(self.text[:cut]))
+        np.testing.assert_array_equal(self.corpus.valid, self.vocab.encode(self.text[cut:]))
+        self.assertEqual(self.corpus.train.dtype, np.int64)
+
+        windows = uwaga.data.CharWindows(self.corpus.train, batch_size=4, context=16,
+                                         batches_per_epoch=3, seed=1)
+        batch = windows.batch(0)
+        x, y = batch.inputs[0].numpy(), batch.targets.numpy()
+        self.assertEqual(x.shape, (4, 16))
+        np.testing.assert_array_equal(y[:, :-1], x[:, 1:])  # each target is the next character
+        for row_x, row_y in zip(x, y):
+            self.assertIn(self.vocab.decode(list(row_x) + [row_y[-1]]), self.text[:cut])
+        np.testing.assert_array_equal(windows.batch(0).inputs[0].numpy(), x)  # seeded
+        self.assertEqual(uwaga.data.consecutive_window_count(self.corpus.valid, 16),
+                         (len(self.corpus.valid) - 1) // 16)
+        first = uwaga.data.consecutive_windows(self.corpus.valid, 16, 1, 2)
+        np.testing.assert_array_equal(first.inputs[0].numpy()[0], self.corpus.valid[16:32])
+
+    def test_a_gpt_is_causal_and_its_attention_looks_only_back(self):
+        names = [n for n, _ in self.gpt.named_parameters()]
+        for name in ("token_embed.weight", "pos_embed.weight", "blocks.1.attn.qkv.weight",
+                     "norm.weight", "head.weight"):
+            self.assertIn(name, names)
+        ids = self.ids("ROMEO: what")
+        logits = self.gpt(ids).numpy()
+        self.assertEqual(logits.shape, (1, 11, len(self.vocab)))
+        changed = self.gpt(self.ids("ROMEO: whaa")).numpy()
+        np.testing.assert_array_equal(changed[:, :-1], logits[:, :-1])  # no position sees ahead
+        self.assertGreater(np.abs(changed[:, -1] - logits[:, -1]).max(), 0)
+
+        self.gpt.keep_attention()
+        self.gpt(ids)
+        maps = [A.numpy() for A in self.gpt.attention_maps()]
+        self.assertEqual(len(maps), 2)
+        for A in maps:
+            self.assertEqual(A.shape, (1, 2, 11, 11))
+            np.testing.assert_array_equal(np.triu(A, 1), 0)  # row t is zero after column t
+            np.testing.assert_allclose(A.sum(-1), 1.0, rtol=1e-5)
+            self.assertEqual(A[0, 0, 0, 0], 1.0)  # the first token can only look at itself
+
+        tied = uwaga.nn.Gpt(uwaga.nn.GptConfig(vocab=5, context=4, dim=8, layers=1, heads=2,
+                                               mlp_dim=8, tie_weights=True), uwaga.Generator(0))
+        self.assertIsNone(tied.head)
+        self.assertNotIn("head.weight", tied.state_dict())
+
+    def test_the_cache_gives_the_last_row_of_a_full_pass(self):
+        ids = self.ids("JULIET: it is")
+        full = self.gpt(ids).numpy()  # (1, 13, V)
+        cache = uwaga.nn.KvCache()
+        with uwaga.no_grad():
+            row = self.gpt.forward_cached(uwaga.tensor([self.vocab.encode("JULIET:")]), cache)
+            np.testing.assert_allclose(row.numpy()[0], full[0, 6], rtol=1e-4, atol=1e-5)
+            for t, c in enumerate(" it is", start=7):
+                row = self.gpt.forward_cached(uwaga.tensor([[self.vocab.id(c)]]), cache)
+                np.testing.assert_allclose(row.numpy()[0], full[0, t], rtol=1e-4, atol=1e-5)
+        self.assertEqual(len(cache), 13)
+        self.assertEqual(cache.K[0].shape, (1, 2, 13, 8))
+
+    def test_generation_is_seeded_and_the_cache_changes_no_token(self):
+        prompt = self.vocab.encode("ROMEO:")
+        options = uwaga.nn.SamplingOptions(temperature=0.8, top_k=10)
+
+        def draw(seed, use_cache=True, count=40):  # 46 tokens: past the 16-token context
+            return uwaga.nn.TokenStream(self.gpt, prompt, options, seed, use_cache).take(count)
+
+        first = draw(3)
+        self.assertEqual(len(first), 40)
+        self.assertEqual(draw(3), first)
+        self.assertEqual(draw(3, use_cache=False), first)
+        self.assertNotEqual(draw(4), first)
+        stream = uwaga.nn.TokenStream(self.gpt, prompt, uwaga.nn.SamplingOptions(temperature=0))
+        self.assertFalse(self.gpt.training)  # generation runs in eval mode
+        greedy = stream.next()
+        self.assertEqual(greedy, int(np.argmax(self.gpt(self.ids("ROMEO:")).numpy()[0, -1])))
+        self.assertEqual(stream.tokens, list(prompt) + [greedy])
+        del stream
+        self.assertTrue(self.gpt.training)  # restored
+
+        logits = [0.5, 2.0, -1.0, 2.0]
+        for o in (uwaga.nn.SamplingOptions(temperature=0), uwaga.nn.SamplingOptions(top_k=1)):
+            self.assertEqual(uwaga.nn.sample_token(logits, o, uwaga.Generator(0)), 1)  # lower id on ties
+        draws = {uwaga.nn.sample_token(logits, uwaga.nn.SamplingOptions(top_k=2), uwaga.Generator(s))
+                 for s in range(50)}
+        self.assertEqual(draws, {1, 3})
+
+    def test_the_trainer_teaches_a_gpt_the_verses(self):
+        run = uwaga.apps.gpt_preset("smoke")
+        self.assertIn("shakespeare-tiny", uwaga.apps.gpt_preset_names())
+        self.assertEqual(uwaga.apps.gpt_preset("shakespeare-tiny").model.dim, 128)
+        windows = uwaga.data.CharWindows(self.corpus.train, batch_size=16, context=16,
+                                         batches_per_epoch=30, seed=0)
+        opt = uwaga.optim.AdamW(uwaga.optim.make_param_groups(self.gpt, 0.0),
+                                **uwaga.apps.gpt_adam_options(run))
+        self.assertEqual(opt.lr, run.lr)
+
+        def valid_loss():
+            return uwaga.apps.evaluate_language_model(self.gpt, self.corpus.valid)
+
+        before = valid_loss()
+        self.assertEqual(before.characters, (len(self.corpus.valid) - 1) // 16 * 16)
+        self.assertAlmostEqual(before.bits_per_character(), before.loss / np.log(2))
+        trainer = uwaga.optim.Trainer(self.gpt, windows, uwaga.nn.CrossEntropyLoss(), opt,
+                                      uwaga.optim.ConstantLr(run.lr),
+                                      uwaga.optim.TrainerOptions(epochs=2, clip_norm=1.0, quiet=True))
+        summary = trainer.fit(evaluate=lambda: {"loss": valid_loss().loss})
+        self.assertEqual(summary.steps, 60)
+        after = valid_loss().loss
+        self.assertLess(after, before.loss - 1.0)
+        self.assertAlmostEqual(summary.last_eval["loss"], after, places=5)
+
+
 if __name__ == "__main__":
     unittest.main()
