@@ -50,4 +50,54 @@ Tensor MeanSquaredError::operator()(const Tensor& output, const Tensor& targets)
   return mean(diff * diff);
 }
 
+Tensor KeypointMSELoss::operator()(const Tensor& output, const Tensor& targets) const {
+  check_defined(output, "KeypointMSELoss");
+  check_defined(targets, "KeypointMSELoss");
+  if (output.dim() != 4 || targets.dim() != 3 || targets.size(0) != output.size(0) ||
+      targets.size(1) != output.size(1) ||
+      targets.size(2) != 1 + output.size(2) * output.size(3))
+    fail("KeypointMSELoss: output ", shape_str(output.shape()), " and targets ",
+         shape_str(targets.shape()), " do not fit: expected output (B, K, h, w) and targets "
+         "(B, K, 1 + h·w) (nn/loss.h)");
+  check_same_dtype(output, targets, "KeypointMSELoss");
+  const std::int64_t B = output.size(0), K = output.size(1);
+  const auto [heatmaps, weights] = unpack_keypoint_targets(targets, output.size(2), output.size(3));
+  const Tensor diff = (output - heatmaps) * reshape(weights, {B, K, 1, 1});  // (B, K, h, w)
+  return mean(diff * diff);
+}
+
+std::int64_t KeypointMSELoss::count(const Tensor& targets) const {
+  if (targets.dim() != 3 || targets.size(2) < 2)
+    fail("KeypointMSELoss: targets must be (B, K, 1 + h·w), got shape ",
+         shape_str(targets.shape()));
+  return targets.size(0) * targets.size(1) * (targets.size(2) - 1);
+}
+
+Tensor pack_keypoint_targets(const Tensor& heatmaps, const Tensor& weights) {
+  check_defined(heatmaps, "pack_keypoint_targets");
+  check_defined(weights, "pack_keypoint_targets");
+  if (heatmaps.dim() != 4 || weights.dim() != 2 || weights.size(0) != heatmaps.size(0) ||
+      weights.size(1) != heatmaps.size(1) || heatmaps.numel() == 0)
+    fail("pack_keypoint_targets: heatmaps ", shape_str(heatmaps.shape()), " and weights ",
+         shape_str(weights.shape()), " do not fit: expected (B, K, h, w) and (B, K)");
+  check_float(heatmaps, "pack_keypoint_targets");
+  const std::int64_t B = heatmaps.size(0), K = heatmaps.size(1);
+  return cat({reshape(weights.detach().to(heatmaps.dtype()), {B, K, 1}),
+              reshape(heatmaps.detach(), {B, K, heatmaps.size(2) * heatmaps.size(3)})},
+             2);  // (B, K, 1 + h·w)
+}
+
+KeypointTargets unpack_keypoint_targets(const Tensor& targets, std::int64_t heatmap_h,
+                                        std::int64_t heatmap_w) {
+  check_defined(targets, "unpack_keypoint_targets");
+  if (targets.dim() != 3 || heatmap_h < 1 || heatmap_w < 1 || heatmap_h >= targets.size(2) ||
+      heatmap_w >= targets.size(2) || targets.size(2) != 1 + heatmap_h * heatmap_w)
+    fail("unpack_keypoint_targets: targets ", shape_str(targets.shape()), " do not hold ",
+         heatmap_h, " × ", heatmap_w, " heatmaps: expected (B, K, 1 + ", heatmap_h, "·",
+         heatmap_w, ")");
+  const std::int64_t B = targets.size(0), K = targets.size(1);
+  return {reshape(slice(targets, 2, 1, 1 + heatmap_h * heatmap_w), {B, K, heatmap_h, heatmap_w}),
+          reshape(slice(targets, 2, 0, 1), {B, K})};
+}
+
 }  // namespace uwaga::nn

@@ -48,4 +48,33 @@ class MeanSquaredError : public Loss {
   std::int64_t count(const Tensor& targets) const override { return targets.numel(); }
 };
 
+// Heatmap regression for keypoints: ViTPose's JointsMSELoss with use_target_weight,
+//   L = mean over (b, k, i, j) of (w_bk (P_bkij − H_bkij))²
+// P (B, K, h, w) the predicted heatmaps, H the Gaussian targets (nn/keypoint_heatmaps.h), w_bk
+// each joint's weight: its visibility, 0 or 1, for which (w (P − H))² = w (P − H)². As the
+// reference, the weight multiplies both maps before squaring, there is no ½ factor (HRNet's
+// original had one; mmpose's JointsMSELoss, which ViTPose uses, does not), and the mean runs over
+// all B·K·h·w cells, those of weight 0 included: count(targets) = B·K·h·w, so a batch split into
+// parts recombines exactly (L = Σ_c (n_c / n) L_c).
+//
+// The Batch has one targets tensor, so H and w travel packed (pack_keypoint_targets):
+//   targets (B, K, 1 + h·w):  [b, k, 0] = w_bk,  [b, k, 1 + i·w + j] = H_bkij
+class KeypointMSELoss : public Loss {
+ public:
+  // output (B, K, h, w), targets (B, K, 1 + h·w) of the same dtype.
+  Tensor operator()(const Tensor& output, const Tensor& targets) const override;
+  std::int64_t count(const Tensor& targets) const override;  // B·K·h·w
+};
+
+// heatmaps (B, K, h, w) and weights (B, K) → targets (B, K, 1 + h·w) in heatmaps' dtype.
+Tensor pack_keypoint_targets(const Tensor& heatmaps, const Tensor& weights);
+
+struct KeypointTargets {
+  Tensor heatmaps;  // (B, K, h, w)
+  Tensor weights;   // (B, K)
+};
+// The inverse of pack_keypoint_targets (copies).
+KeypointTargets unpack_keypoint_targets(const Tensor& targets, std::int64_t heatmap_h,
+                                        std::int64_t heatmap_w);
+
 }  // namespace uwaga::nn
