@@ -10,6 +10,10 @@ namespace uwaga::nn::init {
 void trunc_normal(Tensor& t, Generator& gen, double std = 0.02);
 void normal(Tensor& t, Generator& gen, double std);
 void uniform(Tensor& t, Generator& gen, double bound);  // U(-bound, bound)
+// He/Kaiming uniform, as PyTorch's kaiming_uniform_(t, a) with a leaky-ReLU slope a:
+//   gain = √(2 / (1 + a²)),  bound = gain · √(3 / fan_in),  t ~ U(−bound, bound).
+// PyTorch's convolutions and linear layers use a = √5, which makes bound = 1/√fan_in.
+void kaiming_uniform(Tensor& t, Generator& gen, std::int64_t fan_in, double a);
 void zeros(Tensor& t);
 void ones(Tensor& t);
 

@@ -6,13 +6,27 @@
 
 namespace uwaga::nn {
 
-Tensor& Module::register_parameter(const std::string& name, Tensor value) {
+void Module::check_unused_name(const std::string& name, const char* what) const {
   for (auto& [n, p] : params_)
-    if (n == name) fail("register_parameter: '", name, "' is already registered");
+    if (n == name) fail(what, ": '", name, "' is already registered as a parameter");
+  for (auto& [n, b] : buffers_)
+    if (n == name) fail(what, ": '", name, "' is already registered as a buffer");
+}
+
+Tensor& Module::register_parameter(const std::string& name, Tensor value) {
+  check_unused_name(name, "register_parameter");
   value.requires_grad_(true);
   value.set_name(name);
   params_.emplace_back(name, std::move(value));
   return params_.back().second;
+}
+
+Tensor& Module::register_buffer(const std::string& name, Tensor value) {
+  check_unused_name(name, "register_buffer");
+  if (!value.defined()) fail("register_buffer: '", name, "' is an undefined tensor");
+  value.set_name(name);
+  buffers_.emplace_back(name, std::move(value));
+  return buffers_.back().second;
 }
 
 void Module::add_child(const std::string& name, std::shared_ptr<Module> module, bool unnamed) {
@@ -25,15 +39,27 @@ void Module::add_child(const std::string& name, std::shared_ptr<Module> module, 
   children_.emplace_back(name, std::move(module));
 }
 
-void Module::collect(const std::string& prefix, NamedTensors& out) const {
-  for (auto& [name, p] : params_) out.emplace_back(prefix + name, p);
+void Module::collect(const std::string& prefix, NamedTensors& out, bool buffers) const {
+  for (auto& [name, t] : buffers ? buffers_ : params_) out.emplace_back(prefix + name, t);
   for (auto& [name, child] : children_)
-    child->collect(name.empty() ? prefix : prefix + name + ".", out);  // "": unnamed
+    child->collect(name.empty() ? prefix : prefix + name + ".", out, buffers);  // "": unnamed
 }
 
 NamedTensors Module::named_parameters() const {
   NamedTensors out;
-  collect("", out);
+  collect("", out, false);
+  return out;
+}
+
+NamedTensors Module::named_buffers() const {
+  NamedTensors out;
+  collect("", out, true);
+  return out;
+}
+
+std::vector<Tensor> Module::buffers() const {
+  std::vector<Tensor> out;
+  for (auto& [name, b] : named_buffers()) out.push_back(b);
   return out;
 }
 
@@ -62,16 +88,18 @@ std::vector<std::pair<std::string, Module*>> Module::named_modules() {
   return out;
 }
 
-void Module::alias_parameters(const Module& source) {
-  const NamedTensors mine = named_parameters(), theirs = source.named_parameters();
+namespace {
+// Checks that `mine` and `theirs` (this module's and the source's parameters or buffers) pair up
+// by name, shape and dtype, then points each of mine at the storage of its partner.
+void alias_storage(const NamedTensors& mine, const NamedTensors& theirs, const char* op,
+                   const char* what) {
   if (mine.size() != theirs.size())
-    fail("alias_parameters: this module has ", mine.size(), " parameters, the source ",
-         theirs.size());
+    fail(op, ": this module has ", mine.size(), " ", what, "s, the source ", theirs.size());
   for (std::size_t i = 0; i < mine.size(); ++i) {
     const auto& [name, p] = mine[i];
     const auto& [source_name, q] = theirs[i];
     if (name != source_name || p.shape() != q.shape() || p.dtype() != q.dtype())
-      fail("alias_parameters: parameter ", i, " is '", name, "' ", shape_str(p.shape()), " ",
+      fail(op, ": ", what, " ", i, " is '", name, "' ", shape_str(p.shape()), " ",
            dtype_name(p.dtype()), " here but '", source_name, "' ", shape_str(q.shape()), " ",
            dtype_name(q.dtype()), " in the source");
   }
@@ -80,6 +108,21 @@ void Module::alias_parameters(const Module& source) {
     p.storage = theirs[i].second.impl().storage;
     p.grad = nullptr;
   }
+}
+}  // namespace
+
+void Module::alias_parameters(const Module& source) {
+  alias_storage(named_parameters(), source.named_parameters(), "alias_parameters", "parameter");
+}
+
+void Module::alias_buffers(const Module& source) {
+  alias_storage(named_buffers(), source.named_buffers(), "alias_buffers", "buffer");
+  stop_updating_buffers();
+}
+
+void Module::stop_updating_buffers() {  // over every submodule, unnamed parts included
+  updates_buffers_ = false;
+  for (auto& [name, child] : children_) child->stop_updating_buffers();
 }
 
 void Module::train(bool on) {
@@ -96,25 +139,30 @@ void Module::to(DType dtype) {
   if (dtype != DType::Float32 && dtype != DType::Float64)
     fail("Module::to: parameters must be float32 or float64, got ", dtype_name(dtype));
   NoGradGuard no_grad;
-  for (auto& p : parameters()) {
-    if (p.dtype() == dtype) continue;
-    Tensor converted = p.to(dtype);
-    // Swap the storage under the same handle, so every holder of the parameter sees the change.
-    p.impl().storage = converted.impl().storage;
-    p.impl().dtype = dtype;
-    p.impl().grad = nullptr;
+  std::vector<Tensor> tensors = parameters();
+  for (const Tensor& b : buffers())
+    if (b.is_floating()) tensors.push_back(b);  // a batch count stays an integer
+  for (auto& t : tensors) {
+    if (t.dtype() == dtype) continue;
+    Tensor converted = t.to(dtype);
+    // Swap the storage under the same handle, so every holder of the tensor sees the change.
+    t.impl().storage = converted.impl().storage;
+    t.impl().dtype = dtype;
+    t.impl().grad = nullptr;
   }
 }
 
 StateDict Module::state_dict() const {
   StateDict out;
   for (auto& [name, p] : named_parameters()) out[name] = p;
+  for (auto& [name, b] : named_buffers()) out[name] = b;
   return out;
 }
 
 void Module::load_state_dict(const StateDict& state) {
   std::vector<std::string> missing, unexpected, mismatched, undefined;
-  NamedTensors params = named_parameters();
+  NamedTensors params = named_parameters();  // and buffers
+  for (auto& named : named_buffers()) params.push_back(named);
   for (auto& [name, p] : params) {
     auto it = state.find(name);
     if (it == state.end()) missing.push_back(name);

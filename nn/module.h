@@ -2,6 +2,11 @@
 // Module: the base of every layer. A module owns named parameters and named submodules, so a
 // whole model can list its parameters as "blocks.3.attn.qkv.weight" — the names PyTorch gives —
 // which is what optimizers, checkpoints and parity tests with PyTorch rely on.
+//
+// Buffers are the other state a module keeps by name: values it computes rather than learns, such
+// as BatchNorm's running statistics ("decoder.bn1.running_mean"). They travel with the
+// parameters in state_dict() — so checkpoints save and restore them — but optimizers never see
+// them (parameters() lists parameters only) and they carry no gradient.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -27,6 +32,9 @@ class Module {
   NamedTensors named_parameters() const;
   std::vector<Tensor> parameters() const;
   std::int64_t num_parameters() const;
+  // Buffers of this module and all submodules, depth first, in registration order.
+  NamedTensors named_buffers() const;
+  std::vector<Tensor> buffers() const;
   // Submodules by full name ("blocks.0.attn").
   std::vector<std::pair<std::string, Module*>> named_modules();
 
@@ -35,13 +43,16 @@ class Module {
   bool is_training() const { return training_; }
   void zero_grad();
 
-  // Converts every parameter in place (e.g. to float64 for gradient checks).
+  // Converts every parameter and every floating-point buffer in place (e.g. to float64 for
+  // gradient checks); integer buffers (a batch count) stay integers.
   void to(DType dtype);
 
-  // The parameters by name (the tensors themselves, not copies).
+  // The parameters and buffers by name (the tensors themselves, not copies), as PyTorch's
+  // state_dict() holds both.
   StateDict state_dict() const;
-  // Copies values into the parameters. Every name must match and every shape agree; the error
-  // lists what is missing, unexpected or mis-shaped. Values are converted to each parameter's dtype.
+  // Copies values into the parameters and buffers. Every name must match and every shape agree;
+  // the error lists what is missing, unexpected or mis-shaped. Values are converted to each
+  // tensor's dtype.
   void load_state_dict(const StateDict& state);
 
   // Points every parameter at the storage of `source`'s parameter of the same name, so the two
@@ -50,8 +61,19 @@ class Module {
   // shapes and dtypes must all match.
   void alias_parameters(const Module& source);
 
+  // Points every buffer at the storage of `source`'s buffer of the same name, read-only: from
+  // then on this module and its submodules read the source's buffers (BatchNorm in eval mode reads
+  // the running statistics) but never write them (updates_buffers() is false), so replicas on
+  // other threads neither race with the source nor with each other. optim::DataParallel calls it
+  // beside alias_parameters; the source alone keeps its running statistics up to date.
+  void alias_buffers(const Module& source);
+  // False once alias_buffers made this module a reader of another's buffers.
+  bool updates_buffers() const { return updates_buffers_; }
+
  protected:
   Tensor& register_parameter(const std::string& name, Tensor value);
+  // A buffer: state kept by name, saved in state_dict(), never trained (requires_grad is off).
+  Tensor& register_buffer(const std::string& name, Tensor value);
   template <class M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
     add_child(name, module);
@@ -71,11 +93,15 @@ class Module {
 
  private:
   void add_child(const std::string& name, std::shared_ptr<Module> module, bool unnamed = false);
-  void collect(const std::string& prefix, NamedTensors& out) const;
+  void collect(const std::string& prefix, NamedTensors& out, bool buffers) const;
+  void check_unused_name(const std::string& name, const char* what) const;
+  void stop_updating_buffers();
 
   NamedTensors params_;
+  NamedTensors buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
+  bool updates_buffers_ = true;
 };
 
 }  // namespace uwaga::nn

@@ -123,10 +123,13 @@ std::map<std::string, std::string> read_metadata(const std::string& path,
   return metadata;
 }
 
-// Parameters whose dtype differs from the checkpoint's: "fc.weight: checkpoint F64, model F32".
+// Parameters and buffers whose dtype differs from the checkpoint's:
+// "fc.weight: checkpoint F64, model F32".
 std::vector<std::string> dtype_mismatches(const nn::Module& model, const nn::StateDict& state) {
   std::vector<std::string> out;
-  for (const auto& [name, p] : model.named_parameters()) {
+  nn::NamedTensors named = model.named_parameters();  // in the model's order
+  for (auto& buffer : model.named_buffers()) named.push_back(buffer);
+  for (const auto& [name, p] : named) {
     auto it = state.find(name);
     if (it != state.end() && it->second.dtype() != p.dtype())
       out.push_back(name + ": checkpoint " + safetensors_dtype_name(it->second.dtype()) +
@@ -155,7 +158,9 @@ void save_checkpoint(const std::string& path, const nn::Module& model, const Opt
     }
   }
   std::map<std::string, Tensor> tensors;
-  for (const auto& [name, p] : model.named_parameters()) tensors[kModelPrefix + name] = p;
+  // Parameters and buffers (BatchNorm's running statistics): a model without buffers writes
+  // exactly the parameters, as before buffers existed.
+  for (const auto& [name, t] : model.state_dict()) tensors[kModelPrefix + name] = t;
   if (opt)
     for (const auto& [key, t] : opt->state()) tensors[kOptimPrefix + key] = t;
 
@@ -202,9 +207,10 @@ CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, Optim
 
   // load_state_dict checks every name and shape before it copies anything.
   std::vector<Tensor> backup;
+  const nn::StateDict current = model.state_dict();  // parameters and buffers
   if (opt) {
     NoGradGuard no_grad;
-    for (const auto& p : model.parameters()) backup.push_back(p.detach().clone());
+    for (const auto& [name, t] : current) backup.push_back(t.detach().clone());
   }
   try {
     model.load_state_dict(model_state);
@@ -217,8 +223,8 @@ CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, Optim
         fail("the checkpoint holds no optimizer state (it was saved without an optimizer)");
       opt->load_state(optim_state);
     } catch (const Error& e) {
-      std::vector<Tensor> params = model.parameters();
-      for (std::size_t i = 0; i < params.size(); ++i) params[i].copy_from(backup[i]);
+      std::size_t i = 0;
+      for (const auto& [name, t] : current) Tensor(t).copy_from(backup[i++]);
       fail(where, ": ", e.what());
     }
   }
@@ -235,6 +241,15 @@ bool all_finite(const Tensor& t) {
   return finite;
 }
 
+DType checkpoint_dtype(const std::string& name) {
+  const std::string count = "num_batches_tracked";
+  const bool is_count =
+      name == count || (name.size() > count.size() &&
+                        name.compare(name.size() - count.size() - 1, std::string::npos,
+                                     "." + count) == 0);
+  return is_count ? DType::Int64 : DType::Float32;
+}
+
 void check_checkpoint_shapes(const std::string& path, const ParameterShapes& expected) {
   const std::string where = "load_checkpoint: " + in_quotes(path);
   if (std::filesystem::is_directory(path)) fail(where, ": is a directory, not a checkpoint file");
@@ -246,9 +261,9 @@ void check_checkpoint_shapes(const std::string& path, const ParameterShapes& exp
     else if (it->second.shape != shape)
       problems.push_back(name + ": file " + shape_str(it->second.shape) + ", config " +
                          shape_str(shape));
-    else if (it->second.dtype != DType::Float32)
+    else if (it->second.dtype != checkpoint_dtype(name))
       problems.push_back(name + ": file " + safetensors_dtype_name(it->second.dtype) +
-                         ", model F32");
+                         ", model " + safetensors_dtype_name(checkpoint_dtype(name)));
   }
   for (const auto& [name, entry] : header.tensors) {
     (void)entry;

@@ -2,6 +2,7 @@
 // Checkpoints: one safetensors file holding everything needed to continue a run exactly.
 //
 //   "model.<parameter name>"   each parameter            ("model.blocks.0.attn.qkv.weight")
+//                              and buffer                ("model.decoder.bn1.running_mean")
 //   "optim.<state key>"        the optimizer's state      ("optim.blocks.0.attn.qkv.weight.exp_avg",
 //                                                          "optim.step")
 //   __metadata__               strings:
@@ -42,16 +43,16 @@ struct CheckpointInfo {
   std::string trainer_state;        // the trainer's sums over the epoch so far (JSON; may be empty)
 };
 
-// Writes the model's parameters, the optimizer's state (when `opt` is not null) and `info` to
-// `path`, atomically. Throws uwaga::Error naming the path.
+// Writes the model's parameters and buffers (its state_dict()), the optimizer's state (when `opt`
+// is not null) and `info` to `path`, atomically. Throws uwaga::Error naming the path.
 void save_checkpoint(const std::string& path, const nn::Module& model, const Optimizer* opt,
                      const CheckpointInfo& info);
 
-// Reads `path` and copies its values into `model` (and `opt`, when not null). Every parameter name,
-// shape and dtype must match; the error names the file and lists what does not. A parameter (or,
-// with `opt`, an optimizer state tensor) holding NaN or inf is refused, as is a metadata "lr" that
-// is not a finite number >= 0. When loading fails, the model is left as it was. Returns the
-// metadata.
+// Reads `path` and copies its values into `model` (and `opt`, when not null). Every parameter and
+// buffer name, shape and dtype must match; the error names the file and lists what does not. A
+// parameter or buffer (or, with `opt`, an optimizer state tensor) holding NaN or inf is refused, as
+// is a metadata "lr" that is not a finite number >= 0. When loading fails, the model is left as it
+// was. Returns the metadata.
 CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, Optimizer* opt);
 
 // True when no element of the float tensor `t` is NaN or ±inf. Checkpoints hold finite values only:
@@ -68,11 +69,16 @@ std::optional<std::string> first_non_finite(const Named& named) {
   return std::nullopt;
 }
 
-// The parameter shapes a model's configuration implies, by name ("blocks.0.attn.qkv.weight").
+// The parameter shapes a model's configuration implies, by name ("blocks.0.attn.qkv.weight"), and
+// its buffers' ("decoder.bn1.running_mean") when it has any.
 using ParameterShapes = std::map<std::string, Shape>;
 
+// The dtype a checkpoint holds the model tensor `name` in: float32, except BatchNorm's batch count
+// ("….num_batches_tracked"), an int64 as in PyTorch's state dicts.
+DType checkpoint_dtype(const std::string& name);
+
 // Reading only the header, checks that the checkpoint's "model." tensors are exactly `expected`
-// (names, shapes, float32), and so that building the model `expected` describes allocates no more
+// (names, shapes, checkpoint_dtype), and so that building the model `expected` describes allocates no more
 // than the file holds. Call it before building a model from a checkpoint's own config: a crafted
 // config (dim 65536, depth 1000) otherwise allocates gigabytes before load_checkpoint notices.
 // Errors name the file and the first tensors that differ.

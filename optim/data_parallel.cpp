@@ -114,6 +114,7 @@ DataParallel::DataParallel(nn::Model& model, DataParallelOptions options,
   for (int t = 1; t < threads; ++t) {
     std::shared_ptr<nn::Model> replica = model_.replica();
     replica->alias_parameters(model_);
+    replica->alias_buffers(model_);  // read-only: the model alone updates running statistics
     replicas_.push_back(std::move(replica));
   }
   params_ = parameters_of(model_);

@@ -18,6 +18,18 @@
 // Replicas alias the model's parameter storage (nn::Module::alias_parameters): the optimizer
 // updates the model and every replica sees the new values; only the gradients are per replica.
 //
+// Buffers (BatchNorm's running statistics) are aliased too, read-only (nn::Module::alias_buffers):
+// only the model itself — thread 0 — updates them, from the micro-batches it runs, while the
+// replicas normalise with their own micro-batches' statistics and write nothing, as PyTorch's
+// DistributedDataParallel keeps rank 0's buffers (broadcast_buffers) and, without SyncBatchNorm,
+// normalises each rank's batch on its own. So no thread writes what another reads (in eval mode
+// every replica reads the model's running statistics, which nobody writes), and the statistics
+// follow a fixed sequence of micro-batches: a run is as repeatable as its gradients. Batch
+// statistics per micro-batch make the gradient depend on the split (threads, micro_batch), beyond
+// the last bits. With several processes each keeps its own thread 0's statistics; process 0's are
+// the ones that are evaluated and saved (the Trainer evaluates and saves there alone), and resuming
+// loads them into every process.
+//
 // A loss that is a mean over something other than rows — a translation's loss is a mean over
 // target words, and sentences have different lengths — splits the same way with B_c/B replaced by
 // the micro-batch's share of those items, n_c/n, which the loss counts (nn/loss.h).

@@ -221,6 +221,9 @@ bool Run::save() {
   const std::string when = "after step " + std::to_string(step_);
   if (auto name = first_non_finite(model_.named_parameters()))
     return stop_non_finite(when, "parameter '" + *name + "' holds NaN or inf");
+  // Buffers too: load_checkpoint refuses a non-finite running statistic as it refuses a parameter.
+  if (auto name = first_non_finite(model_.named_buffers()))
+    return stop_non_finite(when, "buffer '" + *name + "' holds NaN or inf");
   // The same for the optimizer's state: a gradient of 1e21 is finite, its square in float32 is
   // not, and an inf in Adam's second moment freezes that parameter from then on (and would make
   // the checkpoint unloadable).

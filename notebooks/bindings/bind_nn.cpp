@@ -129,13 +129,15 @@ void bind_module(py::module_& m) {
   py::class_<Module, std::shared_ptr<Module>>(m, "Module",
                                               "Named parameters and submodules, PyTorch's names.")
       .def("named_parameters", &Module::named_parameters)
+      .def("named_buffers", &Module::named_buffers)
       .def("parameters", &Module::parameters)
       .def("num_parameters", &Module::num_parameters)
       .def("train", &Module::train, py::arg("on") = true)
       .def("eval", &Module::eval)
       .def_property_readonly("training", &Module::is_training)
       .def("zero_grad", &Module::zero_grad)
-      .def("to", &Module::to, py::arg("dtype"), "Converts every parameter in place.")
+      .def("to", &Module::to, py::arg("dtype"),
+           "Converts every parameter (and floating-point buffer) in place.")
       .def("state_dict", &Module::state_dict)
       .def("load_state_dict", &Module::load_state_dict, py::arg("state"))
       .def("__repr__", [](Module& module) { return module_repr(module); },

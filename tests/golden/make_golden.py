@@ -13,6 +13,8 @@ Naming scheme inside each file (see README.md for the per-file list):
     output.<name>             outputs (y; attn for attention weights; loss)
     grad.input.<name>         dL/d input, for L = (y * upstream.y).sum()
     grad.param.<name>         dL/d parameter, same L
+    buffer.<name>             buffers before the forward pass (BatchNorm's running statistics)
+    buffer_after.<name>       buffers after it (training mode updates them)
     __metadata__              the configuration, every value a string ("dim": "8", ...)
 
 The modules are written out below in PyTorch with the names and math the C++ mirrors:
@@ -265,6 +267,7 @@ def module_case(module, inputs, run, metadata, extra_inputs=None):
     """inputs: {name: float tensor} (gradients taken); run(**inputs) -> y or (y, {name: out})."""
     import torch
     inputs = {k: v.clone().requires_grad_(True) for k, v in inputs.items()}
+    buffers_before = {name: to_np(b) for name, b in module.named_buffers()}
     result = run(**inputs)
     y, extra = (result if isinstance(result, tuple) else (result, {}))
     upstream = torch.randn_like(y)
@@ -278,6 +281,10 @@ def module_case(module, inputs, run, metadata, extra_inputs=None):
     for name, p in module.named_parameters():
         out["param." + name] = to_np(p)
         out["grad.param." + name] = to_np(p.grad)
+    for name, value in buffers_before.items():
+        out["buffer." + name] = value
+    for name, b in module.named_buffers():
+        out["buffer_after." + name] = to_np(b)
     out["upstream.y"] = to_np(upstream)
     out["output.y"] = to_np(y)
     for name, t in extra.items():
@@ -412,6 +419,60 @@ def gen_gpt(name, tie_weights):
                        extra_inputs={"ids": ids})
 
 
+def gen_conv2d(name, in_channels, out_channels, kernel, stride, padding, shape):
+    import torch
+    from torch import nn
+    seed_for(name)
+    conv = nn.Conv2d(in_channels, out_channels, kernel, stride=stride, padding=padding)
+    x = torch.randn(*shape)
+    return module_case(conv, {"x": x}, lambda x: conv(x),
+                       {"in_channels": in_channels, "out_channels": out_channels,
+                        "kernel": kernel, "stride": stride, "padding": padding})
+
+
+def gen_conv_transpose2d(name):
+    import torch
+    from torch import nn
+    seed_for(name)
+    conv = nn.ConvTranspose2d(3, 2, 4, stride=2, padding=1)
+    x = torch.randn(2, 3, 4, 5)
+    return module_case(conv, {"x": x}, lambda x: conv(x),
+                       {"in_channels": 3, "out_channels": 2, "kernel": 4, "stride": 2,
+                        "padding": 1, "output_padding": 0})
+
+
+def gen_upsample_bilinear(name, factor, shape):
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+    seed_for(name)
+    x = torch.randn(*shape)
+    run = lambda x: F.interpolate(x, scale_factor=factor, mode="bilinear", align_corners=False)
+    return module_case(nn.Identity(), {"x": x}, run,
+                       {"factor": factor, "mode": "bilinear", "align_corners": "False"})
+
+
+def gen_batch_norm2d(name, training):
+    """Random weight, bias and running statistics (a formula that ignores one cannot pass);
+    buffer.* are the buffers before the forward pass, buffer_after.* after it."""
+    import torch
+    from torch import nn
+    seed_for(name)
+    C = 3
+    bn = nn.BatchNorm2d(C, eps=1e-5, momentum=0.1)
+    with torch.no_grad():
+        bn.weight.copy_(1.0 + 0.5 * torch.randn(C))
+        bn.bias.copy_(0.5 * torch.randn(C))
+        bn.running_mean.copy_(0.3 * torch.randn(C))
+        bn.running_var.copy_(0.5 + torch.rand(C))
+        bn.num_batches_tracked.fill_(7)
+    bn.train(training)
+    x = 2.0 * torch.randn(4, C, 3, 5) + 0.5
+    return module_case(bn, {"x": x}, lambda x: bn(x),
+                       {"channels": C, "eps": "1e-05", "momentum": "0.1",
+                        "training": int(training)})
+
+
 def gen_cross_entropy(name):
     import torch
     import torch.nn.functional as F
@@ -501,6 +562,14 @@ GENERATORS = {
     "vit": gen_vit,
     "gpt": lambda n: gen_gpt(n, tie_weights=False),
     "gpt_tied": lambda n: gen_gpt(n, tie_weights=True),
+    "conv2d": lambda n: gen_conv2d(n, 3, 4, 3, stride=2, padding=1, shape=(2, 3, 7, 6)),
+    "conv2d_pointwise": lambda n: gen_conv2d(n, 4, 5, 1, stride=1, padding=0,
+                                             shape=(2, 4, 3, 5)),
+    "conv_transpose2d": gen_conv_transpose2d,
+    "upsample_bilinear_x2": lambda n: gen_upsample_bilinear(n, 2, (1, 2, 4, 3)),
+    "upsample_bilinear_x4": lambda n: gen_upsample_bilinear(n, 4, (2, 3, 3, 5)),
+    "batch_norm2d_train": lambda n: gen_batch_norm2d(n, training=True),
+    "batch_norm2d_eval": lambda n: gen_batch_norm2d(n, training=False),
     "cross_entropy": gen_cross_entropy,
     "optim_sgd": lambda n: gen_optimizer(n, "sgd"),
     "optim_sgd_nesterov": lambda n: gen_optimizer(n, "sgd_nesterov"),

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include "core/uwaga.h"
+#include "nn/batch_norm2d.h"
+#include "nn/conv2d.h"
 #include "nn/transformer_encoder_block.h"
 
 using namespace uwaga;
@@ -9,6 +11,31 @@ using Catch::Contains;
 
 namespace {
 const TransformerEncoderBlockOptions kBlock{.dim = 8, .heads = 2, .mlp_dim = 16};
+
+// conv → BatchNorm, inside a "decoder": parameters and buffers two levels down.
+struct ConvBn : Module {
+  explicit ConvBn(Generator& gen) {
+    conv1 = register_module("conv1",
+                            std::make_shared<Conv2d>(2, 3, 3, Conv2dOptions{.padding = 1}, gen));
+    bn1 = register_module("bn1", std::make_shared<BatchNorm2d>(3));
+  }
+  Tensor forward(const Tensor& x) { return bn1->forward(conv1->forward(x)); }
+  std::shared_ptr<Conv2d> conv1;
+  std::shared_ptr<BatchNorm2d> bn1;
+};
+struct Net : Module {
+  explicit Net(Generator& gen) {
+    decoder = register_module("decoder", std::make_shared<ConvBn>(gen));
+  }
+  std::shared_ptr<ConvBn> decoder;
+};
+// A module that registers the name `first` as a parameter, then `second` as a buffer.
+struct Clash : Module {
+  Clash(const std::string& first, const std::string& second) {
+    register_parameter(first, Tensor::zeros({1}));
+    register_buffer(second, Tensor::zeros({1}));
+  }
+};
 }  // namespace
 
 TEST_CASE("parameters are named hierarchically, as PyTorch names them", "[nn][module]") {
@@ -107,6 +134,69 @@ TEST_CASE("load_state_dict names an entry that holds an undefined tensor", "[nn]
   }
 }
 
+TEST_CASE("buffers are named as PyTorch names them, saved in state_dict, never trained",
+          "[nn][module]") {
+  Generator gen(0);
+  Net net(gen);
+  std::vector<std::string> buffers, params;
+  for (auto& [name, b] : net.named_buffers()) buffers.push_back(name);
+  for (auto& [name, p] : net.named_parameters()) params.push_back(name);
+  REQUIRE(buffers == std::vector<std::string>{"decoder.bn1.running_mean", "decoder.bn1.running_var",
+                                              "decoder.bn1.num_batches_tracked"});
+  REQUIRE(params == std::vector<std::string>{"decoder.conv1.weight", "decoder.conv1.bias",
+                                             "decoder.bn1.weight", "decoder.bn1.bias"});
+  REQUIRE(net.parameters().size() == 4);  // what optimizers get
+  REQUIRE(net.num_parameters() == 3 * 2 * 9 + 3 + 3 + 3);
+  for (const Tensor& b : net.buffers()) REQUIRE_FALSE(b.requires_grad());
+  const StateDict state = net.state_dict();
+  REQUIRE(state.size() == 7);
+  REQUIRE(state.count("decoder.bn1.running_var") == 1);
+
+  // A round trip through copies restores the buffers; a state without them does not fit.
+  StateDict copies;
+  for (auto& [k, v] : state) copies[k] = v.clone().detach();
+  net.decoder->forward(Tensor::randn({2, 2, 4, 4}, gen));  // training mode: statistics move
+  const Tensor& running_var = net.decoder->bn1->running_var;
+  REQUIRE(running_var.to_vector() != copies.at("decoder.bn1.running_var").to_vector());
+  net.load_state_dict(copies);
+  REQUIRE(running_var.to_vector() == copies.at("decoder.bn1.running_var").to_vector());
+  REQUIRE(net.decoder->bn1->num_batches_tracked.item() == 0);
+  copies.erase("decoder.bn1.running_mean");
+  REQUIRE_THROWS_WITH(net.load_state_dict(copies),
+                      Contains("Missing (1): decoder.bn1.running_mean."));
+
+  REQUIRE_THROWS_WITH(Clash("x", "x"),
+                      Contains("register_buffer: 'x' is already registered as a parameter"));
+}
+
+TEST_CASE("alias_buffers shares the source's buffers read-only", "[nn][module]") {
+  Generator gen(0);
+  Net source(gen), reader(gen);
+  reader.alias_parameters(source);
+  reader.alias_buffers(source);
+  REQUIRE(source.updates_buffers());
+  REQUIRE_FALSE(reader.updates_buffers());
+  REQUIRE_FALSE(reader.decoder->bn1->updates_buffers());
+  const Tensor x = Tensor::randn({2, 2, 4, 4}, gen);
+  // The reader, training, normalises with the batch's statistics and writes nothing.
+  Tensor y_reader = reader.decoder->forward(x);
+  REQUIRE(source.decoder->bn1->num_batches_tracked.item() == 0);
+  for (double v : source.decoder->bn1->running_mean.to_vector()) REQUIRE(v == 0.0);
+  // The source's update is what the reader sees.
+  Tensor y_source = source.decoder->forward(x);
+  REQUIRE(y_source.to_vector() == y_reader.to_vector());
+  REQUIRE(reader.decoder->bn1->num_batches_tracked.item() == 1);
+  REQUIRE(reader.decoder->bn1->running_mean.to_vector() ==
+          source.decoder->bn1->running_mean.to_vector());
+  source.eval();
+  reader.eval();
+  REQUIRE(reader.decoder->forward(x).to_vector() == source.decoder->forward(x).to_vector());
+
+  TransformerEncoderBlock no_buffers(kBlock, gen);
+  REQUIRE_THROWS_WITH(no_buffers.alias_buffers(source),
+                      Contains("alias_buffers: this module has 0 buffers, the source 3"));
+}
+
 namespace {
 // A module with one unnamed part (a block) and one named part (a head).
 class WithUnnamedPart : public Module {
@@ -146,4 +236,25 @@ TEST_CASE("an unnamed part's parameters and submodules are listed as the module'
   REQUIRE(state.count("attn.qkv.weight"));
   m.load_state_dict(state);
   REQUIRE_THROWS_WITH(m.register_empty_name(gen), Contains("a submodule needs a name"));
+}
+
+namespace {
+// A module whose unnamed part holds buffers.
+class WithUnnamedBatchNorm : public Module {
+ public:
+  WithUnnamedBatchNorm() { bn = register_unnamed_module(std::make_shared<BatchNorm2d>(3)); }
+  std::shared_ptr<BatchNorm2d> bn;
+};
+}  // namespace
+
+TEST_CASE("an unnamed part's buffers are the module's, and aliased with them", "[nn][module]") {
+  WithUnnamedBatchNorm source, replica;
+  std::vector<std::string> names;
+  for (auto& [name, b] : source.named_buffers()) names.push_back(name);
+  REQUIRE(names == std::vector<std::string>{"running_mean", "running_var", "num_batches_tracked"});
+  REQUIRE(source.state_dict().count("running_var"));
+  replica.alias_buffers(source);
+  REQUIRE_FALSE(replica.bn->updates_buffers());  // the part reads the source's, never writes
+  REQUIRE(source.bn->updates_buffers());
+  REQUIRE(replica.bn->running_var.shares_storage_with(source.bn->running_var));
 }

@@ -14,6 +14,9 @@ namespace uwaga::testing {
 
 
 // inputs: name -> tensor (requires grad) taken from "input.<name>"; `forward` builds the output.
+// Buffers ("buffer.<name>", BatchNorm's running statistics) are loaded with the parameters, and
+// those PyTorch had after its forward pass ("buffer_after.<name>") are compared with the module's.
+// The module runs in the mode the caller set (train() or eval()).
 inline void check_parity(const std::string& golden_name, nn::Module& module,
                          const std::function<Tensor(std::map<std::string, Tensor>&)>& forward,
                          double atol = 1e-10, double rtol = 1e-8) {
@@ -21,6 +24,7 @@ inline void check_parity(const std::string& golden_name, nn::Module& module,
   module.to(DType::Float64);
   nn::StateDict state;
   for (const std::string& key : g.keys("param.")) state[key.substr(6)] = g.get(key);
+  for (const std::string& key : g.keys("buffer.")) state[key.substr(7)] = g.get(key);
   module.load_state_dict(state);
   std::map<std::string, Tensor> inputs;
   for (const std::string& key : g.keys("input.")) {
@@ -38,6 +42,9 @@ inline void check_parity(const std::string& golden_name, nn::Module& module,
         largest = std::max(largest, std::abs(a.flat(i) - e.flat(i)));
   };
   track("output.y", y, g.get("output.y"));
+  const nn::StateDict after = module.state_dict();
+  for (const std::string& key : g.keys("buffer_after."))
+    track(key, after.at(key.substr(13)), g.get(key));
   y.backward(g.get("upstream.y"));
   for (const std::string& key : g.keys("grad.input."))
     track(key, inputs.at(key.substr(11)).grad(), g.get(key));
