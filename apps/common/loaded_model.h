@@ -21,16 +21,20 @@ struct LoadedModel {
   std::unique_ptr<Model> model;  // in eval mode
 };
 
-// Which program wrote a run configuration, told by fields only it writes: "uwaga-translate"
-// (its "format" is "uwaga-translate-1"), "uwaga-vit" (a "dataset" and no "format"), or "" when
-// neither.
+// Which program wrote a run configuration, told by fields only it writes: "uwaga-translate",
+// "uwaga-gpt", "uwaga-pose" (their "format" is "uwaga-<name>-<version>": "uwaga-translate-1"),
+// "uwaga-vit" (a "dataset" and no "format"), or "" when none.
 inline std::string run_config_program(const std::string& config) {
   const nlohmann::json j = nlohmann::json::parse(config, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return "";
-  if (j.contains("format") && j["format"].is_string() &&
-      j["format"].get<std::string>().rfind("uwaga-translate", 0) == 0)
-    return "uwaga-translate";
-  if (!j.contains("format") && j.contains("dataset") && j.contains("model")) return "uwaga-vit";
+  if (j.contains("format")) {
+    const std::string format = j["format"].is_string() ? j["format"].get<std::string>() : "";
+    const std::size_t version = format.rfind('-');
+    if (format.rfind("uwaga-", 0) == 0 && version != std::string::npos && version > 6)
+      return format.substr(0, version);
+    return "";
+  }
+  if (j.contains("dataset") && j.contains("model")) return "uwaga-vit";
   return "";
 }
 
