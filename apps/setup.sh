@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 # Needed to build the library, the programs and the C++ tests.
 required=(build-essential cmake pkg-config libopenblas-openmp-dev catch2 libcxxopts-dev
-          zlib1g-dev nlohmann-json3-dev xz-utils curl)
+          zlib1g-dev libjpeg-dev nlohmann-json3-dev xz-utils curl)
 # For the Python bindings, the notebooks and their tests, and for training across processes with
 # mpirun (CMake skips them when these are absent).
 optional=(pybind11-dev python3-dev python3-numpy python3-matplotlib jupyter-nbconvert

@@ -7,6 +7,7 @@
 // parsed, and messages show values with json_brief, which neither recurses nor prints more than
 // about 100 characters.
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -21,7 +22,11 @@ constexpr int kMaxJsonDepth = 64;
 //   "<what> is not valid JSON: <the parser's message>"
 //   "<what> nests deeper than 64 levels"
 //   "<what> repeats the key "dim""   (nlohmann::json would silently keep the last value)
-nlohmann::json parse_json_input(const std::string& text, const std::string& what);
+// Values under a key in `skipped_keys`, at any depth, are read (and their nesting checked) but not
+// kept, nor checked for repeated keys: the COCO keypoints reader skips "segmentation", the
+// polygons that are most of the file.
+nlohmann::json parse_json_input(const std::string& text, const std::string& what,
+                                const std::vector<std::string>& skipped_keys = {});
 
 // A value for an error message, never longer than about 100 characters: a number or a string as
 // it is, an array element by element with anything nested inside shown as [...] or {...}, an

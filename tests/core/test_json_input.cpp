@@ -43,6 +43,25 @@ TEST_CASE("parse_json_input: invalid JSON and repeated keys are named", "[core][
   CHECK_NOTHROW(parse_json_input(R"({"a": {"b": 1}, "c": {"b": 2}})", "x"));
 }
 
+TEST_CASE("parse_json_input: skipped keys are read but not kept", "[core][json]") {
+  // An object under a skipped key has keys of its own ("size"); they are not mistaken for
+  // repeats of the keys around it, before or after.
+  const std::string text = R"({"a": {"size": 0, "segmentation": {"counts": [1, 2], "size": [3, 4]},
+                                      "b": 1},
+                               "c": [{"segmentation": [[1, 2]], "x": 1}, {"x": 2}]})";
+  const json parsed = parse_json_input(text, "x", {"segmentation"});
+  CHECK(parsed["a"] == json::parse(R"({"size": 0, "b": 1})"));
+  CHECK(parsed["c"] == json::parse(R"([{"x": 1}, {"x": 2}])"));
+  CHECK(parse_json_input(text, "x")["c"][0]["segmentation"][0][1] == 2);
+  // What is skipped is still read: its syntax and its nesting are checked.
+  CHECK_THROWS_WITH(parse_json_input("{\"s\": " + nested_arrays(70) + "}", "x", {"s"}),
+                    Contains("nests deeper than 64 levels"));
+  CHECK_THROWS_WITH(parse_json_input(R"({"s": [1, 2,]})", "x", {"s"}), Contains("not valid JSON"));
+  // And a repeated key after a skipped object is still found.
+  CHECK_THROWS_WITH(parse_json_input(R"({"b": 1, "s": {"t": {}}, "b": 2})", "x", {"s"}),
+                    Contains("repeats the key \"b\""));
+}
+
 TEST_CASE("json_brief: short, and nested values shown as [...] or {...}", "[core][json]") {
   CHECK(json_brief(json(7)) == "7");
   CHECK(json_brief(json("F16")) == "\"F16\"");

@@ -11,6 +11,7 @@
 #include "apps/translate/translate_checkpoint.h"
 #include "apps/vit/vit_checkpoint.h"
 #include "core/safetensors.h"
+#include "data/jpeg.h"
 #include "data/pnm.h"
 #include "data/vocabulary.h"
 
@@ -125,6 +126,31 @@ int main(int argc, char** argv) {
   // Vocabulary JSON, a newline, a sentence.
   const Vocabulary vocab = Vocabulary::build({"we eat bread", "i eat"});
   put("vocabulary", "small", vocab.to_json() + "\nwe eat the bread ."); 
+  // JPEG: colour and grey, from uwaga's encoder.
+  std::vector<std::uint8_t> pixels(3 * 8 * 16);
+  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>(i * 5);
+  const auto rgb = encode_jpeg(pixels.data(), 3, 8, 16, 75);
+  const auto grey = encode_jpeg(pixels.data(), 1, 8, 8, 50);
+  put("jpeg", "rgb", std::string(rgb.begin(), rgb.end()));
+  put("jpeg", "grey", std::string(grey.begin(), grey.end()));
+
+  // A COCO keypoints file: two persons on the target's photo.jpg, a crowd, categories.
+  put("coco_keypoints", "small", R"({"images": [{"id": 1, "file_name": "photo.jpg", "height": 30,
+  "width": 40}], "annotations": [{"id": 7, "image_id": 1, "category_id": 1, "iscrowd": 0,
+  "bbox": [5, 4, 20, 22], "area": 300.5, "num_keypoints": 2, "segmentation": [[5, 4, 25, 4, 25, 26]],
+  "keypoints": [10, 6, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 12, 12, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]},
+  {"id": 8, "image_id": 1, "category_id": 1, "iscrowd": 1, "bbox": [0, 0, 40, 30], "area": 1200,
+  "segmentation": {"counts": [0, 1200], "size": [30, 40]}, "keypoints": [0, 0, 0, 0, 0, 0, 0, 0, 0,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+  0, 0, 0, 0, 0, 0, 0, 0, 0]},
+  {"id": 9, "image_id": 1, "category_id": 1, "iscrowd": 0, "bbox": [30, 20, 8, 9.5], "area": 50,
+  "keypoints": [35, 25, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 80, 60, 2]}],
+  "categories": [{"id": 1, "name": "person", "keypoints": ["nose", "left_eye", "right_eye",
+  "left_ear", "right_ear", "left_shoulder", "right_shoulder", "left_elbow", "right_elbow",
+  "left_wrist", "right_wrist", "left_hip", "right_hip", "left_knee", "right_knee", "left_ankle",
+  "right_ankle"]}]})");
   fs::remove(tmp);
   return 0;
 }

@@ -26,7 +26,8 @@ while (($#)); do
   esac
 done
 [[ $seconds =~ ^[0-9]+$ ]] || { echo "run.sh: --seconds '$seconds' is not a whole number" >&2; exit 2; }
-all=(safetensors checkpoint_vit checkpoint_translate run_config idx cifar10 pnm vocabulary)
+all=(safetensors checkpoint_vit checkpoint_translate run_config idx cifar10 pnm vocabulary jpeg
+     coco_keypoints)
 ((${#targets[@]})) || targets=("${all[@]}")
 for t in "${targets[@]}"; do
   [[ " ${all[*]} " == *" $t "* ]] || { echo "run.sh: unknown target '$t' (${all[*]})" >&2; exit 2; }
