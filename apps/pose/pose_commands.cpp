@@ -86,7 +86,7 @@ std::string example_joint(const SkeletonSpec& skeleton) {
 
 nlohmann::json scores_json(const KeypointScores& s) {
   return {{"pck", s.pck}, {"ap", s.oks.ap}, {"ap50", s.oks.ap50}, {"ap75", s.oks.ap75},
-          {"ar", s.oks.ar}};
+          {"ar", s.oks.ar}, {"pck_per_joint", s.pck_joint}};
 }
 
 void print_scores(std::FILE* out, const char* name, const KeypointScores& s) {
@@ -200,7 +200,7 @@ int pose_eval(int argc, char** argv) {
       ("valid-size", "evaluate on this many validation samples (default: the run's)", value<std::int64_t>())
       ("coco-annotations", "where the run's COCO file is now (default: where it was)", value<std::string>())
       ("coco-images", "where its photos are now (default: where they were)", value<std::string>())
-      ("json", "print one line of JSON on stdout (n, loss, and pck, ap, ap50, ap75, ar for the model and each baseline), the report on stderr")
+      ("json", "print one line of JSON on stdout (n, loss, and pck, ap, ap50, ap75, ar, pck_per_joint for the model and each baseline), the report on stderr")
       ("h,help", "show this help");
   add_threads_option(o, "all cores");
   auto r = o.parse(argc, argv);
@@ -225,6 +225,11 @@ int pose_eval(int argc, char** argv) {
   print_scores(report, "model", e.model);
   print_scores(report, "mean pose", e.mean_pose);
   print_scores(report, "brightest pixel", e.brightest_pixel);
+  const SkeletonSpec& skeleton = pose_skeleton(pose.run);
+  std::fprintf(report, "the model's PCK@0.1 per joint:\n");
+  for (std::size_t k = 0; k < e.model.pck_joint.size(); ++k)
+    std::fprintf(report, "  %-16s %7.2f%%\n", skeleton.joint_names[k].c_str(),
+                 100 * e.model.pck_joint[k]);
   if (r.count("json")) {
     const nlohmann::json j = {{"n", e.n},
                               {"loss", e.loss},

@@ -97,9 +97,11 @@ KeypointScores score_keypoints(const std::vector<double>& predicted, const PoseT
   const std::int64_t N = static_cast<std::int64_t>(truth.torso.size());
   const std::int64_t K = skeleton.num_joints();
   KeypointScores s;
-  s.pck = pck(Tensor::from_vector(predicted, {N, K, 3}),
-              Tensor::from_vector(truth.keypoints, {N, K, 3}),
-              Tensor::from_vector(truth.visible, {N, K}), truth.torso, 0.1);
+  const Tensor p = Tensor::from_vector(predicted, {N, K, 3});
+  const Tensor t = Tensor::from_vector(truth.keypoints, {N, K, 3});
+  const Tensor v = Tensor::from_vector(truth.visible, {N, K});
+  s.pck = pck(p, t, v, truth.torso, 0.1);
+  s.pck_joint = pck_per_joint(p, t, v, truth.torso, 0.1);
   std::vector<ImageKeypoints> images(static_cast<std::size_t>(N));
   for (std::int64_t n = 0; n < N; ++n) {
     PersonTruth t;

@@ -55,8 +55,9 @@ class PoseData {
 
 // How well one predictor finds the joints.
 struct KeypointScores {
-  double pck = 0;       // PCK@0.1 of the torso (synthetic) or box (COCO), in [0, 1]
-  OksApResult oks;      // OKS-AP (ap, ap50, ap75, ...)
+  double pck = 0;                // PCK@0.1 of the torso (synthetic) or box (COCO), in [0, 1]
+  std::vector<double> pck_joint;  // (K) per joint; −1 for a joint visible in no sample
+  OksApResult oks;               // OKS-AP (ap, ap50, ap75, ...)
 };
 
 struct PoseEval {
