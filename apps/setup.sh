@@ -10,10 +10,11 @@ cd "$(dirname "$0")/.."
 # Needed to build the library, the programs and the C++ tests.
 required=(build-essential cmake pkg-config libopenblas-openmp-dev catch2 libcxxopts-dev
           zlib1g-dev libjpeg-dev nlohmann-json3-dev xz-utils curl)
-# For the Python bindings, the notebooks and their tests, and for training across processes with
-# mpirun (CMake skips them when these are absent).
+# For the Python bindings, the notebooks and their tests, for training across processes with
+# mpirun (CMake skips them when these are absent), and a browser for the attention explorer's test
+# (tests/apps/explorer_browser.sh, skipped without it).
 optional=(pybind11-dev python3-dev python3-numpy python3-matplotlib jupyter-nbconvert
-          python3-nbclient python3-ipykernel graphviz openmpi-bin libopenmpi-dev
+          python3-nbclient python3-ipykernel graphviz openmpi-bin libopenmpi-dev chromium
           ${UWAGA_EXTRA_PACKAGES:-})
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing_required=() missing_optional=()
@@ -38,7 +39,8 @@ if ((${#missing[@]})); then
     exit 1
   else
     echo "setup: without ${missing_optional[*]} the Python bindings and notebooks are not" \
-         "built (as root: apt-get install -y ${missing_optional[*]})" >&2
+         "built, or the browser test is skipped (as root: apt-get install -y" \
+         "${missing_optional[*]})" >&2
   fi
 fi
 

@@ -141,4 +141,14 @@ Tensor Gpt::forward_cached(const Tensor& ids, KvCache& cache) {
   return logits(last);                                                     // (B, V)
 }
 
+void Gpt::keep_attention(bool on) {
+  for (auto& block : blocks) block->attn->keep_attention(on);
+}
+
+std::vector<Tensor> Gpt::attention_maps() const {
+  std::vector<Tensor> maps;
+  for (auto& block : blocks) maps.push_back(block->attn->attention());
+  return maps;
+}
+
 }  // namespace uwaga::nn

@@ -87,6 +87,11 @@ class Gpt : public Model {
   // The same numbers as the last row of forward() over all the tokens (tests check).
   Tensor forward_cached(const Tensor& ids, KvCache& cache);
 
+  // Keeps each block's causal self-attention weights A (B, h, T, T) from the next forward() on
+  // (forward_cached does not keep them): row t is where token t looked among tokens 0 … t.
+  void keep_attention(bool on);
+  std::vector<Tensor> attention_maps() const;  // one per block
+
   const GptConfig config;
   std::shared_ptr<Embedding> token_embed;  // W_tok (V, D)
   std::shared_ptr<Embedding> pos_embed;    // W_pos (context, D)

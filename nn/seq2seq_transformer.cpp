@@ -186,4 +186,21 @@ std::vector<Tensor> Seq2SeqTransformer::cross_attention_maps() const {
   return maps;
 }
 
+void Seq2SeqTransformer::keep_self_attention(bool on) {
+  for (auto& block : encoder) block->attn->keep_attention(on);
+  for (auto& block : decoder) block->self_attn->keep_attention(on);
+}
+
+std::vector<Tensor> Seq2SeqTransformer::encoder_attention_maps() const {
+  std::vector<Tensor> maps;
+  for (auto& block : encoder) maps.push_back(block->attn->attention());
+  return maps;
+}
+
+std::vector<Tensor> Seq2SeqTransformer::decoder_self_attention_maps() const {
+  std::vector<Tensor> maps;
+  for (auto& block : decoder) maps.push_back(block->self_attn->attention());
+  return maps;
+}
+
 }  // namespace uwaga::nn

@@ -96,6 +96,11 @@ class Seq2SeqTransformer : public Model {
   // row t is where the decoder looked while predicting target word t+1.
   void keep_cross_attention(bool on);
   std::vector<Tensor> cross_attention_maps() const;  // one per decoder block
+  // Keeps the self-attention weights of every encoder block, A (B, h, S, S), and of every decoder
+  // block, A (B, h, T, T) (causal: row t sees target positions 0 … t), from the next forward on.
+  void keep_self_attention(bool on);
+  std::vector<Tensor> encoder_attention_maps() const;       // one per encoder block
+  std::vector<Tensor> decoder_self_attention_maps() const;  // one per decoder block
 
   // The dropout on the embeddings (the trainer reseeds it for every micro-batch: seed_dropout).
   Dropout& embedding_dropout() { return *dropout; }

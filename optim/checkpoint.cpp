@@ -1,5 +1,6 @@
 #include "optim/checkpoint.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -358,24 +359,51 @@ std::string read_file_bytes(const std::string& path) {
   return bytes.str();
 }
 
+namespace {
+
+// A file holding `bytes` that has no name in any directory: an anonymous memory file
+// (memfd_create), or where there is none a temporary file unlinked at once. A process killed
+// while it reads the copy (kill -9 of one of several processes) leaves nothing behind.
+int nameless_copy(const std::string& bytes, const std::string& path) {
+  int fd = ::memfd_create("uwaga-checkpoint", MFD_CLOEXEC);
+  if (fd < 0) {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path();
+    std::string name = (dir / "uwaga-checkpoint-XXXXXX").string();
+    fd = ::mkstemp(name.data());
+    if (fd < 0)
+      fail("cannot create a temporary file in ", in_quotes(dir.string()), " to receive ",
+           in_quotes(path), ": ", std::strerror(errno));
+    ::unlink(name.c_str());
+  }
+  for (std::size_t done = 0; done < bytes.size();) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : ENOSPC;
+      ::close(fd);
+      fail("cannot keep the copy of ", in_quotes(path), " received from process 0: ",
+           std::strerror(err));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  return fd;
+}
+
+}  // namespace
+
 CheckpointInfo load_checkpoint_bytes(const std::string& bytes, const std::string& path,
                                      nn::Module& model, Optimizer* opt) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path();
-  std::string name = (dir / "uwaga-checkpoint-XXXXXX").string();
-  const int fd = ::mkstemp(name.data());
-  if (fd < 0) fail("cannot create a temporary file in ", in_quotes(dir.string()), " to receive ",
-                   in_quotes(path), ": ", std::strerror(errno));
-  const bool written = ::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
-  ::close(fd);
+  const int fd = nameless_copy(bytes, path);
+  const std::string name = "/proc/self/fd/" + std::to_string(fd);  // the file behind `fd`
   try {
-    if (!written) fail("cannot write the copy of ", in_quotes(path), " to ", in_quotes(name));
     CheckpointInfo info = load_checkpoint(name, model, opt);
-    std::filesystem::remove(name);
+    ::close(fd);
     return info;
   } catch (const Error& e) {
-    std::filesystem::remove(name);
+    ::close(fd);
     std::string message = e.what();
-    for (std::size_t at; (at = message.find(name)) != std::string::npos;) message.replace(at, name.size(), path);
+    for (std::size_t at; (at = message.find(name)) != std::string::npos;)
+      message.replace(at, name.size(), path);
     fail(message);
   }
 }

@@ -97,7 +97,8 @@ std::vector<std::string> remove_stale_temporaries(const std::string& dir);
 // The bytes of the file at `path` (a checkpoint process 0 hands to the other processes).
 std::string read_file_bytes(const std::string& path);
 // load_checkpoint of a checkpoint handed over as bytes — process 0 read it from `path`, which this
-// process may not see (another host): through a private temporary file; errors name `path`.
+// process may not see (another host): through a file of its own that has no name (nothing is
+// left behind if the process is killed meanwhile); errors name `path`.
 CheckpointInfo load_checkpoint_bytes(const std::string& bytes, const std::string& path,
                                      nn::Module& model, Optimizer* opt);
 

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_fields.h"
+
 namespace uwaga::optim {
 
 void Meter::add(const StepResult& r, double norm, double step_seconds) {
@@ -16,20 +18,11 @@ void Meter::add(const StepResult& r, double norm, double step_seconds) {
   }
 }
 
-nlohmann::json Meter::to_json() const {
-  return {{"steps", steps},     {"items", items}, {"correct", correct},    {"counted", counted},
-          {"loss", loss},       {"grad_norm", grad_norm}, {"seconds", seconds}};
-}
+nlohmann::json Meter::to_json() const { return fields_to_json(*this); }
 
 Meter Meter::from_json(const nlohmann::json& j) {
   Meter m;
-  m.steps = j.at("steps");
-  m.items = j.at("items");
-  m.correct = j.at("correct");
-  m.counted = j.at("counted");
-  m.loss = j.at("loss");
-  m.grad_norm = j.at("grad_norm");
-  m.seconds = j.at("seconds");
+  fields_from_json(j, m, "the epoch's sums");
   return m;
 }
 

@@ -21,9 +21,22 @@ struct Meter {
   double items_per_second() const { return seconds > 0 ? static_cast<double>(items) / seconds : 0; }
 
   // Saved with a checkpoint, so an epoch's train loss and accuracy still cover all its steps
-  // when the run is resumed in the middle of it.
+  // when the run is resumed in the middle of it. from_json fails naming a field that is missing
+  // or not a number of its type.
   nlohmann::json to_json() const;
   static Meter from_json(const nlohmann::json& j);
+
+  // The JSON fields (core/json_fields.h).
+  template <class Field>
+  static void fields(Field&& field) {
+    field("steps", &Meter::steps);
+    field("items", &Meter::items);
+    field("correct", &Meter::correct);
+    field("counted", &Meter::counted);
+    field("loss", &Meter::loss);
+    field("grad_norm", &Meter::grad_norm);
+    field("seconds", &Meter::seconds);
+  }
 };
 
 }  // namespace uwaga::optim

@@ -1,9 +1,13 @@
 #include "optim/trainer.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -12,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/graph.h"
+#include "core/json_input.h"
 #include "optim/checkpoint.h"
 #include "optim/clip.h"
 #include "optim/directory_lock.h"
@@ -174,8 +179,17 @@ void Run::resume() {
       const json state = json::parse(info.trainer_state);
       epoch_meter_ = Meter::from_json(state.at("epoch"));
       if (state.contains("dropout_seeds")) dropout_seeds = state.at("dropout_seeds");
-      if (state.contains("processes")) saved_processes = state.at("processes");
+      if (state.contains("processes")) {
+        // A count of processes, read only when it is one (a cast of 1e49 is undefined).
+        const json& n = state.at("processes");
+        if (!n.is_number_unsigned() || n.get<std::uint64_t>() > 1u << 20)
+          fail("\"processes\" is ", json_brief(n), ", not a number of processes");
+        saved_processes = n.get<int>();
+      }
     } catch (const nlohmann::json::exception& e) {
+      fail("Trainer: cannot resume from '", checkpoint_path_, "': its trainer_state is damaged (",
+           e.what(), ")");
+    } catch (const Error& e) {
       fail("Trainer: cannot resume from '", checkpoint_path_, "': its trainer_state is damaged (",
            e.what(), ")");
     }
@@ -542,6 +556,11 @@ TrainSummary Trainer::fit(const Evaluate& evaluate) {
       if (ec)
         fail("Trainer: cannot create the output directory '", options_.out_dir, "': ",
              ec.message());
+      // A directory this process may read but not write (read-only, immutable, another user's)
+      // would fail only at the first save, an epoch later; it fails now, naming why.
+      if (::access(options_.out_dir.c_str(), W_OK | X_OK) != 0)
+        fail("Trainer: cannot write into the output directory '", options_.out_dir, "': ",
+             std::strerror(errno));
       lock.emplace(options_.out_dir);
       // A fresh run would overwrite the checkpoint at its first save: the earlier run's work,
       // lost.

@@ -21,17 +21,18 @@ struct LoadedModel {
   std::unique_ptr<Model> model;  // in eval mode
 };
 
-// Which program wrote a run configuration, told by fields only it writes: "uwaga-translate",
-// "uwaga-gpt", "uwaga-pose" (their "format" is "uwaga-<name>-<version>": "uwaga-translate-1"),
-// "uwaga-vit" (a "dataset" and no "format"), or "" when none.
+// Which program wrote a run configuration, told by fields only it writes: the program its
+// "format" names ("uwaga-translate-1": "uwaga-translate", "uwaga-gpt-1": "uwaga-gpt"),
+// "uwaga-vit" (a "dataset" and no "format"), or "" when neither.
 inline std::string run_config_program(const std::string& config) {
   const nlohmann::json j = nlohmann::json::parse(config, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return "";
-  if (j.contains("format")) {
-    const std::string format = j["format"].is_string() ? j["format"].get<std::string>() : "";
-    const std::size_t version = format.rfind('-');
-    if (format.rfind("uwaga-", 0) == 0 && version != std::string::npos && version > 6)
-      return format.substr(0, version);
+  if (j.contains("format") && j["format"].is_string()) {
+    const std::string format = j["format"].get<std::string>();  // "uwaga-<program>-<version>"
+    const std::size_t dash = format.rfind('-');
+    if (format.rfind("uwaga-", 0) == 0 && dash > 6 && dash + 1 < format.size() &&
+        format.find_first_not_of("0123456789", dash + 1) == std::string::npos)
+      return format.substr(0, dash);
     return "";
   }
   if (j.contains("dataset") && j.contains("model")) return "uwaga-vit";

@@ -1,7 +1,10 @@
 #include "apps/common/svg_canvas.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "apps/common/printable_text.h"
@@ -55,13 +58,46 @@ void SvgCanvas::gray_image(double x, double y, const std::vector<double>& v, std
     }
 }
 
+void SvgCanvas::rgb_image(double x, double y, const std::vector<double>& v, std::int64_t h,
+                          std::int64_t w, double cell) {
+  auto level = [&](std::int64_t c, std::int64_t i) {
+    return static_cast<int>(std::lround(255 * std::clamp(v[c * h * w + i], 0.0, 1.0)));
+  };
+  for (std::int64_t i = 0; i < h; ++i)
+    for (std::int64_t j = 0; j < w; ++j)
+      rect(x + j * cell, y + i * cell, cell, cell,
+           {level(0, i * w + j), level(1, i * w + j), level(2, i * w + j)});
+}
+
+void SvgCanvas::heatmap(double x, double y, const std::vector<double>& v, std::int64_t h,
+                        std::int64_t w, double cw, double ch, const ColourScale& scale,
+                        double opacity) {
+  for (std::int64_t i = 0; i < h; ++i)
+    for (std::int64_t j = 0; j < w; ++j)
+      rect(x + j * cw, y + i * ch, cw, ch, scale(v[i * w + j]), opacity);
+}
+
 void SvgCanvas::heatmap(double x, double y, const std::vector<double>& v, std::int64_t h,
                         std::int64_t w, double cw, double ch, double opacity) {
   double top = 0;
   for (double e : v) top = std::max(top, e);
-  for (std::int64_t i = 0; i < h; ++i)
-    for (std::int64_t j = 0; j < w; ++j)
-      rect(x + j * cw, y + i * ch, cw, ch, viridis(top > 0 ? v[i * w + j] / top : 0), opacity);
+  heatmap(x, y, v, h, w, cw, ch, ColourScale{top}, opacity);
+}
+
+void SvgCanvas::colour_legend(double x, double y, double length, const ColourScale& scale,
+                              const std::string& caption) {
+  const int steps = 64;
+  const double bar = 10;
+  for (int i = 0; i < steps; ++i)
+    rect(x + length * i / steps, y, length / steps + 0.5, bar, viridis((i + 0.5) / steps));
+  for (int k = 0; k <= 4; ++k) {
+    const double tx = x + length * k / 4;
+    line(tx, y + bar, tx, y + bar + 3, {0, 0, 0});
+    char label[32];
+    std::snprintf(label, sizeof label, "%.3g", scale.top * k / 4);
+    text(tx, y + bar + 14, label, 10, "middle");
+  }
+  text(x + length + 8, y + bar, caption, 11);
 }
 
 namespace {
@@ -134,11 +170,19 @@ std::string SvgCanvas::str() const {
   return out.str();
 }
 
-void SvgCanvas::save(const std::string& path) const {
-  std::ofstream out(path);
-  if (!out) fail("cannot write '", path, "'");
-  out << str();
-  if (!out) fail("writing '", path, "' failed");
+void SvgCanvas::save(const std::string& path) const { write_svg_file(path, str()); }
+
+void write_svg_file(const std::string& path, const std::string& svg) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) fail("cannot write '", path, "': ", std::strerror(errno));
+  errno = 0;
+  const bool written = std::fwrite(svg.data(), 1, svg.size(), f) == svg.size();
+  const int err = errno;
+  if (std::fclose(f) != 0 || !written) {
+    const int reason = err ? err : errno;
+    std::remove(path.c_str());
+    fail("cannot write '", path, "': ", reason ? std::strerror(reason) : "write error");
+  }
 }
 
 }  // namespace uwaga::apps

@@ -16,6 +16,14 @@ struct Rgb {
 // Perceptually ordered colours (dark purple → yellow, like matplotlib's viridis) for t in [0, 1].
 Rgb viridis(double t);
 
+// Values in [0, top] to colours: viridis(v / top). Panels drawn with one scale can be compared —
+// a near-uniform attention map stays dark beside a sharp one — which a map scaled to its own
+// maximum hides.
+struct ColourScale {
+  double top = 1;  // the value drawn brightest (larger ones are clamped to it)
+  Rgb operator()(double v) const { return viridis(top > 0 ? v / top : 0); }
+};
+
 class SvgCanvas {
  public:
   SvgCanvas(double width, double height);
@@ -25,9 +33,19 @@ class SvgCanvas {
   // A grayscale image (values in [0, 1], row-major h × w) drawn at (x, y) with cell size `cell`.
   void gray_image(double x, double y, const std::vector<double>& values, std::int64_t h,
                   std::int64_t w, double cell);
-  // A heatmap (values scaled to [0, 1] by their max) over an h × w grid of cells.
+  // A colour image (values in [0, 1], (3, h, w) planes, row-major) drawn as gray_image.
+  void rgb_image(double x, double y, const std::vector<double>& values, std::int64_t h,
+                 std::int64_t w, double cell);
+  // A heatmap over an h × w grid of cells, coloured by `scale`.
+  void heatmap(double x, double y, const std::vector<double>& values, std::int64_t h,
+               std::int64_t w, double cell_w, double cell_h, const ColourScale& scale,
+               double opacity = 1.0);
+  // The same with the values scaled by their own max (each map its own scale).
   void heatmap(double x, double y, const std::vector<double>& values, std::int64_t h,
                std::int64_t w, double cell_w, double cell_h, double opacity = 1.0);
+  // A horizontal colour bar `length` wide at (x, y) with ticks 0 … scale.top and a caption.
+  void colour_legend(double x, double y, double length, const ColourScale& scale,
+                     const std::string& caption);
   // Line drawings (training curves): a straight segment, a path through `points` (x, y), the
   // same as a <polyline> (for a second series that should not count as a path), a dot.
   // `dash`: an SVG stroke-dasharray ("6 3"), or null for a solid line.
@@ -55,5 +73,9 @@ class SvgCanvas {
   double width_, height_;
   std::ostringstream body_;
 };
+
+// Writes `svg` to `path`. On failure (a full disk, a read-only directory) throws uwaga::Error
+// naming the path and the reason, and leaves no cut-off file behind.
+void write_svg_file(const std::string& path, const std::string& svg);
 
 }  // namespace uwaga::apps

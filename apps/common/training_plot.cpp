@@ -304,13 +304,18 @@ std::string svg_to_png(const std::string& svg_path, const std::string& png_path)
 void print_run_files(const std::string& run_dir, const std::vector<std::string>& next) {
   const std::string dir = directory_of(run_dir);
   std::string curves = dir + "/curves.svg";
+  std::string svg;
   try {
-    const std::string svg = training_plot_svg({read_training_log(dir)});
-    std::ofstream out(curves);
-    out << svg;
-    if (!out.flush()) curves.clear();
+    svg = training_plot_svg({read_training_log(dir)});
   } catch (const Error&) {
     curves.clear();  // nothing to draw yet; the run itself succeeded
+  }
+  if (!svg.empty()) {
+    try {
+      write_svg_file(curves, svg);
+    } catch (const Error& e) {
+      curves = std::string("not drawn: ") + e.what();  // a full disk: the checkpoint is saved
+    }
   }
   std::printf("checkpoint: %s/checkpoint.safetensors\n", dir.c_str());
   std::printf("log:        %s/log.jsonl\n", dir.c_str());
@@ -341,10 +346,10 @@ int plot_training_runs(const char* program, int argc, char** argv) {
                                                   : std::string("curves.svg");
   if (svg_path.size() < 5 || svg_path.substr(svg_path.size() - 4) != ".svg")
     fail("plot: --out must name an .svg file, got '", svg_path, "'");
-  {
-    std::ofstream out(svg_path);
-    out << training_plot_svg(runs);
-    if (!out.flush()) fail("plot: cannot write '", svg_path, "'");
+  try {
+    write_svg_file(svg_path, training_plot_svg(runs));
+  } catch (const Error& e) {
+    fail("plot: ", e.what());
   }
 
   for (const TrainingLog& run : runs) {

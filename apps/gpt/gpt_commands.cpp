@@ -2,19 +2,25 @@
 
 #include <cxxopts.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "apps/common/attention_explorer.h"
 #include "apps/common/command_line.h"
 #include "apps/common/printable_text.h"
 #include "apps/common/processes.h"
+#include "apps/common/token_attention_svg.h"
 #include "apps/common/training_flags.h"
 #include "apps/gpt/gpt_checkpoint.h"
 #include "apps/gpt/gpt_training.h"
+#include "core/graph.h"
+#include "core/shape_ops.h"
 #include "core/threads.h"
 #include "nn/sampling.h"
+#include "nn/softmax.h"
 
 namespace uwaga::apps {
 namespace {
@@ -86,6 +92,64 @@ void print_summary(const nn::Gpt& model, const GptRunConfig& run, const CharCorp
               (unsigned long long)run.seed);
   print_replicas(parallel, "windows");
   std::fflush(stdout);
+}
+
+// The ids of --prompt; fails naming the characters the model never saw.
+std::vector<std::int64_t> encode_prompt(const GptRunConfig& run, const std::string& prompt,
+                                        const char* mode) {
+  if (prompt.empty()) fail(mode, ": --prompt is empty; give at least one character");
+  if (const std::string missing = run.vocab.unknown(prompt); !missing.empty()) {
+    std::string listed;
+    for (char c : missing) listed += (listed.empty() ? "'" : ", '") + printable(std::string(1, c)) + "'";
+    fail(mode, ": --prompt has characters the model never saw in training: ", listed);
+  }
+  return run.vocab.encode(prompt);
+}
+
+// What the model did with a prompt it reads whole: every block's causal attention, and its
+// guess at the character after it.
+struct ReadPrompt {
+  std::vector<std::string> characters;  // T, as labels (' ' as '␣', newline as '↵')
+  std::vector<Tensor> maps;             // per block, A (h, T, T)
+  char next = 0;                        // the most probable next character
+  double next_probability = 0;
+};
+
+ReadPrompt read_prompt(LoadedGpt& g, const std::string& prompt, const char* mode) {
+  const std::vector<std::int64_t> ids = encode_prompt(g.run, prompt, mode);
+  const auto T = static_cast<std::int64_t>(ids.size());
+  if (T > g.run.model.context)
+    fail(mode, ": --prompt has ", T, " characters; the model reads at most its context of ",
+         g.run.model.context);
+  NoGradGuard no_grad;
+  g.model->keep_attention(true);
+  const Tensor logits = g.model->forward(Tensor::from_indices(ids, {1, T}));  // (1, T, V)
+  g.model->keep_attention(false);
+  ReadPrompt p;
+  for (char c : prompt) p.characters.push_back(visible_character(c));
+  for (const Tensor& A : g.model->attention_maps())  // (1, h, T, T)
+    p.maps.push_back(reshape(A, {A.size(1), T, T}));
+  const std::vector<double> last = nn::softmax(slice(logits, 1, T - 1, T), 2).to_vector();  // (V)
+  const auto best = std::max_element(last.begin(), last.end()) - last.begin();
+  p.next = g.run.vocab.character(best);
+  p.next_probability = last[best];
+  return p;
+}
+
+// "its guess at the next character: 'e' (34%)".
+std::string next_character_line(const ReadPrompt& p) {
+  return "its guess at the next character: '" + visible_character(p.next) + "' (" +
+         std::to_string(static_cast<int>(100 * p.next_probability + 0.5)) + "%)";
+}
+
+void prompt_flags(cxxopts::Options& o, const char* out) {
+  o.add_options()
+      ("checkpoint", "a checkpoint written by uwaga-gpt train", value<std::string>())
+      ("prompt", "the text the model reads (its characters must occur in the training text; at "
+                 "most the model's context)", value<std::string>())
+      ("out", out, value<std::string>())
+      ("h,help", "show this help");
+  add_thread_flag(o, "1");
 }
 
 }  // namespace
@@ -228,14 +292,7 @@ int gpt_sample(int argc, char** argv) {
   LoadedGpt g = load_gpt(r["checkpoint"].as<std::string>());
   sampling.validate(g.run.model.vocab);
   const std::string prompt = r["prompt"].as<std::string>();
-  if (prompt.empty()) fail("sample: --prompt is empty; give at least one character");
-  if (const std::string missing = g.run.vocab.unknown(prompt); !missing.empty()) {
-    std::string listed;
-    for (char c : missing) listed += (listed.empty() ? "'" : ", '") + printable(std::string(1, c)) + "'";
-    fail("sample: --prompt has characters the model never saw in training: ", listed);
-  }
-
-  nn::TokenStream stream(*g.model, g.run.vocab.encode(prompt), sampling,
+  nn::TokenStream stream(*g.model, encode_prompt(g.run, prompt, "sample"), sampling,
                          r["seed"].as<std::uint64_t>(), !r.count("no-cache"));
   std::fputs(prompt.c_str(), stdout);
   const auto start = std::chrono::steady_clock::now();
@@ -250,6 +307,82 @@ int gpt_sample(int argc, char** argv) {
     std::fprintf(stderr, "sampled %lld characters in %.3f s: %.1f characters/s (%s)\n",
                  (long long)count, seconds, static_cast<double>(count) / seconds,
                  r.count("no-cache") ? "no cache" : "key/value cache");
+  return 0;
+}
+
+int gpt_attention(int argc, char** argv) {
+  cxxopts::Options o("uwaga-gpt attention",
+                     "Draw every layer's and head's causal self-attention over a prompt's "
+                     "characters (SVG).");
+  prompt_flags(o, "the SVG file to write");
+  auto r = o.parse(argc, argv);
+  if (wants_help(o, r)) return 0;
+  reject_unexpected_arguments(r, "attention");
+  if (!r.count("checkpoint")) fail("attention: --checkpoint FILE is required");
+  if (!r.count("prompt")) fail("attention: --prompt TEXT is required");
+  if (!r.count("out")) fail("attention: --out FILE.svg is required");
+  apply_thread_flag(r, false);
+  LoadedGpt g = load_gpt(r["checkpoint"].as<std::string>());
+  const std::string prompt = r["prompt"].as<std::string>();
+  const ReadPrompt p = read_prompt(g, prompt, "attention");
+  const std::string out = r["out"].as<std::string>();
+  save_token_attention_svg(
+      {p.characters, p.characters, p.maps},
+      "\"" + prompt + "\": " + next_character_line(p),
+      "causal self-attention, average over " + std::to_string(p.maps.size()) + " layers x " +
+          std::to_string(g.run.model.heads) + " heads (rows: the character attending, columns: "
+          "the characters up to it)",
+      out);
+  std::printf("%s; attention of %zu layers x %lld heads drawn in %s\n",
+              next_character_line(p).c_str(), p.maps.size(), (long long)g.run.model.heads,
+              out.c_str());
+  return 0;
+}
+
+int gpt_explore(int argc, char** argv) {
+  cxxopts::Options o("uwaga-gpt explore",
+                     "Write one HTML page to explore every layer and head of the causal "
+                     "self-attention over a prompt's characters (self-contained: open it in any "
+                     "browser).");
+  prompt_flags(o, "the HTML file to write");
+  auto r = o.parse(argc, argv);
+  if (wants_help(o, r)) return 0;
+  reject_unexpected_arguments(r, "explore");
+  if (!r.count("checkpoint")) fail("explore: --checkpoint FILE is required");
+  if (!r.count("prompt")) fail("explore: --prompt TEXT is required");
+  if (!r.count("out")) fail("explore: --out FILE.html is required");
+  apply_thread_flag(r, false);
+  const std::string checkpoint = r["checkpoint"].as<std::string>();
+  LoadedGpt g = load_gpt(checkpoint);
+  const std::string prompt = r["prompt"].as<std::string>();
+  const ReadPrompt p = read_prompt(g, prompt, "explore");
+  const auto& m = g.run.model;
+
+  AttentionExplorer e;
+  e.title = "uwaga-gpt: attention over \"" + prompt + "\"";
+  e.subtitle = next_character_line(p) + "  ·  " + checkpoint + "  ·  " +
+               std::to_string(m.layers) + " layers × " + std::to_string(m.heads) + " heads, " +
+               std::to_string(p.characters.size()) + " characters (␣ a space, ↵ a new line)";
+  e.notes = attention_explorer_basics();
+  e.notes.push_back(
+      "A GPT is a decoder (SEEDS §5): causal self-attention, Q, K and V all from the same "
+      "characters, with every query kept from the keys after it — character t sees only "
+      "characters 0 … t, so the upper triangle of every map is empty and the first character "
+      "can only attend to itself. The last row is what the model read to guess the next "
+      "character; heads often specialise: one looks at the previous character, another back to "
+      "the start of the word or the line.");
+  AttentionFamily self;
+  self.id = "self", self.name = "causal self-attention";
+  self.about = "Rows (queries): each character of the prompt; columns (keys): the characters up "
+               "to it.";
+  self.queries = self.keys = p.characters, self.layers = p.maps;
+  self.token_view = true;
+  e.families.push_back(self);
+  const std::string out = r["out"].as<std::string>();
+  save_attention_explorer(e, out);
+  std::printf("%s; %lld layers x %lld heads written to %s (open it in a browser)\n",
+              next_character_line(p).c_str(), (long long)m.layers, (long long)m.heads,
+              out.c_str());
   return 0;
 }
 

@@ -1,10 +1,12 @@
 #pragma once
-// The three modes of uwaga-gpt; each parses its own flags (argv[0] is the mode) and returns the
+// The modes of uwaga-gpt; each parses its own flags (argv[0] is the mode) and returns the
 // exit status. Errors are thrown as uwaga::Error and reported by main() with status 2.
 namespace uwaga::apps {
 
 int gpt_train(int argc, char** argv);
 int gpt_eval(int argc, char** argv);
 int gpt_sample(int argc, char** argv);
+int gpt_attention(int argc, char** argv);
+int gpt_explore(int argc, char** argv);  // apps/common/attention_explorer
 
 }  // namespace uwaga::apps

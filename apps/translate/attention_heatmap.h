@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/token_attention_svg.h"
 #include "core/tensor.h"
 
 namespace uwaga::apps {
@@ -15,6 +16,8 @@ struct CrossAttention {
   std::vector<std::string> produced;  // T row labels
   std::vector<Tensor> layers;         // per decoder layer (h, T, S)
 
+  // The same weights as queries (produced words) over keys (source words).
+  TokenAttention tokens() const { return {produced, source, layers}; }
   // The mean over all layers and heads, row-major T × S.
   std::vector<double> average() const;
   // For each produced word, the source position with the largest averaged weight.
@@ -22,7 +25,7 @@ struct CrossAttention {
 };
 
 // SVG: the average over layers and heads, large and with values; below, one small map per
-// (layer, head).
+// (layer, head); one colour scale for all of them (apps/common/token_attention_svg).
 void save_attention_svg(const CrossAttention& attention, const std::string& title,
                         const std::string& path);
 

@@ -3,6 +3,7 @@
 //   uwaga-translate eval --checkpoint runs/translate/checkpoint.safetensors [--json]
 //   uwaga-translate translate --checkpoint FILE [--beam K] ["we are eating bread" ...]
 //   uwaga-translate translate --checkpoint FILE "we are eating bread" --attention attention.svg
+//   uwaga-translate explore --checkpoint FILE "we are eating bread" --out explorer.html
 //   uwaga-translate plot --run runs/translate [--run runs/other ...] [--out curves.svg]
 // Wiring only: the model is nn/seq2seq_transformer, decoding nn/decoding, the loop
 // optim/trainer, the corpus data/translation_corpus, BLEU data/bleu.
@@ -19,6 +20,7 @@ const char* kUsage =
     "  eval        exact match and BLEU-4 of a checkpoint on the held-out test split\n"
     "  translate   translate sentences (arguments, or stdin line by line); --attention FILE\n"
     "              draws the cross-attention of one translation (SVG)\n"
+    "  explore     every layer and head of one translation's attention, in one HTML page\n"
     "  vocab       the English and Spanish words a checkpoint knows\n"
     "  plot        training curves of runs from their log.jsonl (SVG, and PNG when possible)\n"
     "Run 'uwaga-translate MODE --help' for the options of a mode.\n";
@@ -29,7 +31,8 @@ int main(int argc, char** argv) {
   using namespace uwaga::apps;
   return run_modes("uwaga-translate", kUsage,
                    {{"train", translate_train}, {"eval", translate_eval},
-                    {"translate", translate_translate}, {"plot", translate_plot},
+                    {"translate", translate_translate}, {"explore", translate_explore},
+                    {"plot", translate_plot},
                     {"vocab", translate_vocab}},
                    argc, argv);
 }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "apps/common/attention_explorer.h"
 #include "apps/common/command_line.h"
 #include "apps/common/processes.h"
 #include "apps/common/thread_policy.h"
@@ -19,6 +20,7 @@
 #include "apps/translate/attention_heatmap.h"
 #include "apps/translate/translate_checkpoint.h"
 #include "apps/translate/translate_training.h"
+#include "apps/translate/translation_attention.h"
 #include "core/graph.h"
 #include "core/shape_ops.h"
 #include "core/threads.h"
@@ -197,6 +199,9 @@ int translate_train(int argc, char** argv) {
                     {program + " eval --checkpoint " + checkpoint,
                      program + " translate --checkpoint " + checkpoint + " --attention " +
                          shell_quoted(output.out + "/attention.svg") + " \"we are eating bread\"",
+                     program + " explore --checkpoint " + checkpoint + " --out " +
+                         shell_quoted(output.out + "/explorer.html") +
+                         " \"we are eating bread\"   (every attention, in a browser)",
                      program + " plot --run " + shell_quoted(output.out) +
                          "   (redraws the curves; more --run flags compare runs)"});
   }
@@ -364,22 +369,7 @@ int translate_translate(int argc, char** argv) {
 
     if (!attention_path.empty() && !attention_done) {
       attention_done = true;
-      // Teacher-force the translation through the decoder once more, keeping the weights:
-      // the row of produced word t is the query that predicted it.
-      CrossAttention a;
-      for (std::int64_t id : source) a.source.push_back(en.word(id));
-      for (std::int64_t id : h.tokens) a.produced.push_back(es.word(id));
-      if (h.finished) a.produced.push_back(es.word(Vocabulary::kEos));
-      std::vector<std::int64_t> input = {Vocabulary::kBos};
-      input.insert(input.end(), h.tokens.begin(), h.tokens.end());
-      input.resize(a.produced.size());
-      NoGradGuard no_grad;
-      model.keep_cross_attention(true);
-      model.forward(nn::pad_sequences({source}, t.run.model.pad_id),
-                    nn::pad_sequences({input}, t.run.model.pad_id));
-      model.keep_cross_attention(false);
-      for (const Tensor& map : model.cross_attention_maps())  // (1, h, T, S)
-        a.layers.push_back(reshape(map, {map.size(1), map.size(2), map.size(3)}));
+      const CrossAttention a = translation_attention(model, t.run, source, h).cross_attention();
       const std::string title =
           "\"" + printable(line) + "\" -> \"" + words_of(h.tokens, es) + "\"";
       save_attention_svg(a, title, attention_path);
@@ -400,6 +390,97 @@ int translate_translate(int argc, char** argv) {
                  "this] above); exit status 3 (--allow-unknown: 0)\n");
     return kUnknownWordsStatus;
   }
+  return 0;
+}
+
+int translate_explore(int argc, char** argv) {
+  cxxopts::Options o("uwaga-translate explore",
+                     "Translate one sentence and write one HTML page to explore every layer and "
+                     "head of its attention: cross-attention, the encoder's and the decoder's "
+                     "self-attention (self-contained: open it in any browser).");
+  o.positional_help("SENTENCE");
+  o.add_options()
+      ("checkpoint", "a checkpoint written by uwaga-translate train", value<std::string>())
+      ("out", "the HTML file to write", value<std::string>())
+      ("beam", "beam width (1: greedy)", value<std::int64_t>()->default_value("1"))
+      ("sentence", "the English sentence", value<std::vector<std::string>>())
+      ("h,help", "show this help");
+  add_thread_flag(o, "1");
+  o.parse_positional({"sentence"});
+  auto r = o.parse(argc, argv);
+  if (wants_help(o, r)) return 0;
+  reject_unexpected_arguments(r, "explore", "sentence");
+  if (!r.count("checkpoint")) fail("explore: --checkpoint FILE is required");
+  if (!r.count("out")) fail("explore: --out FILE.html is required");
+  const std::vector<std::string> sentences =
+      r.count("sentence") ? positional_arguments(r, "sentence") : std::vector<std::string>{};
+  if (sentences.size() != 1)
+    fail("explore: give exactly one sentence (in quotes), got ", sentences.size());
+  apply_thread_flag(r, false);
+  nn::DecodingOptions decoding;
+  decoding.bos_id = Vocabulary::kBos;
+  decoding.eos_id = Vocabulary::kEos;
+  decoding.beam = r["beam"].as<std::int64_t>();
+  if (decoding.beam < 1) fail("explore: --beam must be at least 1, got ", decoding.beam);
+
+  const std::string checkpoint = r["checkpoint"].as<std::string>();
+  LoadedTranslator t = load_translator(checkpoint);
+  std::vector<std::string> unknown;
+  std::vector<std::int64_t> source = encode_source(sentences[0], t.run.src_vocab, &unknown);
+  for (const auto& w : unknown)
+    std::fprintf(stderr, "uwaga-translate: '%s' is not in the English vocabulary; it is read "
+                 "as <unk>\n", printable(w).c_str());
+  if (source.size() == 1) fail("explore: '", printable(sentences[0]), "' has no words");
+  if (source.size() > static_cast<std::size_t>(t.run.model.max_length))
+    fail("explore: the sentence has ", source.size() - 1, " words; the model takes at most ",
+         t.run.model.max_length - 1);
+  const nn::Hypothesis h = decoding.beam == 1
+                               ? nn::greedy_decode(*t.model, {source}, decoding)[0]
+                               : nn::beam_search(*t.model, source, decoding);
+  const TranslationAttention a = translation_attention(*t.model, t.run, source, h);
+  const std::string translation = words_of(h.tokens, t.run.tgt_vocab);
+  const auto& m = t.run.model;
+
+  AttentionExplorer e;
+  e.title = "uwaga-translate: \"" + sentences[0] + "\" -> \"" + translation + "\"";
+  e.subtitle = checkpoint + "  ·  encoder " + std::to_string(m.encoder_layers) + " + decoder " +
+               std::to_string(m.decoder_layers) + " layers × " + std::to_string(m.heads) +
+               " heads" + (h.finished ? "" : "  ·  the translation reached the length bound");
+  e.notes = attention_explorer_basics();
+  e.notes.push_back(
+      "Cross-attention is the case X ≠ X′ (SEEDS §3): the queries come from the decoder, one per "
+      "Spanish word it produces, the keys and values from the encoder's output over the English "
+      "sentence. Producing \"estamos\" from \"we are eating bread\" the model should look at "
+      "\"we are\", and at \"bread\" for \"pan\" (SEEDS §1) — nobody told it to; it learned where "
+      "to look. Row t is decoder position t, which reads the word before (<bos> first) and "
+      "predicts the word it is labelled with.");
+  e.notes.push_back(
+      "The decoder's self-attention is masked (SEEDS §5): position t may look only at positions "
+      "0 … t, the words already written, so the upper triangle of its maps is empty. The "
+      "encoder's self-attention sees the whole English sentence in both directions.");
+  AttentionFamily cross;
+  cross.id = "cross", cross.name = "cross-attention";
+  cross.about = "Rows (queries): the Spanish words produced, each at the decoder position that "
+                "predicted it; columns (keys): the English words and the <eos> the encoder reads.";
+  cross.queries = a.produced, cross.keys = a.source, cross.layers = a.cross;
+  cross.token_view = true;
+  AttentionFamily encoder;
+  encoder.id = "encoder", encoder.name = "encoder self-attention";
+  encoder.about = "Every English word (row) over every English word (column), in both directions.";
+  encoder.queries = encoder.keys = a.source, encoder.layers = a.encoder;
+  encoder.token_view = true;
+  AttentionFamily decoder;
+  decoder.id = "decoder", decoder.name = "decoder self-attention (causal)";
+  decoder.about = "Each decoder position (row, labelled by the word it reads) over the positions "
+                  "up to it (columns): the Spanish written so far.";
+  decoder.queries = decoder.keys = a.decoder_input, decoder.layers = a.decoder_self;
+  decoder.token_view = true;
+  e.families = {cross, encoder, decoder};
+  const std::string out = r["out"].as<std::string>();
+  save_attention_explorer(e, out);
+  std::printf("%s\n", translation.c_str());
+  std::fprintf(stderr, "cross-attention, encoder and decoder self-attention written to %s (open "
+               "it in a browser)\n", out.c_str());
   return 0;
 }
 

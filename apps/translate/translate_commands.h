@@ -6,6 +6,7 @@ namespace uwaga::apps {
 int translate_train(int argc, char** argv);
 int translate_eval(int argc, char** argv);
 int translate_translate(int argc, char** argv);
+int translate_explore(int argc, char** argv);  // apps/common/attention_explorer
 int translate_plot(int argc, char** argv);  // apps/common/training_plot
 int translate_vocab(int argc, char** argv);
 

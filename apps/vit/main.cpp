@@ -2,7 +2,8 @@
 //   uwaga-vit train --preset mnist-tiny --out runs/mnist-tiny
 //   uwaga-vit eval --checkpoint runs/mnist-tiny/checkpoint.safetensors
 //   uwaga-vit predict --checkpoint FILE (IMAGE.pgm ... | --index N)
-//   uwaga-vit attention --checkpoint FILE (IMAGE.pgm | --index N) --out attention.svg
+//   uwaga-vit attention --checkpoint FILE (IMAGE.pgm | --index N) --out attention.svg [--heads]
+//   uwaga-vit explore --checkpoint FILE (IMAGE.pgm | --index N) --out explorer.html
 //   uwaga-vit plot --run runs/mnist-tiny [--run runs/other ...] [--out curves.svg]
 // Wiring only: the model is nn/vision_transformer, the loop optim/trainer, the data data/.
 #include "apps/common/command_line.h"
@@ -17,6 +18,7 @@ const char* kUsage =
     "  eval        accuracy, per-class accuracy and confusion matrix of a checkpoint\n"
     "  predict     top-3 classes of images (PGM/PPM) or of test images by index\n"
     "  attention   draw where the class token looks, per layer and as rollout (SVG)\n"
+    "  explore     every layer and head of the attention on one image, in one HTML page\n"
     "  plot        training curves of runs from their log.jsonl (SVG, and PNG when possible)\n"
     "Run 'uwaga-vit MODE --help' for the options of a mode.\n";
 
@@ -26,6 +28,7 @@ int main(int argc, char** argv) {
   using namespace uwaga::apps;
   return run_modes("uwaga-vit", kUsage,
                    {{"train", vit_train}, {"eval", vit_eval}, {"predict", vit_predict},
-                    {"attention", vit_attention}, {"plot", vit_plot}},
+                    {"attention", vit_attention}, {"explore", vit_explore},
+                    {"plot", vit_plot}},
                    argc, argv);
 }

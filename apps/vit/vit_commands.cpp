@@ -195,6 +195,9 @@ int vit_train(int argc, char** argv) {
                   {program + " eval --checkpoint " + checkpoint + data_dir,
                    program + " attention --checkpoint " + checkpoint + data_dir +
                        " --index 0 --out " + shell_quoted(output.out + "/attention.svg"),
+                   program + " explore --checkpoint " + checkpoint + data_dir +
+                       " --index 0 --out " + shell_quoted(output.out + "/explorer.html") +
+                       "   (every layer and head, in a browser)",
                    program + " plot --run " + shell_quoted(output.out) +
                        "   (redraws the curves; more --run flags compare runs)"});
   return 0;

@@ -7,6 +7,7 @@ int vit_train(int argc, char** argv);
 int vit_eval(int argc, char** argv);
 int vit_predict(int argc, char** argv);
 int vit_attention(int argc, char** argv);
+int vit_explore(int argc, char** argv);  // apps/common/attention_explorer
 int vit_plot(int argc, char** argv);  // apps/common/training_plot
 
 }  // namespace uwaga::apps

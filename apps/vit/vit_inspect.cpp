@@ -1,10 +1,11 @@
-// uwaga-vit predict and attention: look at what a trained model does with single images.
+// uwaga-vit predict, attention and explore: look at what a trained model does with single images.
 #include <cxxopts.hpp>
 
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
 
+#include "apps/common/attention_explorer.h"
 #include "apps/common/command_line.h"
 #include "apps/common/svg_canvas.h"
 #include "apps/common/thread_policy.h"
@@ -123,6 +124,129 @@ void common_flags(cxxopts::Options& o) {
   o.parse_positional({"images"});
 }
 
+void apply_threads_flag(const cxxopts::ParseResult& r) {
+  if (!r.count("threads")) return;
+  warn_if_more_threads_than_cores("uwaga-vit", r["threads"].as<int>());
+  set_num_threads(r["threads"].as<int>());
+}
+
+// Exactly one image from the flags (a file or --index N).
+NamedImage one_image(const cxxopts::ParseResult& r, const VitRunConfig& run, const char* mode) {
+  std::vector<NamedImage> images = images_from_flags(r, run, mode);
+  if (images.size() != 1) fail(mode, ": give exactly one image (a file or --index N)");
+  return images[0];
+}
+
+// What the model made of one image: its class probabilities and every block's attention.
+struct LookedAt {
+  std::vector<double> probabilities;  // (classes)
+  std::int64_t predicted = 0;
+  std::vector<Tensor> maps;  // per block, A (1, h, T, T), T = N + 1
+};
+
+LookedAt look_at(LoadedVit& vit, const ImageDataset& image) {
+  NoGradGuard no_grad;
+  vit.model->keep_attention(true);
+  LookedAt seen;
+  seen.probabilities = nn::softmax(vit.model->forward(as_batch(image, vit.run)), 1).to_vector();
+  seen.predicted = std::max_element(seen.probabilities.begin(), seen.probabilities.end()) -
+                   seen.probabilities.begin();
+  seen.maps = vit.model->attention_maps();
+  vit.model->keep_attention(false);
+  return seen;
+}
+
+// "NAME: predicted 7 (98%)".
+std::string prediction_line(const NamedImage& im, const VitRunConfig& run, const LookedAt& seen) {
+  return im.name + ": predicted " + class_name(run, seen.predicted) + " (" +
+         std::to_string(static_cast<int>(100 * seen.probabilities[seen.predicted] + 0.5)) + "%)";
+}
+
+// The class token's weights in one panel: over the N patches, and on itself.
+struct ClassTokenPanel {
+  std::string title;
+  std::vector<double> patches;  // (N)
+  double self = 0;
+};
+
+// Head k of A (1, h, T, T), or the mean of the heads when k == h: row 0, the class token's.
+ClassTokenPanel class_token_panel(const Tensor& A, std::int64_t k, const std::string& title) {
+  const std::int64_t h = A.size(1), T = A.size(2);
+  const std::vector<double> v = A.to_vector();
+  ClassTokenPanel p{title, std::vector<double>(T - 1, 0.0), 0.0};
+  for (std::int64_t head = 0; head < h; ++head) {
+    if (k < h && head != k) continue;
+    const double share = k < h ? 1.0 : 1.0 / static_cast<double>(h);
+    const double* row = v.data() + head * T * T;  // A[0, head, 0, :]
+    p.self += share * row[0];
+    for (std::int64_t n = 1; n < T; ++n) p.patches[n - 1] += share * row[n];
+  }
+  return p;
+}
+
+ClassTokenPanel rollout_panel(const std::vector<Tensor>& maps) {
+  const Tensor R = nn::attention_rollout(maps);  // (1, T, T)
+  const std::int64_t T = R.size(1);
+  ClassTokenPanel p{"rollout", {}, R.at({0, 0, 0})};
+  for (std::int64_t n = 1; n < T; ++n) p.patches.push_back(R.at({0, 0, n}));
+  return p;
+}
+
+// The input image and the panels over it, row by row (the first row starts with the image);
+// under each panel its title and the class token's weight on itself; a legend below. `scale`:
+// shared, panel or absolute (the --scale flag).
+SvgCanvas draw_class_token_svg(const ImageDataset& image, const VitRunConfig& run,
+                               const std::vector<std::vector<ClassTokenPanel>>& rows,
+                               const std::string& scale, const std::string& title) {
+  const std::int64_t H = run.model.image_size, grid = H / run.model.patch;
+  const double panel = 160, gap = 20, cell = panel / static_cast<double>(H);
+  const double panel_h = panel + 52, top = 40;
+  std::size_t columns = 0;
+  double largest = 0;
+  for (const auto& row : rows) {
+    columns = std::max(columns, row.size());
+    for (const auto& p : row)
+      for (double w : p.patches) largest = std::max(largest, w);
+  }
+  const double width = std::max(static_cast<double>(columns + 1) * (panel + gap) + gap, 620.0);
+  const double legend_y = top + static_cast<double>(rows.size()) * panel_h + 10;
+  SvgCanvas svg(width, legend_y + 50);
+  std::vector<double> pixels(image.pixels.size());  // in [0, 1]
+  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = image.pixels[i] / 255.0;
+  auto draw_image = [&](double x, double y) {
+    if (image.channels == 3) svg.rgb_image(x, y, pixels, H, H, cell);
+    else svg.gray_image(x, y, pixels, H, H, cell);
+  };
+  draw_image(gap, top);
+  svg.text(gap + panel / 2, top + panel + 16, "input", 12, "middle");
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::size_t j = 0; j < rows[i].size(); ++j) {
+      const ClassTokenPanel& p = rows[i][j];
+      const double x = gap + static_cast<double>(j + 1) * (panel + gap);
+      const double y = top + static_cast<double>(i) * panel_h;
+      double own = 0;
+      for (double w : p.patches) own = std::max(own, w);
+      draw_image(x, y);
+      const double brightest = scale == "shared" ? largest : scale == "panel" ? own : 1.0;
+      svg.heatmap(x, y, p.patches, grid, grid, panel / grid, panel / grid, ColourScale{brightest},
+                  0.6);
+      char numbers[96];
+      std::snprintf(numbers, sizeof numbers, "on itself %.3f, max %.3f", p.self, own);
+      svg.text(x + panel / 2, y + panel + 16, p.title, 12, "middle");
+      svg.text(x + panel / 2, y + panel + 31, numbers, 10, "middle");
+    }
+  svg.text(gap, 24, title, 14);
+  if (scale == "panel")
+    svg.colour_legend(gap, legend_y, 240, ColourScale{1.0},
+                      "fraction of the panel's own largest weight (each panel its own scale; "
+                      "'max' under it)");
+  else
+    svg.colour_legend(gap, legend_y, 240, ColourScale{scale == "shared" ? largest : 1.0},
+                      "the class token's weight on a patch, one scale for every panel ('on "
+                      "itself': its weight on its own vector)");
+  return svg;
+}
+
 }  // namespace
 
 int vit_predict(int argc, char** argv) {
@@ -133,10 +257,7 @@ int vit_predict(int argc, char** argv) {
   if (wants_help(o, r)) return 0;
   reject_unexpected_arguments(r, "predict", "images");
   if (!r.count("checkpoint")) fail("predict: --checkpoint FILE is required");
-  if (r.count("threads")) {
-    warn_if_more_threads_than_cores("uwaga-vit", r["threads"].as<int>());
-    set_num_threads(r["threads"].as<int>());
-  }
+  apply_threads_flag(r);
   LoadedVit vit = load_vit(r["checkpoint"].as<std::string>());
   NoGradGuard no_grad;
   for (const NamedImage& im : images_from_flags(r, vit.run, "predict")) {
@@ -160,62 +281,123 @@ int vit_attention(int argc, char** argv) {
                      "attention rollout, over the input image (SVG).");
   o.positional_help("[IMAGE]");
   common_flags(o);
-  o.add_options()("out", "the SVG file to write", value<std::string>());
+  o.add_options()
+      ("out", "the SVG file to write", value<std::string>())
+      ("heads", "a panel for every head of every layer (and their mean), not only the means")
+      ("scale", "shared: one colour scale for every panel, 0 to the largest weight drawn; "
+                "panel: each panel from 0 to its own largest weight; absolute: every panel from 0 "
+                "to 1", value<std::string>()->default_value("shared"));
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
   reject_unexpected_arguments(r, "attention", "images");
   if (!r.count("checkpoint")) fail("attention: --checkpoint FILE is required");
   if (!r.count("out")) fail("attention: --out FILE.svg is required");
-  if (r.count("threads")) {
-    warn_if_more_threads_than_cores("uwaga-vit", r["threads"].as<int>());
-    set_num_threads(r["threads"].as<int>());
-  }
+  const std::string scale = r["scale"].as<std::string>();
+  if (scale != "shared" && scale != "panel" && scale != "absolute")
+    fail("attention: --scale must be shared, panel or absolute, got '", scale, "'");
+  apply_threads_flag(r);
   LoadedVit vit = load_vit(r["checkpoint"].as<std::string>());
-  std::vector<NamedImage> images = images_from_flags(r, vit.run, "attention");
-  if (images.size() != 1) fail("attention: give exactly one image (a file or --index N)");
-  const NamedImage& im = images[0];
+  const NamedImage im = one_image(r, vit.run, "attention");
+  const LookedAt seen = look_at(vit, im.image);
 
-  NoGradGuard no_grad;
-  vit.model->keep_attention(true);
-  Tensor probs = nn::softmax(vit.model->forward(as_batch(im.image, vit.run)), 1);
-  std::vector<double> p = probs.to_vector();
-  const std::int64_t predicted = std::max_element(p.begin(), p.end()) - p.begin();
-  std::vector<Tensor> maps = vit.model->attention_maps();
-
-  // Panels: the image, one per layer, and the rollout; each attention map over the image.
-  const auto& m = vit.run.model;
-  const std::int64_t H = m.image_size, grid = m.image_size / m.patch;
-  const double cell = 160.0 / H, panel = 160, gap = 20;
-  const std::int64_t panels = static_cast<std::int64_t>(maps.size()) + 2;
-  SvgCanvas svg(panels * (panel + gap) + gap, panel + 80);
-  std::vector<double> gray(H * H, 0.0);  // the image, channels averaged, in [0, 1]
-  for (std::int64_t c = 0; c < im.image.channels; ++c)
-    for (std::int64_t i = 0; i < H * H; ++i)
-      gray[i] += im.image.pixels[c * H * H + i] / 255.0 / im.image.channels;
-  auto draw_panel = [&](std::int64_t k, const std::vector<double>* attention, const std::string& title) {
-    const double x = gap + k * (panel + gap), y = 40;
-    svg.gray_image(x, y, gray, H, H, cell);
-    if (attention) svg.heatmap(x, y, *attention, grid, grid, panel / grid, panel / grid, 0.6);
-    svg.text(x + panel / 2, y + panel + 18, title, 12, "middle");
-  };
-  draw_panel(0, nullptr, "input");
-  for (std::size_t l = 0; l < maps.size(); ++l) {
-    std::vector<double> a = nn::class_token_attention(maps[l]).to_vector();  // (N)
-    draw_panel(static_cast<std::int64_t>(l) + 1, &a, "layer " + std::to_string(l + 1));
+  // The panels, row by row: the means of each layer's heads and the rollout; with --heads the
+  // rollout first, then a row per layer of its heads and their mean.
+  const std::int64_t L = static_cast<std::int64_t>(seen.maps.size());
+  const std::int64_t heads = vit.run.model.heads;
+  const bool each_head = r.count("heads") > 0;
+  std::vector<std::vector<ClassTokenPanel>> rows(1);
+  for (std::int64_t l = 0; l < L && !each_head; ++l)
+    rows[0].push_back(class_token_panel(seen.maps[l], heads, "layer " + std::to_string(l + 1)));
+  rows[0].push_back(rollout_panel(seen.maps));
+  for (std::int64_t l = 0; l < L && each_head; ++l) {
+    rows.emplace_back();
+    for (std::int64_t k = 0; k <= heads; ++k) {
+      const std::string head = k < heads ? "head " + std::to_string(k + 1) : "mean";
+      rows.back().push_back(
+          class_token_panel(seen.maps[l], k, "layer " + std::to_string(l + 1) + ", " + head));
+    }
   }
-  Tensor R = nn::attention_rollout(maps);  // (1, T, T)
-  std::vector<double> rollout(grid * grid);
-  for (std::int64_t n = 0; n < grid * grid; ++n) rollout[n] = R.at({0, 0, n + 1});
-  draw_panel(panels - 1, &rollout, "rollout");
-  svg.text(gap, 24,
-           im.name + ": predicted " + class_name(vit.run, predicted) + " (" +
-               std::to_string(static_cast<int>(100 * p[predicted] + 0.5)) +
-               "%) — class token attention, mean over heads",
-           14);
+  const std::string title =
+      prediction_line(im, vit.run, seen) + " — where the class token looks" +
+      (each_head ? ", each head and their mean" : ", mean over heads");
   const std::string out = r["out"].as<std::string>();
-  svg.save(out);
-  std::printf("%s: predicted %s; attention of %zu layers and their rollout drawn in %s\n",
-              im.name.c_str(), class_name(vit.run, predicted).c_str(), maps.size(), out.c_str());
+  draw_class_token_svg(im.image, vit.run, rows, scale, title).save(out);
+  std::printf("%s; attention of %lld layers%s and their rollout drawn in %s\n",
+              prediction_line(im, vit.run, seen).c_str(), static_cast<long long>(L),
+              each_head ? " (every head)" : "", out.c_str());
+  return 0;
+}
+
+int vit_explore(int argc, char** argv) {
+  cxxopts::Options o("uwaga-vit explore",
+                     "Write one HTML page to explore every layer and head of the attention on one "
+                     "image: the class token's weights over the image, the rollout, and the full "
+                     "maps (self-contained: open it in any browser).");
+  o.positional_help("[IMAGE]");
+  common_flags(o);
+  o.add_options()("out", "the HTML file to write", value<std::string>());
+  auto r = o.parse(argc, argv);
+  if (wants_help(o, r)) return 0;
+  reject_unexpected_arguments(r, "explore", "images");
+  if (!r.count("checkpoint")) fail("explore: --checkpoint FILE is required");
+  if (!r.count("out")) fail("explore: --out FILE.html is required");
+  apply_threads_flag(r);
+  const std::string checkpoint = r["checkpoint"].as<std::string>();
+  LoadedVit vit = load_vit(checkpoint);
+  const NamedImage im = one_image(r, vit.run, "explore");
+  const LookedAt seen = look_at(vit, im.image);
+  const auto& m = vit.run.model;
+  const std::int64_t grid = m.image_size / m.patch, N = grid * grid;
+
+  std::vector<std::string> tokens = {"class"};
+  for (std::int64_t n = 0; n < N; ++n)
+    tokens.push_back("patch (" + std::to_string(n / grid + 1) + ", " +
+                     std::to_string(n % grid + 1) + ")");
+  AttentionExplorer e;
+  e.title = "uwaga-vit: attention on " + im.name;
+  e.subtitle = prediction_line(im, vit.run, seen) + "  ·  " + checkpoint + "  ·  " +
+               std::to_string(m.depth) + " layers × " + std::to_string(m.heads) + " heads, " +
+               std::to_string(N) + " patches of " + std::to_string(m.patch) + "×" +
+               std::to_string(m.patch) + " pixels and the class token";
+  e.notes = attention_explorer_basics();
+  e.notes.push_back(
+      "The image is cut into N = HW/P² = " + std::to_string(N) + " patches of " +
+      std::to_string(m.patch) + "×" + std::to_string(m.patch) + " pixels, each embedded as one "
+      "token, and a learnable class token goes first: z_0 = [x_class; x_p^1 E; …; x_p^N E] + "
+      "E_pos (SEEDS §6). The classifier reads only the class token's final state, so its row of "
+      "A — drawn over the image in the first section — shows which patches it gathered its "
+      "answer from, layer by layer; 'on itself' is the weight it keeps on its own vector. Pick "
+      "another token (a patch) to see where that one looks.");
+  e.notes.push_back(
+      "Attention rollout (Abnar & Zuidema, 2020) follows the attention through all the layers, "
+      "counting the residual connection as half of each: Â_ℓ = rownorm(½ Ā_ℓ + ½ I), "
+      "R = Â_L ⋯ Â_1, with Ā_ℓ the mean of layer ℓ's heads (nn/attention_rollout.h).");
+  AttentionFamily self;
+  self.id = "self", self.name = "self-attention";
+  self.about = "Rows: the token that attends (query), the class token first, then the patches "
+               "row by row; columns: the token attended to (key), in the same order.";
+  self.queries = self.keys = tokens;
+  self.layers = seen.maps;
+  e.families.push_back(self);
+  ExplorerImage image;
+  image.channels = im.image.channels, image.height = image.width = m.image_size;
+  image.grid_rows = image.grid_cols = grid;
+  image.family = "self";
+  for (std::uint8_t p : im.image.pixels) image.pixels.push_back(p / 255.0);
+  image.queries.clear();
+  for (std::int64_t t = 0; t <= N; ++t) {
+    image.queries.push_back(t);
+    image.query_names.push_back(t == 0 ? "the class token" : tokens[t]);
+  }
+  image.first_key = 1;
+  image.self_key = 0;  // the class token's weight on itself (a patch's, on the class token)
+  image.rollout = nn::attention_rollout(seen.maps);  // (1, T, T)
+  e.image = image;
+  const std::string out = r["out"].as<std::string>();
+  save_attention_explorer(e, out);
+  std::printf("%s; %lld layers x %lld heads written to %s (open it in a browser)\n",
+              prediction_line(im, vit.run, seen).c_str(), static_cast<long long>(m.depth),
+              static_cast<long long>(m.heads), out.c_str());
   return 0;
 }
 

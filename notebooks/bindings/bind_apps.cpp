@@ -9,6 +9,7 @@
 #include "apps/gpt/gpt_run_config.h"
 #include "apps/gpt/gpt_training.h"
 #include "apps/translate/attention_heatmap.h"
+#include "apps/translate/translation_attention.h"
 #include "apps/translate/translate_checkpoint.h"
 #include "apps/translate/translate_training.h"
 #include "apps/vit/vit_training.h"
@@ -234,24 +235,7 @@ CrossAttention cross_attention(nn::Seq2SeqTransformer& model, const TranslateRun
   check_vocabularies(model, run, "cross_attention");
   const auto [source, h] = translate_ids(model, run, sentence, beam, 0, 0.0);
   if (source.size() == 1) fail("cross_attention: '", sentence, "' has no words to translate");
-  CrossAttention a;
-  for (std::int64_t id : source) a.source.push_back(run.src_vocab.word(id));
-  for (std::int64_t id : h.tokens) a.produced.push_back(run.tgt_vocab.word(id));
-  if (h.finished) a.produced.push_back(run.tgt_vocab.word(Vocabulary::kEos));
-  std::vector<std::int64_t> input = {Vocabulary::kBos};
-  input.insert(input.end(), h.tokens.begin(), h.tokens.end());
-  input.resize(a.produced.size());
-  NoGradGuard no_grad;
-  const bool was_training = model.is_training();
-  model.eval();
-  model.keep_cross_attention(true);
-  model.forward(nn::pad_sequences({source}, run.model.pad_id),
-                nn::pad_sequences({input}, run.model.pad_id));
-  model.keep_cross_attention(false);
-  model.train(was_training);
-  for (const Tensor& map : model.cross_attention_maps())  // (1, h, T, S)
-    a.layers.push_back(reshape(map, {map.size(1), map.size(2), map.size(3)}));
-  return a;
+  return translation_attention(model, run, source, h).cross_attention();
 }
 
 void bind_translate_app(py::module_& m) {

@@ -67,6 +67,19 @@ else
   failed "sample exited with $?"; cat "$tmp/a.err"
 fi
 
+# 4b. attention: an SVG of the causal attention over the prompt's characters, the mean and each
+# of the 1 x 2 heads, on one colour scale with a legend; explore: the same in one HTML page.
+if "$bin" attention --checkpoint "$ckpt" --prompt "ROMEO: what" --out "$tmp/att.svg" >"$tmp/att.out" 2>&1; then
+  grep -q "layer 1, head 2" "$tmp/att.svg" && grep -q "one scale for every map" "$tmp/att.svg" &&
+    [[ $(grep -c ">E<" "$tmp/att.svg") -ge 3 ]] && pass "attention: $(cat "$tmp/att.out")" ||
+    failed "attention: the SVG lacks its maps or labels"
+else
+  failed "attention exited with $?: $(cat "$tmp/att.out")"
+fi
+"$bin" explore --checkpoint "$ckpt" --prompt "ROMEO: what" --out "$tmp/explore.html" >"$tmp/explore.out" 2>&1 &&
+  grep -q '"token_view":true' "$tmp/explore.html" && pass "explore: $(cat "$tmp/explore.out")" ||
+  failed "explore: $(cat "$tmp/explore.out")"
+
 # 5. Bad input: exit 2, one line naming the flag or the characters.
 expect_error() {  # expected-text, then the arguments
   local want=$1; shift
@@ -85,6 +98,9 @@ expect_error "--top-k" sample --checkpoint "$ckpt" --top-k 0
 expect_error "--top-k" sample --checkpoint "$ckpt" --top-k 1000
 expect_error "--top-p" sample --checkpoint "$ckpt" --top-p 0
 expect_error "--top-p" sample --checkpoint "$ckpt" --top-p 1.5
+expect_error "'Z', '@'" explore --checkpoint "$ckpt" --prompt "ROMZO@" --out "$tmp/x.html"
+expect_error "--prompt has 19 characters; the model reads at most its context of 16" attention --checkpoint "$ckpt" --prompt "ROMEO: what light b" --out "$tmp/x.svg"
+expect_error "--prompt TEXT is required" explore --checkpoint "$ckpt" --out "$tmp/x.html"
 expect_error "missing.txt" train --preset smoke --text "$tmp/missing.txt" --out "$tmp/r2"
 head -c 20 "$text" >"$tmp/short.txt"
 expect_error "--context 16" train --preset smoke --text "$tmp/short.txt" --out "$tmp/r3"

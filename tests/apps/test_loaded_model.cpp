@@ -11,6 +11,7 @@
 #include "apps/translate/translate_checkpoint.h"
 #include "apps/vit/vit_checkpoint.h"
 #include "core/error.h"
+#include "nn/gpt.h"
 #include "tests/support/temp_dir.h"
 
 using namespace uwaga;
@@ -136,4 +137,20 @@ TEST_CASE("loaded model: a checkpoint of the other program says whose it is", "[
   CHECK_THROWS_WITH(load_translator(vit_path),
                     Contains("is a uwaga-vit checkpoint, not a uwaga-translate one") &&
                         !Contains("json.exception"));
+  // Before: a uwaga-gpt checkpoint was only "not written by uwaga-vit (...)".
+  const std::string gpt_path = dir.file("gpt.safetensors");
+  const nn::GptConfig gpt{
+      .vocab = 5, .context = 4, .dim = 8, .layers = 1, .heads = 2, .mlp_dim = 8};
+  save_with_config(gpt_path, nn::Gpt(gpt, gen), R"({"format": "uwaga-gpt-1", "model": {}})");
+  CHECK_THROWS_WITH(load_vit(gpt_path), Contains("is a uwaga-gpt checkpoint, not a uwaga-vit one; "
+                                                 "give it to uwaga-gpt"));
+  CHECK_THROWS_WITH(load_translator(gpt_path),
+                    Contains("is a uwaga-gpt checkpoint, not a uwaga-translate one"));
+  CHECK(run_config_program(R"({"format": "uwaga-translate-1"})") == "uwaga-translate");
+  CHECK(run_config_program(R"({"format": "uwaga-gpt-12"})") == "uwaga-gpt");
+  CHECK(run_config_program(R"({"format": "uwaga-gpt"})").empty());
+  CHECK(run_config_program(R"({"format": "uwaga--1"})").empty());
+  CHECK(run_config_program(R"({"format": "uwaga-gpt-"})").empty());
+  CHECK(run_config_program(R"({"dataset": "mnist", "model": {}})") == "uwaga-vit");
+  CHECK(run_config_program("not json").empty());
 }

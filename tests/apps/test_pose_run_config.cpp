@@ -37,7 +37,6 @@ TEST_CASE("pose run configuration: presets, JSON round trip, the program that wr
   REQUIRE(run_config_program(R"({"format": "uwaga-translate-1", "model": {}})") ==
           "uwaga-translate");
   REQUIRE(run_config_program(R"({"dataset": "mnist", "model": {}})") == "uwaga-vit");
-  REQUIRE(run_config_program(R"({"format": 3, "dataset": "mnist", "model": {}})") == "");
   REQUIRE(run_config_program(R"({"format": "uwaga"})") == "");
   REQUIRE_THROWS_WITH(PoseRunConfig::from_json(R"({"format": "uwaga-gpt-1"})"),
                       Contains("no \"format\": \"uwaga-pose-1\""));

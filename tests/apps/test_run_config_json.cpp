@@ -110,10 +110,12 @@ TEST_CASE("run configuration JSON: errors name the field", "[apps][json]") {
   j = nlohmann::json::parse(vit);
   j["model"]["dim"] = "64";
   CHECK_THROWS_WITH(VitRunConfig::from_json(j.dump()),
-                    Contains("the field \"model.dim\" is \"64\"") &&
-                        Contains("type must be number, but is string"));
+                    Contains("the field \"model.dim\" is \"64\": expected a whole number"));
   CHECK_THROWS_WITH(VitRunConfig::from_json(with_value(vit, "mean", "[\"a\"]")),
-                    Contains("the field \"mean\" is [\"a\"]"));
+                    Contains("the field \"mean[0]\" is \"a\": expected a number"));
+  CHECK_THROWS_WITH(VitRunConfig::from_json(with_value(vit, "preset", "3")),
+                    Contains("the field \"preset\" is 3: ") &&
+                        Contains("type must be string, but is number"));
   CHECK_THROWS_WITH(VitRunConfig::from_json(with_value(vit, "model", "7")),
                     Contains("the field \"model\" should be a JSON object, got 7"));
   CHECK_THROWS_WITH(VitRunConfig::from_json("[1, 2]"),

@@ -171,6 +171,11 @@ else
   failed "translate --attention exited with $?: $(cat "$tmp/att.err")"
 fi
 
+# 7a. explore: one page with the cross-attention and both self-attentions, each with its tokens.
+"$bin" explore --checkpoint "$ckpt" "we are eating bread" --out "$tmp/explore.html" >"$tmp/explore.out" 2>"$tmp/explore.err" &&
+  [[ $(grep -o '"token_view":true' "$tmp/explore.html" | wc -l) -eq 3 ]] && grep -q '"bread"' "$tmp/explore.html" &&
+  pass "explore: $(cat "$tmp/explore.err")" || failed "explore: $(cat "$tmp/explore.err")"
+
 # 7b. Pasted or saved text: a byte-order mark, CRLF line ends, a no-break space and Spanish
 # punctuation translate as the plain sentence does, with no unknown word; bytes that are not
 # UTF-8 and control characters neither garble the messages nor break the SVG (XML).
@@ -239,6 +244,8 @@ if [[ $(wc -l <"$tmp/comma.out") -eq 2 ]]; then
 else
   failed "translate: two sentences gave $(wc -l <"$tmp/comma.out") lines: $(cat "$tmp/comma.out")"
 fi
+expect_error "explore: give exactly one sentence (in quotes), got 2" explore --checkpoint "$ckpt" --out "$tmp/x.html" "we eat" "i eat"
+expect_error "explore: --out FILE.html is required" explore --checkpoint "$ckpt" "we eat"
 expect_error "unknown mode" fly
 expect_error "--language must be en, es or both" vocab --checkpoint "$ckpt" --language fr
 expect_error "Option" train --preset tiny --out "$tmp/bad" --no-such-flag

@@ -65,6 +65,20 @@ fi
 "$bin" attention --checkpoint "$ckpt" --data-dir "$data" --index 3 --out "$tmp/att.svg" >"$tmp/att.out" 2>&1 &&
   grep -q "<svg" "$tmp/att.svg" && grep -q "rollout" "$tmp/att.svg" && pass "attention: SVG drawn" ||
   failed "attention: $(cat "$tmp/att.out")"
+# --heads: a panel per head and their mean (2 layers x (2 + 1)) and the rollout, each stating the
+# class token's weight on itself; one colour scale (a legend) unless --scale says otherwise.
+"$bin" attention --checkpoint "$ckpt" --data-dir "$data" --index 3 --heads --out "$tmp/heads.svg" >"$tmp/heads.out" 2>&1 &&
+  [[ $(grep -c "on itself [0-9]" "$tmp/heads.svg") -eq 7 ]] && grep -q "layer 2, head 2" "$tmp/heads.svg" &&
+  grep -q "one scale for every panel" "$tmp/heads.svg" && pass "attention --heads: 7 panels, a legend" ||
+  failed "attention --heads: $(cat "$tmp/heads.out")"
+"$bin" attention --checkpoint "$ckpt" --data-dir "$data" --index 3 --scale panel --out "$tmp/panel.svg" >/dev/null 2>&1 &&
+  grep -q "each panel its own scale" "$tmp/panel.svg" && pass "attention --scale panel" ||
+  failed "attention --scale panel"
+# explore writes one self-contained page (tests/apps/explorer_browser.sh loads it in a browser).
+"$bin" explore --checkpoint "$ckpt" --data-dir "$data" --index 3 --out "$tmp/explore.html" >"$tmp/explore.out" 2>&1 &&
+  grep -q '<script type="application/json" id="explorer-data">' "$tmp/explore.html" &&
+  ! grep -q "src=" "$tmp/explore.html" && pass "explore: $(cat "$tmp/explore.out")" ||
+  failed "explore: $(cat "$tmp/explore.out")"
 # The SVG's title holds the file name: a byte that is not UTF-8 or a control character in it
 # must not make the SVG ill-formed XML (it is drawn as U+FFFD).
 odd=$tmp/$'odd\xff\x01.pgm'
@@ -170,6 +184,9 @@ expect_error "does not exist" eval --checkpoint "$tmp/missing.safetensors"
 /usr/bin/python3 "$root/tests/apps/nest_run_config.py" "$ckpt" "$tmp/deep.safetensors" 100000
 expect_error "nests deeper than 64 levels" eval --checkpoint "$tmp/deep.safetensors" --data-dir "$data"
 expect_error "nests deeper than 64 levels" predict --checkpoint "$tmp/deep.safetensors" --index 0
+expect_error "--scale must be shared, panel or absolute, got 'loud'" attention --checkpoint "$ckpt" --index 0 --out "$tmp/x.svg" --scale loud
+expect_error "explore: --out FILE.html is required" explore --checkpoint "$ckpt" --index 0
+expect_error "explore: give exactly one image" explore --checkpoint "$ckpt" "$tmp/blank.pgm" "$tmp/blank.pgm" --out "$tmp/x.html"
 expect_error "unknown mode" fly
 expect_error "Option" train --out "$tmp/bad" --no-such-flag
 expect_error "not a PGM or PPM" predict --checkpoint "$ckpt" "$root/tests/golden/linear.safetensors"

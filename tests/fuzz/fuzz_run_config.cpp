@@ -1,8 +1,9 @@
-// The run configurations as JSON text (what a checkpoint's "config" holds): uwaga-vit's and
-// uwaga-translate's from_json, and each one's parameter shapes once it is accepted. A config
-// accepted by from_json must round-trip through to_json.
+// The run configurations as JSON text (what a checkpoint's "config" holds): uwaga-vit's,
+// uwaga-translate's and uwaga-gpt's from_json, and each one's parameter shapes once it is
+// accepted. A config accepted by from_json must round-trip through to_json.
 #include <cstdlib>
 
+#include "apps/gpt/gpt_checkpoint.h"
 #include "apps/translate/translate_checkpoint.h"
 #include "apps/vit/vit_checkpoint.h"
 #include "tests/fuzz/fuzz_input.h"
@@ -20,6 +21,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (uwaga::apps::TranslateRunConfig::from_json(run.to_json()).to_json() != run.to_json())
       std::abort();
     uwaga::apps::translator_parameter_shapes(run.model);
+  });
+  uwaga::fuzz::expect_error_or_success([&] {
+    const auto run = uwaga::apps::GptRunConfig::from_json(text);
+    if (uwaga::apps::GptRunConfig::from_json(run.to_json()).to_json() != run.to_json())
+      std::abort();
+    uwaga::apps::gpt_parameter_shapes(run.model);
   });
   return 0;
 }

@@ -8,9 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "apps/gpt/gpt_checkpoint.h"
 #include "apps/translate/translate_checkpoint.h"
 #include "apps/vit/vit_checkpoint.h"
 #include "core/safetensors.h"
+#include "data/char_corpus.h"
 #include "data/jpeg.h"
 #include "data/pnm.h"
 #include "data/vocabulary.h"
@@ -100,6 +102,27 @@ int main(int argc, char** argv) {
   optim::save_checkpoint(tmp, nn::Seq2SeqTransformer(tr.model, gen), nullptr, info);
   put("checkpoint_translate", "tiny-learned", file_bytes(tmp));
   put("run_config", "translate-learned", tr.to_json());
+
+  // A tiny GPT on the characters of a short text, its head apart and tied to the token table.
+  const std::string text = "to be, or not to be: that is the question.\n";
+  apps::GptRunConfig gpt = apps::gpt_preset("smoke");
+  gpt.vocab = CharVocabulary::build(text);
+  gpt.model = {.vocab = gpt.vocab.size(), .context = 4, .dim = 8, .layers = 1, .heads = 2,
+               .mlp_dim = 8};
+  info.config = gpt.to_json();
+  optim::save_checkpoint(tmp, nn::Gpt(gpt.model, gen), nullptr, info);
+  put("checkpoint_gpt", "tiny", file_bytes(tmp));
+  put("run_config", "gpt", gpt.to_json());
+  gpt.model.tie_weights = true;
+  info.config = gpt.to_json();
+  optim::save_checkpoint(tmp, nn::Gpt(gpt.model, gen), nullptr, info);
+  put("checkpoint_gpt", "tiny-tied", file_bytes(tmp));
+
+  // The character corpus: a vocabulary as JSON, a newline, a text (its first byte sets the
+  // window length).
+  put("char_corpus", "own-vocabulary", gpt.vocab.to_json() + "\n" + text + text + text);
+  put("char_corpus", "other-vocabulary",
+      CharVocabulary::build("abc \n").to_json() + "\n" + std::string(40, 'a') + "b c\ncab\n");
 
   // IDX: 'z' + a file the target gzips; 'r' + a file as it is (raw, or a gzip stream).
   const std::string images = be32(2051) + be32(2) + be32(3) + be32(3) + std::string(18, '\x40');

@@ -130,3 +130,28 @@ TEST_CASE("GPT: the key/value cache gives the logits of a full pass", "[nn][gpt]
     CHECK_THROWS_WITH(gpt.forward_cached(slice(ids, 1, 0, 2), cache), Contains("one token"));
   }
 }
+
+TEST_CASE("the GPT keeps its causal attention maps on request", "[nn][gpt]") {
+  Generator gen(3);
+  Gpt gpt(small_config(), gen);
+  gpt.forward(random_ids(2, 5, 11, 4));
+  REQUIRE(!gpt.attention_maps()[0].defined());  // nothing kept unless asked
+  gpt.keep_attention(true);
+  gpt.forward(random_ids(2, 5, 11, 4));
+  const std::vector<Tensor> maps = gpt.attention_maps();
+  REQUIRE(maps.size() == 2);
+  for (const Tensor& A : maps) {
+    REQUIRE(A.shape() == Shape{2, 2, 5, 5});  // (B, h, T, T)
+    for (std::int64_t b = 0; b < 2; ++b)
+      for (std::int64_t k = 0; k < 2; ++k)
+        for (std::int64_t t = 0; t < 5; ++t) {
+          double row = 0;
+          for (std::int64_t s = 0; s < 5; ++s) {
+            if (s > t) REQUIRE(A.at({b, k, t, s}) == 0.0);  // no weight on a later token
+            row += A.at({b, k, t, s});
+          }
+          REQUIRE(row == Approx(1.0));
+          REQUIRE(A.at({b, k, t, t}) > 0.0);
+        }
+  }
+}

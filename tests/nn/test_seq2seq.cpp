@@ -203,6 +203,34 @@ TEST_CASE("seq2seq: cross-attention maps are kept on request", "[nn][seq2seq]") 
   }
 }
 
+TEST_CASE("seq2seq: encoder and decoder self-attention maps are kept on request",
+          "[nn][seq2seq]") {
+  Generator gen(6);
+  Seq2SeqTransformer model(tiny_config("learned"), gen);
+  model.keep_self_attention(true);
+  model.forward(tiny_src(), tiny_tgt());
+  const std::vector<Tensor> encoder = model.encoder_attention_maps();
+  const std::vector<Tensor> decoder = model.decoder_self_attention_maps();
+  REQUIRE(encoder.size() == static_cast<std::size_t>(model.config.encoder_layers));
+  REQUIRE(decoder.size() == static_cast<std::size_t>(model.config.decoder_layers));
+  REQUIRE(encoder[0].shape() == Shape{2, 2, 4, 4});  // (B, h, S, S)
+  REQUIRE(decoder[0].shape() == Shape{2, 2, 3, 3});  // (B, h, T, T)
+  for (std::int64_t i = 0; i < 4; ++i) {
+    double row = 0;
+    for (std::int64_t j = 0; j < 4; ++j) row += encoder[0].at({1, 1, i, j});
+    REQUIRE(row == Approx(1.0));
+    REQUIRE(encoder[0].at({1, 1, i, 2}) == 0.0);  // padded source words get no weight
+  }
+  for (std::int64_t t = 0; t < 3; ++t) {
+    double row = 0;
+    for (std::int64_t s = 0; s < 3; ++s) {
+      if (s > t) REQUIRE(decoder[0].at({0, 0, t, s}) == 0.0);  // causal
+      row += decoder[0].at({0, 0, t, s});
+    }
+    REQUIRE(row == Approx(1.0));
+  }
+}
+
 TEST_CASE("decoding: an untrained model terminates within the length bound",
           "[nn][seq2seq][decoding]") {
   for (std::uint64_t seed = 0; seed < 3; ++seed) {

@@ -357,3 +357,72 @@ TEST_CASE("a checkpoint's learning rate must be a finite number >= 0", "[optim][
   save_safetensors(path, file.tensors, file.metadata);
   CHECK(read_checkpoint_info(path).lr == 0.0);
 }
+
+namespace {
+
+// Adam that lists the temporary directory when load_checkpoint hands it its state: what is there
+// while a checkpoint is being read.
+class ListingAdam : public Adam {
+ public:
+  using Adam::Adam;
+  void load_state(const std::map<std::string, Tensor>& state) override {
+    for (const auto& entry : fs::directory_iterator(fs::temp_directory_path()))
+      seen.push_back(entry.path().filename().string());
+    Adam::load_state(state);
+  }
+  std::vector<std::string> seen;
+};
+
+// TMPDIR set to `dir` while it lives (temp_directory_path reads it).
+class TempDirEnv {
+ public:
+  explicit TempDirEnv(const std::string& dir) {
+    if (const char* old = std::getenv("TMPDIR")) old_ = old;
+    ::setenv("TMPDIR", dir.c_str(), 1);
+  }
+  ~TempDirEnv() {
+    if (old_.empty()) ::unsetenv("TMPDIR");
+    else ::setenv("TMPDIR", old_.c_str(), 1);
+  }
+
+ private:
+  std::string old_;
+};
+
+}  // namespace
+
+// A process other than 0 loads the checkpoint process 0 sends it as bytes. Before: through a file
+// in the temporary directory, left there (a whole checkpoint) when the process was killed while
+// reading it.
+TEST_CASE("a checkpoint handed over as bytes loads through a file without a name",
+          "[optim][checkpoint]") {
+  TempDir dir("ckpt-bytes");
+  TempDir tmp("ckpt-bytes-tmpdir");
+  const std::string path = dir.file("checkpoint.safetensors");
+  Generator init_a(1);
+  nn::MLP a(4, 8, init_a);
+  Adam adam_a(make_param_groups(a, 0.01), AdamOptions{});
+  train_a_little(a, adam_a, 3, 7);
+  CheckpointInfo info;
+  info.step = 3;
+  save_checkpoint(path, a, &adam_a, info);
+
+  TempDirEnv env(tmp.str());
+  Generator init_b(2);
+  nn::MLP b(4, 8, init_b);
+  ListingAdam adam_b(make_param_groups(b, 0.01), AdamOptions{});
+  REQUIRE(values(a) != values(b));
+  CHECK(load_checkpoint_bytes(read_file_bytes(path), path, b, &adam_b).step == 3);
+  CHECK(values(a) == values(b));
+  CHECK(adam_b.seen.empty());  // nothing named in the temporary directory, even while reading
+  CHECK(adam_b.state().at("fc1.weight.exp_avg").to_vector() ==
+        adam_a.state().at("fc1.weight.exp_avg").to_vector());
+  CHECK(tmp.entries().empty());
+
+  // Errors name the checkpoint process 0 read, not the copy.
+  std::string damaged = read_file_bytes(path);
+  damaged.resize(damaged.size() - 10);
+  const std::string error = error_of([&] { load_checkpoint_bytes(damaged, path, b, &adam_b); });
+  CHECK_THAT(error, Catch::Contains("'" + path + "'") && !Catch::Contains("/proc/self"));
+  CHECK(tmp.entries().empty());
+}

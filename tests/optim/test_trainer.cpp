@@ -604,6 +604,29 @@ TEST_CASE("trainer: resuming from a checkpoint with damaged run state names the 
                       Catch::StartsWith("Trainer: cannot resume from '" + path +
                                         "': its trainer_state is damaged"));
   }
+  // Before: these numbers were cast unchecked: 1e49 into an int64 is undefined behaviour, and a
+  // count of -2 processes was taken as it was.
+  SECTION("numbers that fit no count") {
+    nlohmann::json state = nlohmann::json::parse(file.metadata.at("trainer_state"));
+    std::string bad;
+    SECTION("the epoch's steps") {
+      state["epoch"]["steps"] = 1e49;
+      bad = "the field \"steps\" is 1e+49";
+    }
+    SECTION("the processes") {
+      state["processes"] = 1e49;
+      bad = "\"processes\" is 1e+49";
+    }
+    SECTION("negative processes") {
+      state["processes"] = -2;
+      bad = "\"processes\" is -2";
+    }
+    file.metadata["trainer_state"] = state.dump();
+    save_safetensors(path, file.tensors, file.metadata);
+    CHECK_THROWS_WITH(s.fit(o), Catch::StartsWith("Trainer: cannot resume from '" + path +
+                                                  "': its trainer_state is damaged") &&
+                                    Catch::Contains(bad));
+  }
   CHECK(s.loss.calls == 0);
 }
 
@@ -644,10 +667,16 @@ TEST_CASE("trainer: log.jsonl writes are checked and a cut last line is repaired
     JsonlLog writer(log);
     writer.write({{"type", "start"}});
     const auto size = std::filesystem::file_size(log);
-    FileSizeLimit limit(static_cast<rlim_t>(size + 10));
-    CHECK_THROWS_WITH(writer.write({{"type", "step"}, {"loss", 0.123456789}, {"step", 1}}),
-                      Catch::Contains("cannot write to the log '" + log + "'") &&
-                          Catch::Contains("File too large"));
+    {
+      FileSizeLimit limit(static_cast<rlim_t>(size + 10));
+      CHECK_THROWS_WITH(writer.write({{"type", "step"}, {"loss", 0.123456789}, {"step", 1}}),
+                        Catch::Contains("cannot write to the log '" + log + "'") &&
+                            Catch::Contains("File too large"));
+    }
+    // Before: the 10 bytes that fit stayed, a cut line; the next record followed it on that line.
+    CHECK(file_bytes(log) == "{\"type\":\"start\"}\n");
+    writer.write({{"type", "stop"}});
+    CHECK(file_bytes(log) == "{\"type\":\"start\"}\n{\"type\":\"stop\"}\n");
   }
   SECTION("a cut last line is removed before the next record") {
     std::ofstream(log) << "{\"type\":\"start\"}\n{\"type\":\"step\",\"lo";
