@@ -4,6 +4,7 @@
 //   uwaga-pose eval --checkpoint runs/pose-classic/checkpoint.safetensors
 //   uwaga-pose predict --checkpoint FILE (--index N | --image CROP.pgm) --out predict.svg
 //   uwaga-pose attention --checkpoint FILE --index N --joint left_wrist --out attention.svg
+//   uwaga-pose explore --checkpoint FILE --index N --out explorer.html
 //   uwaga-pose plot --run runs/pose-classic [--run runs/pose-simple ...] [--out curves.svg]
 // Wiring only: the model is nn/vit_pose, the targets nn/keypoint_heatmaps, the loop
 // optim/trainer, the data data/stick_figures and data/coco_keypoints.
@@ -20,6 +21,7 @@ const char* kUsage =
     "  eval        PCK@0.1 and OKS-AP of a checkpoint beside two baselines\n"
     "  predict     the joints of one crop, and an SVG of its skeleton and heatmaps\n"
     "  attention   draw where the token under a joint looks, per layer and head (SVG)\n"
+    "  explore     every layer and head of the attention on one crop, in one HTML page\n"
     "  plot        training curves of runs from their log.jsonl (SVG, and PNG when possible)\n"
     "Run 'uwaga-pose MODE --help' for the options of a mode.\n";
 
@@ -29,6 +31,7 @@ int main(int argc, char** argv) {
   using namespace uwaga::apps;
   return run_modes("uwaga-pose", kUsage,
                    {{"train", pose_train}, {"eval", pose_eval}, {"predict", pose_predict},
-                    {"attention", pose_attention}, {"plot", pose_plot}},
+                    {"attention", pose_attention}, {"explore", pose_explore},
+                    {"plot", pose_plot}},
                    argc, argv);
 }

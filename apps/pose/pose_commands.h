@@ -7,6 +7,7 @@ int pose_train(int argc, char** argv);
 int pose_eval(int argc, char** argv);
 int pose_predict(int argc, char** argv);    // apps/pose/pose_inspect.cpp
 int pose_attention(int argc, char** argv);  // apps/pose/pose_inspect.cpp
+int pose_explore(int argc, char** argv);    // apps/pose/pose_inspect.cpp
 int pose_plot(int argc, char** argv);       // apps/common/training_plot
 
 }  // namespace uwaga::apps

@@ -1,10 +1,11 @@
-// uwaga-pose predict and attention: look at what a trained model does with one crop.
+// uwaga-pose predict, attention and explore: look at what a trained model does with one crop.
 #include <cxxopts.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
+#include "apps/common/attention_explorer.h"
 #include "apps/common/command_line.h"
 #include "apps/common/training_flags.h"
 #include "apps/pose/pose_checkpoint.h"
@@ -14,6 +15,7 @@
 #include "core/graph.h"
 #include "core/shape_ops.h"
 #include "data/pnm.h"
+#include "nn/attention_rollout.h"
 
 namespace uwaga::apps {
 namespace {
@@ -25,7 +27,7 @@ void common_flags(cxxopts::Options& o) {
       ("checkpoint", "a checkpoint written by uwaga-pose train", value<std::string>())
       ("index", "use validation sample N", value<std::int64_t>())
       ("image", "a PGM (grey) or PPM (colour) crop of the model's input size", value<std::string>())
-      ("out", "the SVG file to write (required)", value<std::string>())
+      ("out", "the file to write (required)", value<std::string>())
       ("h,help", "show this help");
   add_threads_option(o, "1");
 }
@@ -89,9 +91,24 @@ Prediction predict(nn::ViTPose& model, const PoseImage& im) {
   return {heatmaps, nn::decode_heatmaps(heatmaps, m.heatmap_stride())};
 }
 
-std::string required_out(const cxxopts::ParseResult& r, const char* mode) {
-  if (!r.count("out")) fail(mode, ": --out FILE.svg is required");
+std::string required_out(const cxxopts::ParseResult& r, const char* mode,
+                         const char* kind = "svg") {
+  if (!r.count("out")) fail(mode, ": --out FILE.", kind, " is required");
   return r["out"].as<std::string>();
+}
+
+// The token whose patch holds the point (x, y), clamped into the grid: r·(W/P) + c.
+std::int64_t token_at(const nn::PoseConfig& m, float x, float y) {
+  auto cell = [&](float v, std::int64_t cells) {
+    return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(v / m.patch)), 0,
+                                    cells - 1);
+  };
+  return cell(y, m.grid_height()) * m.grid_width() + cell(x, m.grid_width());
+}
+
+std::string patch_name(const nn::PoseConfig& m, std::int64_t n) {
+  return "patch (" + std::to_string(n / m.grid_width() + 1) + ", " +
+         std::to_string(n % m.grid_width() + 1) + ")";
 }
 
 }  // namespace
@@ -161,14 +178,9 @@ int pose_attention(int argc, char** argv) {
   NoGradGuard no_grad;
   pose.model->keep_attention(true);
   const Prediction p = predict(*pose.model, im);
-  // The token whose patch holds the predicted joint (clamped into the grid).
   const nn::PoseConfig& m = pose.model->config;
   const float x = p.joints.x[k], y = p.joints.y[k];
-  auto cell = [&](float v, std::int64_t cells) {
-    return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(v / m.patch)), 0,
-                                    cells - 1);
-  };
-  const std::int64_t query = cell(y, m.grid_height()) * m.grid_width() + cell(x, m.grid_width());
+  const std::int64_t query = token_at(m, x, y);  // the token under the predicted joint
   attention_svg(im, pose.model->attention_maps(), query, m.grid_height(), m.grid_width(), joint, x,
                 y)
       .save(out);
@@ -176,6 +188,79 @@ int pose_attention(int argc, char** argv) {
               "in %lld layers drawn in %s\n",
               im.name.c_str(), joint.c_str(), x, y, p.joints.score[k], (long long)query,
               (long long)m.depth, out.c_str());
+  return 0;
+}
+
+int pose_explore(int argc, char** argv) {
+  cxxopts::Options o("uwaga-pose explore",
+                     "Write one HTML page to explore every layer and head of the attention on one "
+                     "crop: where the token under each predicted joint looks, over the patches, "
+                     "and the full maps (self-contained: open it in any browser).");
+  common_flags(o);
+  auto r = o.parse(argc, argv);
+  if (wants_help(o, r)) return 0;
+  reject_unexpected_arguments(r, "explore");
+  if (!r.count("checkpoint")) fail("explore: --checkpoint FILE is required");
+  const std::string out = required_out(r, "explore", "html");
+  set_threads_from_option(r, "uwaga-pose", false);
+  const std::string checkpoint = r["checkpoint"].as<std::string>();
+  LoadedPose pose = load_pose(checkpoint);
+  const SkeletonSpec& skeleton = pose_skeleton(pose.run);
+  const PoseImage im = image_from_flags(r, pose.run, "explore");
+
+  NoGradGuard no_grad;
+  pose.model->keep_attention(true);
+  const Prediction p = predict(*pose.model, im);
+  const std::vector<Tensor> maps = pose.model->attention_maps();  // per layer (1, h, N, N)
+  const nn::PoseConfig& m = pose.model->config;
+  const std::int64_t N = m.grid_height() * m.grid_width();
+  std::vector<std::string> tokens;
+  for (std::int64_t n = 0; n < N; ++n) tokens.push_back(patch_name(m, n));
+
+  AttentionExplorer e;
+  e.title = "uwaga-pose: attention on " + im.name;
+  e.subtitle = checkpoint + "  ·  " + std::to_string(m.depth) + " layers × " +
+               std::to_string(m.heads) + " heads, " + std::to_string(m.grid_height()) + " × " +
+               std::to_string(m.grid_width()) + " patches of " + std::to_string(m.patch) + "×" +
+               std::to_string(m.patch) + " pixels, no class token";
+  e.notes = attention_explorer_basics();
+  e.notes.push_back(
+      "ViTPose has no class token: every patch's token is read out, laid out again as the patch "
+      "grid, and a small decoder turns it into one heatmap per joint (nn/vit_pose.h). So the "
+      "rows that matter are the patches under the joints: the image section starts with the "
+      "token under each predicted joint and shows which patches it gathers from — a wrist's "
+      "token may look along the arm to the elbow and shoulder it hangs from.");
+  e.notes.push_back(
+      "Attention rollout (Abnar & Zuidema, 2020) follows the attention through all the layers, "
+      "counting the residual connection as half of each: Â_ℓ = rownorm(½ Ā_ℓ + ½ I), "
+      "R = Â_L ⋯ Â_1, with Ā_ℓ the mean of layer ℓ's heads (nn/attention_rollout.h).");
+  AttentionFamily self;
+  self.id = "self", self.name = "self-attention";
+  self.about = "Rows: the patch whose token attends (query), row by row over the grid; columns: "
+               "the patch attended to (key), in the same order.";
+  self.queries = self.keys = tokens;
+  self.layers = maps;
+  e.families.push_back(self);
+  ExplorerImage image;
+  image.channels = m.channels, image.height = m.image_height, image.width = m.image_width;
+  image.pixels = im.image.to_vector();
+  image.grid_rows = m.grid_height(), image.grid_cols = m.grid_width();
+  image.family = "self";
+  image.queries.clear();
+  for (std::int64_t k = 0; k < m.joints; ++k) {
+    const std::int64_t n = token_at(m, p.joints.x[k], p.joints.y[k]);
+    image.queries.push_back(n);
+    image.query_names.push_back(skeleton.joint_names[k] + " (" + patch_name(m, n) + ")");
+  }
+  image.first_key = 0;  // key r·(W/P) + c is patch (r, c)
+  image.self_key = -1;  // each query is a patch itself: no weight to single out
+  image.rollout = nn::attention_rollout(maps);  // (1, N, N)
+  e.image = image;
+  save_attention_explorer(e, out);
+  std::printf("%s: the tokens under the %lld predicted joints; %lld layers x %lld heads written "
+              "to %s (open it in a browser)\n",
+              im.name.c_str(), (long long)m.joints, (long long)m.depth, (long long)m.heads,
+              out.c_str());
   return 0;
 }
 

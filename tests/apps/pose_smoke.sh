@@ -79,6 +79,10 @@ open(sys.argv[2], "wb").write(b"P5\n%d %d\n255\n" % (h, w) + pixels)' "$tmp/crop
 "$bin" predict --checkpoint "$ckpt" --image "$tmp/crop.pgm" --out "$tmp/file.svg" >"$tmp/file.out" 2>&1 &&
   grep -q "<svg" "$tmp/file.svg" && pass "predict: a PGM file of 48x64" || { failed "predict --image"; cat "$tmp/file.out"; }
 
+"$bin" explore --checkpoint "$ckpt" --index 1 --out "$tmp/explorer.html" >"$tmp/explore.out" 2>&1 &&
+  grep -q 'id="explorer-data"' "$tmp/explorer.html" && grep -q "left_wrist (patch" "$tmp/explorer.html" &&
+  pass "explore: the page names the tokens under the joints" || { failed "explore"; cat "$tmp/explore.out"; }
+
 # 5. plot draws the curves of the run.
 "$bin" plot --run "$tmp/run" --out "$tmp/curves.svg" --no-png >"$tmp/plot.out" 2>&1 &&
   grep -q "<svg" "$tmp/curves.svg" && pass "plot: curves drawn" || { failed "plot"; cat "$tmp/plot.out"; }
