@@ -16,6 +16,15 @@
 // The heatmaps' stride is P/4 input pixels (P the patch size): 4 for the paper's patch 16 on
 // 256 × 192 inputs (64 × 48 maps), 2 for patch 8 on 64 × 48 (32 × 24 maps).
 //
+// Where the simple decoder can put a peak: its heatmaps are linear in the bilinearly upsampled
+// features, and between four token centres a bilinear function f = a + bx + cy + dxy is linear
+// along every row and column, so its maximum lies on the lines through the token centres; the
+// 3×3 convolution adds copies shifted by one cell. So each map peaks within one cell (per axis)
+// of a line of token centres. Neighbouring centres are always 4 cells apart, so a joint midway
+// between two is missed by at least a cell, P/4 input pixels: 2 with 8 × 8 patches, 1 with 4 × 4.
+// The classic decoder's learned transposed convolutions have no such limit. (uwaga-pose's
+// stick-simple preset uses 4 × 4 patches for this reason.)
+//
 // Parameter names as mmpose's TopdownHeatmapSimpleHead, whose layers ViTPose uses:
 //   classic  deconv_layers.0 (weight (D, c, 4, 4)), deconv_layers.1 (BN: weight, bias and the
 //            buffers running_mean, running_var, num_batches_tracked), deconv_layers.3

@@ -13,7 +13,8 @@
 // (nn/keypoint_heatmaps.h), the loss their mean squared difference (nn/loss.h,
 // KeypointMSELoss), and a prediction is read back at the arg-max. The heatmaps are at four times
 // the token grid, a stride of P/4 input pixels: 4 in the paper (patch 16, 256 × 192 inputs, 64 × 48
-// maps), 2 for uwaga-pose's patch-8 presets (64 × 48 inputs, 32 × 24 maps).
+// maps); in uwaga-pose's stick-figure presets (64 × 48 inputs) 2 with patch 8 (32 × 24 maps) and 1
+// with patch 4 (64 × 48 maps).
 //
 // Attention does the pose reasoning: every patch's token can look at every other, so a wrist's
 // token may attend to the elbow and shoulder it hangs from (uwaga-pose attention draws it).
