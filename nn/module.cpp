@@ -29,8 +29,11 @@ Tensor& Module::register_buffer(const std::string& name, Tensor value) {
   return buffers_.back().second;
 }
 
-void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {
+void Module::add_child(const std::string& name, std::shared_ptr<Module> module, bool unnamed) {
   if (!module) fail("register_module: '", name, "' is null");
+  if (name.empty() && !unnamed)
+    fail("register_module: a submodule needs a name (register_unnamed_module adds an unnamed "
+         "part)");
   for (auto& [n, m] : children_)
     if (n == name) fail("register_module: '", name, "' is already registered");
   children_.emplace_back(name, std::move(module));
@@ -38,7 +41,8 @@ void Module::add_child(const std::string& name, std::shared_ptr<Module> module) 
 
 void Module::collect(const std::string& prefix, NamedTensors& out, bool buffers) const {
   for (auto& [name, t] : buffers ? buffers_ : params_) out.emplace_back(prefix + name, t);
-  for (auto& [name, child] : children_) child->collect(prefix + name + ".", out, buffers);
+  for (auto& [name, child] : children_)
+    child->collect(name.empty() ? prefix : prefix + name + ".", out, buffers);  // "": unnamed
 }
 
 NamedTensors Module::named_parameters() const {
@@ -74,6 +78,10 @@ std::int64_t Module::num_parameters() const {
 std::vector<std::pair<std::string, Module*>> Module::named_modules() {
   std::vector<std::pair<std::string, Module*>> out;
   for (auto& [name, child] : children_) {
+    if (name.empty()) {  // an unnamed part: its submodules are listed as this module's
+      for (auto& entry : child->named_modules()) out.push_back(entry);
+      continue;
+    }
     out.emplace_back(name, child.get());
     for (auto& [sub, m] : child->named_modules()) out.emplace_back(name + "." + sub, m);
   }
@@ -109,8 +117,12 @@ void Module::alias_parameters(const Module& source) {
 
 void Module::alias_buffers(const Module& source) {
   alias_storage(named_buffers(), source.named_buffers(), "alias_buffers", "buffer");
+  stop_updating_buffers();
+}
+
+void Module::stop_updating_buffers() {  // over every submodule, unnamed parts included
   updates_buffers_ = false;
-  for (auto& [name, m] : named_modules()) m->updates_buffers_ = false;
+  for (auto& [name, child] : children_) child->stop_updating_buffers();
 }
 
 void Module::train(bool on) {

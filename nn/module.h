@@ -79,11 +79,23 @@ class Module {
     add_child(name, module);
     return module;
   }
+  // Registers `module` as part of this one without a name of its own: its parameters and
+  // submodules are listed as this module's ("cls_token", not "backbone.cls_token"). This is how
+  // two models share one implementation of their common layers while each keeps the names its
+  // checkpoints and PyTorch's state dict use: VisionTransformer lists VitBackbone's parameters
+  // as timm does, flat, where ViTPose puts them under "backbone.". The names must not collide
+  // with this module's own.
+  template <class M>
+  std::shared_ptr<M> register_unnamed_module(std::shared_ptr<M> module) {
+    add_child("", module, /*unnamed=*/true);
+    return module;
+  }
 
  private:
-  void add_child(const std::string& name, std::shared_ptr<Module> module);
+  void add_child(const std::string& name, std::shared_ptr<Module> module, bool unnamed = false);
   void collect(const std::string& prefix, NamedTensors& out, bool buffers) const;
   void check_unused_name(const std::string& name, const char* what) const;
+  void stop_updating_buffers();
 
   NamedTensors params_;
   NamedTensors buffers_;

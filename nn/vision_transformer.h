@@ -3,23 +3,22 @@
 // x_p ∈ R^{N×(P²·C)}; each is embedded linearly with E ∈ R^{(P²·C)×D}; a learnable class token
 // is put in front and learnable position embeddings E_pos ∈ R^{(N+1)×D} are added:
 //   z_0 = [x_class; x_p^1 E; x_p^2 E; …; x_p^N E] + E_pos
-// then L pre-LN encoder blocks (SEEDS §5), and the classifier reads the class token's final
-// state:  y = LN(z_L^0),  logits = y W_headᵀ + b_head. The head is one Linear layer, not the
-// notes' MLP head: the ViT paper uses a hidden layer only for pre-training.
+// then L pre-LN encoder blocks (SEEDS §5) — all of that is the backbone (nn/vit_backbone.h) —
+// and the classifier reads the class token's final state: y = LN(z_L^0),
+// logits = y W_headᵀ + b_head. The head is one Linear layer, not the notes' MLP head: the ViT
+// paper uses a hidden layer only for pre-training.
 //
 // Parameter names follow timm (cls_token, pos_embed, blocks.<i>.{norm1,attn.qkv,attn.proj,norm2,
-// mlp.fc1,mlp.fc2}, norm, head) except the patch embedding. timm's is a Conv2d
-// (patch_embed.proj.weight, (D, C, P, P)); ours is a Linear, patch_embed.weight (D, P²·C) = Eᵀ
-// over patches flattened in (P, P, C) order, plus a bias b_E that the notes' z_0 leaves out.
-// Init: Linear weights trunc-normal(0, 0.02), biases 0; cls_token and pos_embed trunc-normal(0,
-// 0.02); LayerNorm γ = 1, β = 0.
+// mlp.fc1,mlp.fc2}, norm, head) except the patch embedding, patch_embed.weight (D, P²·C), a
+// Linear where timm's is a Conv2d (nn/vit_backbone.h). The backbone's parameters are listed as
+// the classifier's own (no "backbone." prefix), so checkpoints keep these names.
+// Init: as the backbone's, then the head's Linear (trunc-normal(0, 0.02), bias 0).
 #include <string>
 #include <vector>
 
-#include "nn/layer_norm.h"
 #include "nn/linear.h"
 #include "nn/model.h"
-#include "nn/transformer_encoder_block.h"
+#include "nn/vit_backbone.h"
 
 namespace uwaga::nn {
 
@@ -38,6 +37,8 @@ struct VitConfig {
   std::int64_t patch_dim() const { return patch * patch * channels; }  // P²·C
   // Multiply-adds ×2 of one forward pass on one image (matrix products only).
   std::int64_t forward_flops() const;
+  // The backbone of this configuration: a square image, with the class token.
+  VitBackboneOptions backbone() const;
   // Throws an Error naming the offending field when the configuration cannot work.
   void validate() const;
   std::string to_json() const;
@@ -57,10 +58,6 @@ struct VitConfig {
   }
 };
 
-// (B, C, H, W) -> (B, N, P²·C): patch n = (row r, column c) in raster order, each flattened as
-// (P, P, C) — pixel by pixel, channels innermost.
-Tensor patchify(const Tensor& images, std::int64_t patch);
-
 class VisionTransformer : public Model {
  public:
   VisionTransformer(const VitConfig& config, Generator& gen);
@@ -70,15 +67,11 @@ class VisionTransformer : public Model {
   std::shared_ptr<Model> replica() const override;
 
   // Keeps each block's attention weights (B, h, N+1, N+1) from the next forward on.
-  void keep_attention(bool on);
-  std::vector<Tensor> attention_maps() const;  // one per block
+  void keep_attention(bool on) { backbone->keep_attention(on); }
+  std::vector<Tensor> attention_maps() const { return backbone->attention_maps(); }
 
   const VitConfig config;
-  std::shared_ptr<Linear> patch_embed;  // x_p E + b_E: (P²·C) -> D; its weight is Eᵀ
-  Tensor cls_token;                     // x_class (1, 1, D)
-  Tensor pos_embed;                     // E_pos (1, N+1, D)
-  std::vector<std::shared_ptr<TransformerEncoderBlock>> blocks;
-  std::shared_ptr<LayerNorm> norm;
+  std::shared_ptr<VitBackbone> backbone;  // patch_embed, cls_token, pos_embed, blocks, norm
   std::shared_ptr<Linear> head;
 };
 

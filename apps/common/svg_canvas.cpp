@@ -149,6 +149,18 @@ void SvgCanvas::begin_group(const std::string& id) { body_ << "<g id=\"" << id <
 
 void SvgCanvas::end_group() { body_ << "</g>\n"; }
 
+void SvgCanvas::begin_definition(const std::string& id) {
+  body_ << "<defs>\n<g id=\"" << id << "\">\n";
+}
+
+void SvgCanvas::end_definition() { body_ << "</g>\n</defs>\n"; }
+
+void SvgCanvas::use(const std::string& id, double x, double y, double scale) {
+  body_ << "<use href=\"#" << id << "\" transform=\"translate(" << x << " " << y << ")";
+  if (scale != 1) body_ << " scale(" << scale << ")";
+  body_ << "\"/>\n";
+}
+
 std::string SvgCanvas::str() const {
   std::ostringstream out;
   out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width_ << "\" height=\""

@@ -59,6 +59,12 @@ class SvgCanvas {
   // <g id="..."> ... </g> around what is drawn between the two calls.
   void begin_group(const std::string& id);
   void end_group();
+  // What is drawn between these two calls (around the origin) is defined, not shown, as `id`;
+  // use(id, x, y, scale) shows it at (x, y), scaled. A picture drawn many times (the same image
+  // under many heatmaps) is written once.
+  void begin_definition(const std::string& id);
+  void end_definition();
+  void use(const std::string& id, double x, double y, double scale = 1);
   std::string str() const;
   // Writes the file; throws uwaga::Error naming the path on failure.
   void save(const std::string& path) const;

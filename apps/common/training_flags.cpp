@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "apps/common/thread_policy.h"
 #include "core/threads.h"
 
 namespace uwaga::apps {
@@ -60,6 +61,26 @@ void add_micro_batch_flag(cxxopts::Options& o, std::int64_t default_value, const
                   "its own replica of the model on its share of a batch, this many " + items +
                   " at a time (0: the whole share)",
                   cxxopts::value<std::int64_t>()->default_value(std::to_string(default_value)));
+}
+
+void add_threads_option(cxxopts::Options& o, const char* fallback) {
+  o.add_options()("threads", std::string("threads for uwaga and OpenBLAS (default: "
+                                         "UWAGA_NUM_THREADS, else ") + fallback + ")",
+                  cxxopts::value<int>());
+}
+
+void set_threads_from_option(const cxxopts::ParseResult& r, const char* program,
+                             bool all_cores_by_default) {
+  if (r.count("threads")) {
+    const int n = r["threads"].as<int>();
+    if (n < 1) fail("--threads must be at least 1, got ", n);
+    warn_if_more_threads_than_cores(program, n);
+    set_num_threads(n);
+  } else if (std::getenv("UWAGA_NUM_THREADS") || all_cores_by_default) {
+    init_threads();
+  } else {
+    set_num_threads(1);
+  }
 }
 
 optim::DataParallelOptions replica_options(const cxxopts::ParseResult& r) {

@@ -92,6 +92,15 @@ optim::TrainerOptions trainer_options(const cxxopts::ParseResult& r, const Train
 // forward/backward pass (optim::DataParallel), `default_value` unless given.
 void add_micro_batch_flag(cxxopts::Options& o, std::int64_t default_value, const char* items);
 
+// --threads N: threads for uwaga and OpenBLAS; without it UWAGA_NUM_THREADS, else `fallback`
+// ("all cores" or "1", as set_threads_from_option's all_cores_by_default says).
+void add_threads_option(cxxopts::Options& o, const char* fallback);
+// Sets the threads from --threads (at least 1; a warning on stderr, naming `program`, when above
+// the cores), else from UWAGA_NUM_THREADS, else every core or one. Training uses every core by
+// default; a program that reads one small input at a time may be faster on one.
+void set_threads_from_option(const cxxopts::ParseResult& r, const char* program,
+                             bool all_cores_by_default);
+
 // One replica per uwaga thread with --micro-batch (fails when it is negative).
 optim::DataParallelOptions replica_options(const cxxopts::ParseResult& r);
 // The run summary's line about them: "threads 2, each training a replica ... 16 images at a time".

@@ -77,7 +77,11 @@ void read_record(TrainingLog& log, const json& r) {
     if (split.empty()) return;
     log.eval_split = split;
     add(log.eval_loss, r, step, split + "_loss");
-    const char* name = r.contains(split + "_accuracy") ? "accuracy" : "token_accuracy";
+    // The translator logs no plain accuracy but a token accuracy, uwaga-pose PCK.
+    const char* name = r.contains(split + "_accuracy")         ? "accuracy"
+                       : r.contains(split + "_token_accuracy") ? "token_accuracy"
+                       : r.contains(split + "_pck")            ? "pck"
+                                                               : "";
     log.eval_accuracy_name = name;
     add(log.eval_accuracy, r, step, split + "_" + name);
   } else if (type == "stop") {
@@ -270,7 +274,10 @@ std::string training_plot_svg(const std::vector<TrainingLog>& runs) {
   const double x1 = left, x2 = left + panel_w + gap_x, y1 = top, y2 = top + panel_h + gap_y;
   draw_panel(svg, "loss", "loss", x1, y1, panel_w, panel_h, xs,
              series(&TrainingLog::train_loss, &TrainingLog::eval_loss), true);
-  draw_panel(svg, "accuracy", "accuracy", x2, y1, panel_w, panel_h, xs,
+  // Keypoint runs evaluate PCK, the fraction of joints found within reach: an accuracy too.
+  bool pck = !runs.empty();
+  for (const TrainingLog& r : runs) pck &= r.eval_accuracy_name == "pck";
+  draw_panel(svg, "accuracy", pck ? "PCK (validation)" : "accuracy", x2, y1, panel_w, panel_h, xs,
              series(&TrainingLog::train_accuracy, &TrainingLog::eval_accuracy), false);
   draw_panel(svg, "lr", "learning rate", x1, y2, panel_w, panel_h, xs,
              series(&TrainingLog::lr, nullptr), true);

@@ -20,10 +20,10 @@ struct TrainingLog {
   // From the step records (means since the previous one).
   Curve train_loss, train_accuracy, lr, grad_norm;
   // From the epoch records: "<split>_loss" and "<split>_accuracy" (the translator's
-  // "<split>_token_accuracy" when there is no plain accuracy).
+  // "<split>_token_accuracy" when there is no plain accuracy, uwaga-pose's "<split>_pck").
   Curve eval_loss, eval_accuracy;
   std::string eval_split;          // "test", "valid"; empty when no epoch was evaluated
-  std::string eval_accuracy_name;  // "accuracy" or "token_accuracy"
+  std::string eval_accuracy_name;  // "accuracy", "token_accuracy" or "pck"
   std::string stop_reason;         // the last stop record's reason; empty when the log just ends
 };
 

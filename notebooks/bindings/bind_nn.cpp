@@ -448,11 +448,16 @@ void bind_vit(py::module_& m) {
            },
            "One A (B, h, N+1, N+1) per block, from the last forward.")
       .def_readonly("config", &nn::VisionTransformer::config)
-      .def_readonly("patch_embed", &nn::VisionTransformer::patch_embed)
-      .def_readonly("cls_token", &nn::VisionTransformer::cls_token)
-      .def_readonly("pos_embed", &nn::VisionTransformer::pos_embed)
-      .def_readonly("blocks", &nn::VisionTransformer::blocks)
-      .def_readonly("norm", &nn::VisionTransformer::norm)
+      // The backbone's layers, under the names its parameters have (nn/vit_backbone.h).
+      .def_property_readonly("patch_embed",
+                             [](const nn::VisionTransformer& v) { return v.backbone->patch_embed; })
+      .def_property_readonly("cls_token",
+                             [](const nn::VisionTransformer& v) { return v.backbone->cls_token; })
+      .def_property_readonly("pos_embed",
+                             [](const nn::VisionTransformer& v) { return v.backbone->pos_embed; })
+      .def_property_readonly("blocks",
+                             [](const nn::VisionTransformer& v) { return v.backbone->blocks; })
+      .def_property_readonly("norm", [](const nn::VisionTransformer& v) { return v.backbone->norm; })
       .def_readonly("head", &nn::VisionTransformer::head);
   m.def("class_token_attention", &nn::class_token_attention, py::arg("A"),
         "A (B, h, T, T) -> (B, T-1): the class token's row, mean over heads, over the patches");

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# The attention explorer pages in a real browser. uwaga-vit, uwaga-translate and uwaga-gpt
-# explore write their pages for briefly trained models (real MNIST, the toy corpus, a generated
-# text), and tests/apps/check_explorer_page.py loads each in headless Chromium: no console errors,
+# The attention explorer pages in a real browser. uwaga-vit, uwaga-translate, uwaga-gpt and
+# uwaga-pose explore write their pages for briefly trained models (real MNIST, the toy corpus, a
+# generated text, stick figures), and tests/apps/check_explorer_page.py loads each in headless Chromium: no console errors,
 # exceptions or network requests; the expected number of panels; hovering a token, a patch or a
 # cell changes the weights shown (a token's shown row sums to 1); the scale switch redraws; a
 # screenshot that is not blank. A copy of the ViT page with its image made colourful checks that
 # colour images are drawn in colour. Skipped (status 77) only when no Chromium is installed;
 # bash apps/setup.sh installs Debian's chromium as root.
-#   bash tests/apps/explorer_browser.sh BUILD/apps/uwaga-vit BUILD/apps/uwaga-translate BUILD/apps/uwaga-gpt
+#   bash tests/apps/explorer_browser.sh BUILD/apps/uwaga-vit BUILD/apps/uwaga-translate \
+#     BUILD/apps/uwaga-gpt BUILD/apps/uwaga-pose
 set -uo pipefail
-vit=$1 translate=$2 gpt=$3
+vit=$1 translate=$2 gpt=$3 pose=$4
 root=$(cd "$(dirname "$0")/../.." && pwd)
 check=("/usr/bin/python3" "$root/tests/apps/check_explorer_page.py")
 tmp_probe=$(mktemp)
@@ -75,6 +76,15 @@ run gpt-train "$gpt" train --preset smoke --text "$tmp/verses.txt" --threads 2 -
   run gpt-explore "$gpt" explore --checkpoint "$tmp/gpt/checkpoint.safetensors" \
     --prompt "ROMEO: what" --out "$tmp/gpt.html" &&
   page "$tmp/gpt.html" --expect '.map-panel=3' --expect '.token-view=1' --hover-token self
+
+# uwaga-pose: the smoke preset (1 layer x 2 heads, an 8 x 6 patch grid, no class token), the
+# tokens under the 15 predicted joints as the image's queries.
+run pose-train "$pose" train --preset smoke --max-steps 4 --threads 2 --out "$tmp/pose" &&
+  run pose-explore "$pose" explore --checkpoint "$tmp/pose/checkpoint.safetensors" --index 0 \
+    --out "$tmp/pose.html" &&
+  # image panels: 1 layer x (2 heads + their mean) and the rollout; heatmaps: 1 x 3
+  page "$tmp/pose.html" --expect '.image-panel=4' --expect '.map-panel=3' --expect '.token-view=0' \
+    --hover-patch --image-colours gray
 
 # A page that is broken must fail the checks: a script error, and a panel missing.
 if [[ -f $tmp/gpt.html ]]; then

@@ -406,6 +406,100 @@ def gen_vit(name):
     return module_case(vit, {"images": images}, lambda images: vit(images), dict(config, batch=B))
 
 
+def define_vit_pose():
+    """ViTPose (nn/vit_pose.h) with mmpose's names: a ViT backbone without a class token whose
+    patch tokens, normalised, are laid out as a (H/P) x (W/P) feature map, and either decoder of
+    TopdownHeatmapSimpleHead: classic (two 4x4 stride-2 transposed convolutions without bias, each
+    with BatchNorm and ReLU, then a 1x1 convolution) or simple (ReLU, bilinear x4 with
+    align_corners=False, a 3x3 convolution)."""
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+    EncoderBlock = define_modules()[2]
+
+    class VitBackbone(nn.Module):
+        def __init__(self, height, width, channels, patch, dim, depth, heads, hidden):
+            super().__init__()
+            self.patch = patch
+            self.patch_embed = nn.Linear(patch * patch * channels, dim)
+            n = (height // patch) * (width // patch)
+            self.pos_embed = nn.Parameter(0.02 * torch.randn(1, n, dim))
+            self.blocks = nn.ModuleList([EncoderBlock(dim, heads, hidden) for _ in range(depth)])
+            self.norm = nn.LayerNorm(dim, eps=1e-5)
+
+        def forward(self, images):
+            B, C, H, W = images.shape
+            P = self.patch
+            x = images.reshape(B, C, H // P, P, W // P, P).permute(0, 2, 4, 3, 5, 1)
+            z = self.patch_embed(x.reshape(B, (H // P) * (W // P), P * P * C)) + self.pos_embed
+            for block in self.blocks:
+                z = block(z)
+            return self.norm(z).transpose(1, 2).reshape(B, -1, H // P, W // P)  # (B, D, H/P, W/P)
+
+    class ClassicHead(nn.Module):
+        def __init__(self, dim, channels, joints):
+            super().__init__()
+            self.deconv_layers = nn.Sequential(
+                nn.ConvTranspose2d(dim, channels, 4, stride=2, padding=1, output_padding=0,
+                                   bias=False),
+                nn.BatchNorm2d(channels), nn.ReLU(),
+                nn.ConvTranspose2d(channels, channels, 4, stride=2, padding=1, output_padding=0,
+                                   bias=False),
+                nn.BatchNorm2d(channels), nn.ReLU())
+            self.final_layer = nn.Conv2d(channels, joints, 1)
+
+        def forward(self, x):
+            return self.final_layer(self.deconv_layers(x))
+
+    class SimpleHead(nn.Module):
+        def __init__(self, dim, joints):
+            super().__init__()
+            self.final_layer = nn.Conv2d(dim, joints, 3, padding=1)
+
+        def forward(self, x):
+            x = F.interpolate(F.relu(x), scale_factor=4, mode="bilinear", align_corners=False)
+            return self.final_layer(x)
+
+    class ViTPose(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.backbone = VitBackbone(c["image_height"], c["image_width"], c["channels"],
+                                        c["patch"], c["dim"], c["depth"], c["heads"], c["mlp_dim"])
+            self.keypoint_head = (SimpleHead(c["dim"], c["joints"]) if c["decoder"] == "simple"
+                                  else ClassicHead(c["dim"], c["decoder_channels"], c["joints"]))
+
+        def forward(self, images):
+            return self.keypoint_head(self.backbone(images))
+
+    return ViTPose
+
+
+def gen_vit_pose(name, decoder):
+    """A tiny ViTPose on non-square images (8 x 12, patch 4: a 2 x 3 grid, 8 x 12 heatmaps) in
+    training mode (BatchNorm normalises with the batch's statistics and updates its running ones);
+    LayerNorm and BatchNorm weights, biases and running statistics randomised."""
+    import torch
+    from torch import nn
+    ViTPose = define_vit_pose()
+    seed_for(name)
+    config = {"image_height": 8, "image_width": 12, "channels": 2, "patch": 4, "dim": DIM,
+              "depth": 2, "heads": HEADS, "mlp_dim": 16, "joints": 3, "decoder": decoder,
+              "decoder_channels": 4}
+    model = ViTPose(config)
+    randomize_layer_norms(model)
+    with torch.no_grad():
+        for sub in model.modules():
+            if isinstance(sub, nn.BatchNorm2d):
+                sub.weight.copy_(1.0 + 0.5 * torch.randn_like(sub.weight))
+                sub.bias.copy_(0.5 * torch.randn_like(sub.bias))
+                sub.running_mean.copy_(0.3 * torch.randn_like(sub.running_mean))
+                sub.running_var.copy_(0.5 + torch.rand_like(sub.running_var))
+    model.train()
+    images = torch.randn(B, 2, 8, 12)
+    return module_case(model, {"images": images}, lambda images: model(images),
+                       dict(config, batch=B))
+
+
 def gen_gpt(name, tie_weights):
     import torch
     Gpt = define_modules()[5]
@@ -560,6 +654,8 @@ GENERATORS = {
     "encoder_block": gen_encoder_block,
     "decoder_block": gen_decoder_block,
     "vit": gen_vit,
+    "vit_pose_classic": lambda n: gen_vit_pose(n, "classic"),
+    "vit_pose_simple": lambda n: gen_vit_pose(n, "simple"),
     "gpt": lambda n: gen_gpt(n, tie_weights=False),
     "gpt_tied": lambda n: gen_gpt(n, tie_weights=True),
     "conv2d": lambda n: gen_conv2d(n, 3, 4, 3, stride=2, padding=1, shape=(2, 3, 7, 6)),

@@ -196,3 +196,65 @@ TEST_CASE("alias_buffers shares the source's buffers read-only", "[nn][module]")
   REQUIRE_THROWS_WITH(no_buffers.alias_buffers(source),
                       Contains("alias_buffers: this module has 0 buffers, the source 3"));
 }
+
+namespace {
+// A module with one unnamed part (a block) and one named part (a head).
+class WithUnnamedPart : public Module {
+ public:
+  explicit WithUnnamedPart(Generator& gen) {
+    scale = register_parameter("scale", Tensor::ones({1}));
+    block = register_unnamed_module(std::make_shared<TransformerEncoderBlock>(kBlock, gen));
+    head = register_module("head", std::make_shared<Linear>(LinearOptions{.in = 8, .out = 2}, gen));
+  }
+  void register_empty_name(Generator& gen) {
+    register_module("", std::make_shared<Linear>(LinearOptions{.in = 8, .out = 2}, gen));
+  }
+  Tensor scale;
+  std::shared_ptr<TransformerEncoderBlock> block;
+  std::shared_ptr<Linear> head;
+};
+}  // namespace
+
+TEST_CASE("an unnamed part's parameters and submodules are listed as the module's own",
+          "[nn][module]") {
+  Generator gen(0);
+  WithUnnamedPart m(gen);
+  std::vector<std::string> names;
+  for (auto& [name, p] : m.named_parameters()) names.push_back(name);
+  REQUIRE(names.size() == 15);
+  REQUIRE(names[0] == "scale");
+  REQUIRE(names[1] == "norm1.weight");  // not ".norm1.weight"
+  REQUIRE(names[13] == "head.weight");
+  auto modules = m.named_modules();
+  REQUIRE(modules[0].first == "norm1");
+  REQUIRE(modules[0].second == m.block->norm1.get());
+  REQUIRE(modules.back().first == "head");
+  // It trains, saves and loads as part of the module.
+  m.eval();
+  REQUIRE_FALSE(m.block->attn->is_training());
+  StateDict state = m.state_dict();
+  REQUIRE(state.count("attn.qkv.weight"));
+  m.load_state_dict(state);
+  REQUIRE_THROWS_WITH(m.register_empty_name(gen), Contains("a submodule needs a name"));
+}
+
+namespace {
+// A module whose unnamed part holds buffers.
+class WithUnnamedBatchNorm : public Module {
+ public:
+  WithUnnamedBatchNorm() { bn = register_unnamed_module(std::make_shared<BatchNorm2d>(3)); }
+  std::shared_ptr<BatchNorm2d> bn;
+};
+}  // namespace
+
+TEST_CASE("an unnamed part's buffers are the module's, and aliased with them", "[nn][module]") {
+  WithUnnamedBatchNorm source, replica;
+  std::vector<std::string> names;
+  for (auto& [name, b] : source.named_buffers()) names.push_back(name);
+  REQUIRE(names == std::vector<std::string>{"running_mean", "running_var", "num_batches_tracked"});
+  REQUIRE(source.state_dict().count("running_var"));
+  replica.alias_buffers(source);
+  REQUIRE_FALSE(replica.bn->updates_buffers());  // the part reads the source's, never writes
+  REQUIRE(source.bn->updates_buffers());
+  REQUIRE(replica.bn->running_var.shares_storage_with(source.bn->running_var));
+}

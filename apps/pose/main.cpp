@@ -1,0 +1,37 @@
+// uwaga-pose: ViTPose, a Vision Transformer that finds a person's joints, trained on synthetic
+// stick figures (or COCO keypoints) from the command line.
+//   uwaga-pose train --preset stick-classic --out runs/pose-classic
+//   uwaga-pose eval --checkpoint runs/pose-classic/checkpoint.safetensors
+//   uwaga-pose predict --checkpoint FILE (--index N | --image CROP.pgm) --out predict.svg
+//   uwaga-pose attention --checkpoint FILE --index N --joint left_wrist --out attention.svg
+//   uwaga-pose explore --checkpoint FILE --index N --out explorer.html
+//   uwaga-pose plot --run runs/pose-classic [--run runs/pose-simple ...] [--out curves.svg]
+// Wiring only: the model is nn/vit_pose, the targets nn/keypoint_heatmaps, the loop
+// optim/trainer, the data data/stick_figures and data/coco_keypoints.
+#include "apps/common/command_line.h"
+#include "apps/pose/pose_commands.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: uwaga-pose MODE [options]\n"
+    "modes:\n"
+    "  train       train a ViTPose keypoint model (presets: stick-classic, stick-simple,\n"
+    "              coco-small, smoke)\n"
+    "  eval        PCK@0.1 and OKS-AP of a checkpoint beside two baselines\n"
+    "  predict     the joints of one crop, and an SVG of its skeleton and heatmaps\n"
+    "  attention   draw where the token under a joint looks, per layer and head (SVG)\n"
+    "  explore     every layer and head of the attention on one crop, in one HTML page\n"
+    "  plot        training curves of runs from their log.jsonl (SVG, and PNG when possible)\n"
+    "Run 'uwaga-pose MODE --help' for the options of a mode.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace uwaga::apps;
+  return run_modes("uwaga-pose", kUsage,
+                   {{"train", pose_train}, {"eval", pose_eval}, {"predict", pose_predict},
+                    {"attention", pose_attention}, {"explore", pose_explore},
+                    {"plot", pose_plot}},
+                   argc, argv);
+}

@@ -1,0 +1,246 @@
+#include "apps/pose/pose_commands.h"
+
+#include <cxxopts.hpp>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "apps/common/command_line.h"
+#include "apps/common/processes.h"
+#include "apps/common/training_flags.h"
+#include "apps/common/training_plot.h"
+#include "apps/pose/pose_checkpoint.h"
+#include "apps/pose/pose_training.h"
+
+namespace uwaga::apps {
+namespace {
+
+using cxxopts::value;
+
+// Applies the data, model, target and optimisation flags the user gave on top of a preset.
+void apply_overrides(PoseRunConfig& run, const cxxopts::ParseResult& r) {
+  if (r.count("data")) set_pose_data(run, r["data"].as<std::string>());
+  auto set = [&](const char* flag, auto& field) { override_from(r, flag, field); };
+  set("coco-annotations", run.coco_annotations);
+  set("coco-images", run.coco_images);
+  set("image-height", run.model.image_height);
+  set("image-width", run.model.image_width);
+  set("patch", run.model.patch);
+  set("dim", run.model.dim);
+  set("depth", run.model.depth);
+  set("heads", run.model.heads);
+  set("mlp-dim", run.model.mlp_dim);
+  set("decoder", run.model.decoder);
+  set("decoder-channels", run.model.decoder_channels);
+  override_training_flags(r, run);
+  set("min-lr", run.min_lr);
+  set("train-size", run.train_size);
+  set("valid-size", run.valid_size);
+  set("sigma", run.sigma);
+  if (r.count("flip") && r.count("no-flip"))
+    fail("train: --flip and --no-flip contradict each other");
+  if (r.count("flip")) run.flip = true;
+  if (r.count("no-flip")) run.flip = false;
+}
+
+// `warmup`: the schedule's warm-up, which a short run cuts to its length.
+void print_summary(PoseTraining& training, const PoseRunConfig& run, const PoseData& data,
+                   std::int64_t warmup, const optim::DataParallelOptions& parallel) {
+  const nn::PoseConfig& m = run.model;
+  std::printf("uwaga-pose: %s, %s decoder\n", run.preset.empty() ? "custom" : run.preset.c_str(),
+              m.decoder.c_str());
+  std::printf("  model     %lldx%lld input, %lld channel(s), patch %lld: %lldx%lld = %lld tokens, "
+              "dim %lld, depth %lld, heads %lld, mlp %lld\n",
+              (long long)m.image_height, (long long)m.image_width, (long long)m.channels,
+              (long long)m.patch, (long long)m.grid_height(), (long long)m.grid_width(),
+              (long long)(m.grid_height() * m.grid_width()), (long long)m.dim, (long long)m.depth,
+              (long long)m.heads, (long long)m.mlp_dim);
+  if (m.decoder == "simple")
+    std::printf("  decoder   simple: ReLU, bilinear x4, 3x3 conv");
+  else
+    std::printf("  decoder   classic: 2 x (4x4 transposed conv stride 2, BatchNorm, ReLU), %lld "
+                "channels, 1x1 conv", (long long)m.decoder_channels);
+  std::printf(" -> %lld heatmaps of %lldx%lld (stride %g px), Gaussians of sigma %g cells\n",
+              (long long)m.joints, (long long)m.heatmap_height(), (long long)m.heatmap_width(),
+              m.heatmap_stride(), run.sigma);
+  std::printf("  params    %lld\n", (long long)training.model().num_parameters());
+  std::printf("  FLOPs     %.1f M per image forward, ~%.0f M per training image\n",
+              m.forward_flops() / 1e6, 3 * m.forward_flops() / 1e6);
+  std::printf("  data      %s; flip %s\n", data.describe().c_str(), run.flip ? "on" : "off");
+  std::printf("  optimiser AdamW lr %g (warm-up %lld steps, cosine to %g), weight decay %g, "
+              "batch %lld, %lld epochs of %lld steps, clip %g, seed %llu\n",
+              run.lr, (long long)warmup, run.min_lr, run.weight_decay, (long long)run.batch_size,
+              (long long)run.epochs, (long long)training.batches_per_epoch(), run.clip_norm,
+              (unsigned long long)run.seed);
+  print_replicas(parallel, "images");
+  std::fflush(stdout);
+}
+
+// A joint worth looking at in the attention picture: a wrist, which the model finds from the
+// arm it hangs on.
+std::string example_joint(const SkeletonSpec& skeleton) {
+  for (const std::string& name : skeleton.joint_names)
+    if (name.find("wrist") != std::string::npos) return name;
+  return skeleton.joint_names.at(0);
+}
+
+nlohmann::json scores_json(const KeypointScores& s) {
+  return {{"pck", s.pck}, {"ap", s.oks.ap}, {"ap50", s.oks.ap50}, {"ap75", s.oks.ap75},
+          {"ar", s.oks.ar}, {"pck_per_joint", s.pck_joint}};
+}
+
+void print_scores(std::FILE* out, const char* name, const KeypointScores& s) {
+  std::fprintf(out, "  %-16s %7.2f%%  %6.3f %6.3f %6.3f\n", name, 100 * s.pck, s.oks.ap,
+               s.oks.ap50, s.oks.ap75);
+}
+
+}  // namespace
+
+int pose_train(int argc, char** argv) {
+  cxxopts::Options o("uwaga-pose train",
+                     "Train a ViTPose keypoint model on stick figures or COCO keypoints.");
+  o.add_options()
+      ("preset", "stick-classic, stick-simple, coco-small or smoke", value<std::string>()->default_value("stick-classic"))
+      ("data", "synthetic (stick figures made on the fly) or coco (default: the preset's)", value<std::string>())
+      ("coco-annotations", "COCO person_keypoints_*.json (--data coco)", value<std::string>())
+      ("coco-images", "the directory of its photos (--data coco)", value<std::string>())
+      ("out", "directory for checkpoint.safetensors and log.jsonl (required)", value<std::string>())
+      ("resume", "continue from the checkpoint in --out")
+      ("max-steps", "stop after this many optimizer steps in total (counting resumed ones)", value<std::int64_t>()->default_value("0"))
+      ("decoder", "classic (2 transposed convolutions) or simple (bilinear x4, 3x3 conv)", value<std::string>())
+      ("decoder-channels", "the classic decoder's width", value<std::int64_t>())
+      ("image-height", "input height H", value<std::int64_t>())
+      ("image-width", "input width W", value<std::int64_t>())
+      ("patch", "patch size P (heatmaps at stride P/4)", value<std::int64_t>())
+      ("dim", "embedding width D", value<std::int64_t>())
+      ("depth", "number of encoder blocks L", value<std::int64_t>())
+      ("heads", "attention heads h (must divide D)", value<std::int64_t>())
+      ("mlp-dim", "hidden width of the MLPs", value<std::int64_t>())
+      ("epochs", "training epochs", value<std::int64_t>())
+      ("train-size", "training samples per epoch (synthetic: new ones each epoch; coco: 0 for all)", value<std::int64_t>())
+      ("valid-size", "validation samples (coco: the last N persons of the file)", value<std::int64_t>())
+      ("sigma", "the target Gaussians' sigma, in heatmap cells", value<double>())
+      ("flip", "mirror half the training samples, left and right joints swapped")
+      ("no-flip", "no mirroring")
+      ("batch-size", "samples per step", value<std::int64_t>())
+      ("lr", "peak learning rate", value<double>())
+      ("min-lr", "learning rate at the end of the cosine decay", value<double>())
+      ("weight-decay", "AdamW weight decay (not on biases, norms, embeddings)", value<double>())
+      ("warmup", "steps of linear learning-rate warm-up", value<std::int64_t>())
+      ("clip", "clip the global gradient norm to this (0: off)", value<double>())
+      ("seed", "seed for initialisation, training samples, order and flips", value<std::uint64_t>())
+      ("log-every", "steps between log lines", value<std::int64_t>()->default_value("50"))
+      ("h,help", "show this help");
+  add_micro_batch_flag(o, kPoseMicroBatch, "images");
+  add_threads_option(o, "all cores");
+  auto r = o.parse(argc, argv);
+  if (wants_help(o, r)) return 0;
+  reject_unexpected_arguments(r, "train");
+  const TrainingOutput output = training_output(r);
+  set_threads_from_option(r, "uwaga-pose", true);
+
+  // Under mpirun every process builds the same run; a failure on any of them ends them all.
+  const std::unique_ptr<optim::GradientReduction> processes = optim::processes_of_this_run();
+  const bool root = processes->rank() == 0;
+  PoseRunConfig run;
+  std::unique_ptr<PoseData> data;
+  on_every_process(*processes, [&] {
+    if (output.resume) {
+      run = resumed_run_config(r, output.checkpoint, read_pose_run_config, apply_overrides);
+    } else {
+      run = pose_preset(r["preset"].as<std::string>());
+      apply_overrides(run, r);
+    }
+    run.validate();
+    data = std::make_unique<PoseData>(run);
+  });
+
+  optim::TrainerOptions options = trainer_options(r, output, "uwaga-pose");
+  options.reduction = processes.get();
+  check_same_settings(*processes, training_settings(run.to_json(), options, data->valid.size));
+  PoseTraining training(run, *data, options);
+  if (root) print_summary(training, run, *data, training.warmup(), options.parallel);
+  optim::TrainSummary summary = training.fit();  // prints its own reason for stopping early
+  if (summary.stopped_non_finite) return 1;
+  if (summary.interrupted) return 130;
+  if (!root) return 0;
+  // A run cut short by --max-steps has not evaluated its last steps yet.
+  std::map<std::string, double> last = summary.last_eval;
+  if (!last.count("pck")) {
+    const PoseEval e = evaluate_pose(training.model(), data->valid, heatmap_targets(run));
+    last = {{"pck", e.model.pck}, {"ap", e.model.oks.ap}};
+  }
+  std::printf("validation: PCK@0.1 %.2f%%, OKS-AP %.3f (%lld samples); %lld steps, %.1f s\n",
+              100 * last.at("pck"), last.at("ap"), (long long)data->valid.size,
+              (long long)summary.steps, summary.seconds);
+  if (std::string line = communication_summary(*processes, summary.steps, summary.seconds);
+      !line.empty())
+    std::printf("%s\n", line.c_str());
+  // What to do next, as the user would type it (the program as they ran it).
+  const std::string program = program_as_typed("uwaga-pose");
+  const std::string checkpoint = shell_quoted(output.checkpoint);
+  const std::string joint = example_joint(pose_skeleton(run));
+  print_run_files(output.out,
+                  {program + " eval --checkpoint " + checkpoint,
+                   program + " predict --checkpoint " + checkpoint + " --index 0 --out " +
+                       shell_quoted(output.out + "/predict.svg"),
+                   program + " attention --checkpoint " + checkpoint + " --index 0 --joint " +
+                       joint + " --out " + shell_quoted(output.out + "/attention.svg"),
+                   program + " plot --run " + shell_quoted(output.out) +
+                       "   (redraws the curves; more --run flags compare runs)"});
+  return 0;
+}
+
+int pose_eval(int argc, char** argv) {
+  cxxopts::Options o("uwaga-pose eval",
+                     "PCK@0.1 and OKS-AP of a checkpoint on its validation samples, beside the "
+                     "mean-pose and brightest-pixel baselines.");
+  o.add_options()
+      ("checkpoint", "a checkpoint written by uwaga-pose train", value<std::string>())
+      ("valid-size", "evaluate on this many validation samples (default: the run's)", value<std::int64_t>())
+      ("coco-annotations", "where the run's COCO file is now (default: where it was)", value<std::string>())
+      ("coco-images", "where its photos are now (default: where they were)", value<std::string>())
+      ("json", "print one line of JSON on stdout (n, loss, and pck, ap, ap50, ap75, ar, pck_per_joint for the model and each baseline), the report on stderr")
+      ("h,help", "show this help");
+  add_threads_option(o, "all cores");
+  auto r = o.parse(argc, argv);
+  if (wants_help(o, r)) return 0;
+  reject_unexpected_arguments(r, "eval");
+  if (!r.count("checkpoint")) fail("eval: --checkpoint FILE is required");
+  set_threads_from_option(r, "uwaga-pose", true);
+  LoadedPose pose = load_pose(r["checkpoint"].as<std::string>());
+  override_from(r, "valid-size", pose.run.valid_size);
+  if (pose.run.valid_size < 1)
+    fail("eval: --valid-size must be at least 1, got ", pose.run.valid_size);
+  override_from(r, "coco-annotations", pose.run.coco_annotations);
+  override_from(r, "coco-images", pose.run.coco_images);
+  const PoseData data(pose.run);
+  const PoseEval e = evaluate_pose(*pose.model, data.valid, heatmap_targets(pose.run), &data.train);
+
+  // With --json, stdout holds only the JSON (for programs); the report goes to stderr.
+  std::FILE* report = r.count("json") ? stderr : stdout;
+  std::fprintf(report, "validation: %s; %lld samples, heatmap loss %.6f\n",
+               data.describe().c_str(), (long long)e.n, e.loss);
+  std::fprintf(report, "  %-16s %8s  %6s %6s %6s\n", "", "PCK@0.1", "AP", "AP50", "AP75");
+  print_scores(report, "model", e.model);
+  print_scores(report, "mean pose", e.mean_pose);
+  print_scores(report, "brightest pixel", e.brightest_pixel);
+  const SkeletonSpec& skeleton = pose_skeleton(pose.run);
+  std::fprintf(report, "the model's PCK@0.1 per joint:\n");
+  for (std::size_t k = 0; k < e.model.pck_joint.size(); ++k)
+    std::fprintf(report, "  %-16s %7.2f%%\n", skeleton.joint_names[k].c_str(),
+                 100 * e.model.pck_joint[k]);
+  if (r.count("json")) {
+    const nlohmann::json j = {{"n", e.n},
+                              {"loss", e.loss},
+                              {"model", scores_json(e.model)},
+                              {"mean_pose", scores_json(e.mean_pose)},
+                              {"brightest_pixel", scores_json(e.brightest_pixel)}};
+    std::printf("%s\n", j.dump().c_str());
+  }
+  return 0;
+}
+
+int pose_plot(int argc, char** argv) { return plot_training_runs("uwaga-pose", argc, argv); }
+
+}  // namespace uwaga::apps

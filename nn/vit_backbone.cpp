@@ -1,0 +1,102 @@
+#include "nn/vit_backbone.h"
+
+#include "core/elementwise.h"
+#include "core/shape_ops.h"
+#include "nn/init.h"
+
+namespace uwaga::nn {
+
+std::int64_t VitBackboneOptions::forward_flops() const {
+  const std::int64_t T = tokens(), D = dim;
+  const std::int64_t per_block = 2 * T * D * 3 * D  // qkv projection
+                                 + 2 * 2 * T * T * D  // Q Kᵀ and A V over all heads
+                                 + 2 * T * D * D      // output projection W_O
+                                 + 2 * 2 * T * D * mlp_dim;  // fc1 and fc2
+  return 2 * num_patches() * patch_dim() * D + depth * per_block;
+}
+
+void VitBackboneOptions::validate(const char* what) const {
+  for (auto [name, v] : {std::pair{"image height", image_height}, {"image width", image_width},
+                         {"channels", channels}, {"patch", patch}, {"dim", dim},
+                         {"depth", depth}, {"heads", heads}, {"mlp-dim", mlp_dim}})
+    if (v < 1) fail(what, ": ", name, " must be positive, got ", v);
+  if (image_height % patch != 0)
+    fail(what, ": image height ", image_height, " is not divisible by patch ", patch);
+  if (image_width % patch != 0)
+    fail(what, ": image width ", image_width, " is not divisible by patch ", patch);
+  if (dim % heads != 0) fail(what, ": dim ", dim, " is not divisible by heads ", heads);
+}
+
+Tensor patchify(const Tensor& images, std::int64_t P) {
+  if (images.dim() != 4)
+    fail("patchify: images ", shape_str(images.shape()), " should be (B, C, H, W)");
+  const std::int64_t B = images.size(0), C = images.size(1), H = images.size(2),
+                     W = images.size(3);
+  if (P < 1) fail("patchify: patch size must be positive, got ", P);
+  if (H % P != 0 || W % P != 0)
+    fail("patchify: image ", H, "x", W, " is not divisible into ", P, "x", P, " patches");
+  // (B, C, H/P, P, W/P, P) -> (B, H/P, W/P, P, P, C) -> (B, N, P·P·C)
+  Tensor x = reshape(images, {B, C, H / P, P, W / P, P});
+  x = permute(x, {0, 2, 4, 3, 5, 1});
+  return reshape(x, {B, (H / P) * (W / P), P * P * C});
+}
+
+VitBackbone::VitBackbone(const VitBackboneOptions& o, Generator& gen) : options(o) {
+  options.validate();
+  patch_embed = register_module(
+      "patch_embed",
+      std::make_shared<Linear>(LinearOptions{.in = o.patch_dim(), .out = o.dim}, gen));
+  if (o.class_token) {
+    cls_token = register_parameter("cls_token", Tensor::empty({1, 1, o.dim}));
+    init::trunc_normal(cls_token, gen, 0.02);
+  }
+  pos_embed = register_parameter("pos_embed", Tensor::empty({1, o.tokens(), o.dim}));
+  init::trunc_normal(pos_embed, gen, 0.02);
+  for (std::int64_t i = 0; i < o.depth; ++i)
+    blocks.push_back(register_module(
+        "blocks." + std::to_string(i),
+        std::make_shared<TransformerEncoderBlock>(
+            TransformerEncoderBlockOptions{.dim = o.dim, .heads = o.heads, .mlp_dim = o.mlp_dim},
+            gen)));
+  norm = register_module("norm", std::make_shared<LayerNorm>(o.dim));
+}
+
+void VitBackbone::check_images(const Tensor& images, const char* model) const {
+  if (images.dim() != 4 || images.size(1) != options.channels ||
+      images.size(2) != options.image_height || images.size(3) != options.image_width)
+    fail(model, ": images ", shape_str(images.shape()), " should be (B, ", options.channels, ", ",
+         options.image_height, ", ", options.image_width, ")");
+}
+
+Tensor VitBackbone::encode(const Tensor& images) {
+  check_images(images, "VitBackbone");
+  const std::int64_t B = images.size(0), D = options.dim;
+  Tensor patches = patchify(images, options.patch);  // x_p      (B, N, P²·C)
+  Tensor z = patch_embed->forward(patches);          // x_p E    (B, N, D)
+  if (options.class_token)
+    z = cat({expand(cls_token, {B, 1, D}), z}, 1);   // [x_class; x_p E]  (B, N+1, D)
+  z = z + pos_embed;                                 // z_0      (B, T, D)
+  for (auto& block : blocks) z = block->forward(z);  // z_ℓ, ℓ = 1…L
+  return z;
+}
+
+Tensor VitBackbone::feature_map(const Tensor& images) {
+  Tensor z = encode(images);  // (B, T, D)
+  const std::int64_t B = z.size(0), T = z.size(1), D = options.dim;
+  if (options.class_token) z = slice(z, 1, 1, T);  // the patch tokens (B, N, D)
+  Tensor y = norm->forward(z);                     // LN(z_L)  (B, N, D), raster order
+  y = reshape(y, {B, options.grid_height(), options.grid_width(), D});
+  return permute(y, {0, 3, 1, 2});                 // (B, D, H/P, W/P)
+}
+
+void VitBackbone::keep_attention(bool on) {
+  for (auto& block : blocks) block->attn->keep_attention(on);
+}
+
+std::vector<Tensor> VitBackbone::attention_maps() const {
+  std::vector<Tensor> maps;
+  for (auto& block : blocks) maps.push_back(block->attn->attention());
+  return maps;
+}
+
+}  // namespace uwaga::nn

@@ -1,0 +1,84 @@
+#pragma once
+// The Vision Transformer's body (SEEDS §6), shared by the classifier (nn/vision_transformer.h)
+// and the keypoint model (nn/vit_pose.h). An image x ∈ R^{C×H×W}, H and W multiples of P (not
+// necessarily equal), is cut into N = (H/P)·(W/P) patches x_p ∈ R^{N×(P²·C)} in raster order;
+// each is embedded linearly with E ∈ R^{(P²·C)×D}; with a class token, a learnable x_class goes in
+// front; learnable position embeddings are added:
+//   z_0 = [x_class; x_p^1 E; …; x_p^N E] + E_pos      E_pos (N+1, D)   with the class token
+//   z_0 = [x_p^1 E; …; x_p^N E] + E_pos               E_pos (N, D)     without
+// then L pre-LN encoder blocks (SEEDS §5) give z_L, and the final LayerNorm LN is the caller's to
+// apply: the classifier normalises only the class token's state, the keypoint model every patch
+// token's, laid out as the (H/P) × (W/P) grid it came from (feature_map).
+//
+// Parameter names follow timm: patch_embed (a Linear, weight (D, P²·C) = Eᵀ over patches
+// flattened in (P, P, C) order, plus a bias b_E that the notes' z_0 leaves out; timm's is a Conv2d
+// patch_embed.proj), cls_token, pos_embed, blocks.<i>.{norm1, attn.qkv, attn.proj, norm2, mlp.fc1,
+// mlp.fc2}, norm. Init: Linear weights trunc-normal(0, 0.02), biases 0; cls_token and pos_embed
+// trunc-normal(0, 0.02); LayerNorm γ = 1, β = 0 — drawn in that order from the generator.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/random.h"
+#include "nn/layer_norm.h"
+#include "nn/linear.h"
+#include "nn/module.h"
+#include "nn/transformer_encoder_block.h"
+
+namespace uwaga::nn {
+
+struct VitBackboneOptions {
+  std::int64_t image_height = 28;  // H
+  std::int64_t image_width = 28;   // W
+  std::int64_t channels = 1;       // C
+  std::int64_t patch = 7;          // P; divides H and W
+  std::int64_t dim = 64;           // D
+  std::int64_t depth = 6;          // L
+  std::int64_t heads = 4;          // h; divides D
+  std::int64_t mlp_dim = 128;
+  bool class_token = true;
+
+  std::int64_t grid_height() const { return image_height / patch; }  // H/P
+  std::int64_t grid_width() const { return image_width / patch; }    // W/P
+  std::int64_t num_patches() const { return grid_height() * grid_width(); }  // N
+  std::int64_t tokens() const { return num_patches() + (class_token ? 1 : 0); }  // T
+  std::int64_t patch_dim() const { return patch * patch * channels; }  // P²·C
+  // Multiply-adds ×2 of one forward pass on one image: the patch embedding and the blocks'
+  // matrix products.
+  std::int64_t forward_flops() const;
+  // Throws an Error, starting with `what` ("pose config"), naming the option when a size is not
+  // positive or the sizes do not fit together (P not dividing H or W, h not dividing D). The
+  // models' configurations check their fields' upper bounds first.
+  void validate(const char* what = "vit backbone") const;
+};
+
+// (B, C, H, W) -> (B, N, P²·C): patch n = (row r, column c) of the (H/P) × (W/P) grid in raster
+// order (n = r·W/P + c), each flattened as (P, P, C) — pixel by pixel, channels innermost.
+Tensor patchify(const Tensor& images, std::int64_t patch);
+
+class VitBackbone : public Module {
+ public:
+  VitBackbone(const VitBackboneOptions& options, Generator& gen);
+
+  // Fails, naming `model`, unless `images` is (B, C, H, W) with this backbone's C, H and W.
+  void check_images(const Tensor& images, const char* model) const;
+  // z_L (B, T, D): the tokens' states after the last block, before the final norm. With the class
+  // token, token 0 is its state and token 1 + n patch n's; without, token n is patch n's.
+  Tensor encode(const Tensor& images);
+  // LN(z_L) of the patch tokens as a feature map (B, D, H/P, W/P): the state of patch (r, c) at
+  // [:, :, r, c].
+  Tensor feature_map(const Tensor& images);
+
+  // Keeps each block's attention weights (B, h, T, T) from the next forward on.
+  void keep_attention(bool on);
+  std::vector<Tensor> attention_maps() const;  // one per block
+
+  const VitBackboneOptions options;
+  std::shared_ptr<Linear> patch_embed;  // x_p E + b_E: (P²·C) -> D; its weight is Eᵀ
+  Tensor cls_token;                     // x_class (1, 1, D); undefined without a class token
+  Tensor pos_embed;                     // E_pos (1, T, D)
+  std::vector<std::shared_ptr<TransformerEncoderBlock>> blocks;
+  std::shared_ptr<LayerNorm> norm;      // LN, applied by the caller to the tokens it reads
+};
+
+}  // namespace uwaga::nn
