@@ -54,7 +54,8 @@ void im2col(T* col, const T* x, const Conv2dGeometry& g) {
       for (std::int64_t u = 0; u < kh; ++u)
         for (std::int64_t v = 0; v < kw; ++v) {
           T* row = col + ((c * kh + u) * kw + v) * Ho * Wo;  // (H', W')
-          const auto [j0, j1] = inside(v, W, Wo, s, p);
+          const auto run = inside(v, W, Wo, s, p);  // not a structured binding: clang's
+          const std::int64_t j0 = run.first, j1 = run.second;  // OpenMP cannot capture one
           for (std::int64_t i = 0; i < Ho; ++i) {
             T* r = row + i * Wo;
             const std::int64_t y = i * s - p + u;
@@ -89,7 +90,8 @@ void col2im_add(T* x, const T* col, const Conv2dGeometry& g) {
       for (std::int64_t u = 0; u < kh; ++u)
         for (std::int64_t v = 0; v < kw; ++v) {
           const T* row = col + ((c * kh + u) * kw + v) * Ho * Wo;  // (H', W')
-          const auto [j0, j1] = inside(v, W, Wo, s, p);
+          const auto run = inside(v, W, Wo, s, p);  // not a structured binding: clang's
+          const std::int64_t j0 = run.first, j1 = run.second;  // OpenMP cannot capture one
           for (std::int64_t i = 0; i < Ho; ++i) {
             const std::int64_t y = i * s - p + u;
             if (y < 0 || y >= H) continue;
