@@ -73,6 +73,11 @@ std::int64_t KeypointMSELoss::count(const Tensor& targets) const {
   return targets.size(0) * targets.size(1) * (targets.size(2) - 1);
 }
 
+std::int64_t KeypointMSELoss::items(const Tensor& targets) const {
+  count(targets);  // checks the shape
+  return targets.size(0);
+}
+
 Tensor pack_keypoint_targets(const Tensor& heatmaps, const Tensor& weights) {
   check_defined(heatmaps, "pack_keypoint_targets");
   check_defined(weights, "pack_keypoint_targets");

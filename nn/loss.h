@@ -20,6 +20,9 @@ class Loss {
   virtual Tensor operator()(const Tensor& output, const Tensor& targets) const = 0;
   // How many targets the mean runs over.
   virtual std::int64_t count(const Tensor& targets) const = 0;
+  // How many examples the targets are, for the progress line's items/s: what the mean runs over
+  // (images, target words) unless a loss averages over parts of an example (a heatmap's cells).
+  virtual std::int64_t items(const Tensor& targets) const { return count(targets); }
   // How many of them the output predicts right, or −1 where accuracy does not apply.
   virtual std::int64_t correct(const Tensor& /*output*/, const Tensor& /*targets*/) const {
     return -1;
@@ -64,6 +67,7 @@ class KeypointMSELoss : public Loss {
   // output (B, K, h, w), targets (B, K, 1 + h·w) of the same dtype.
   Tensor operator()(const Tensor& output, const Tensor& targets) const override;
   std::int64_t count(const Tensor& targets) const override;  // B·K·h·w
+  std::int64_t items(const Tensor& targets) const override;  // B: samples, not cells
 };
 
 // heatmaps (B, K, h, w) and weights (B, K) → targets (B, K, 1 + h·w) in heatmaps' dtype.

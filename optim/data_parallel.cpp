@@ -149,7 +149,7 @@ StepResult DataParallel::gradient(const Batch& batch, const nn::Loss& loss,
       const std::int64_t n_c = loss.count(part.targets);
       const double weight = static_cast<double>(n_c) / static_cast<double>(counted);  // n_c/n
       loss_sum[t] += weight * L_c.item();
-      items[t] += n_c;
+      items[t] += loss.items(part.targets);
       if (correct[t] >= 0) {
         NoGradGuard no_grad;
         const std::int64_t right = loss.correct(output, part.targets);

@@ -86,7 +86,7 @@ void add_gradient(Tensor& into, Tensor& from);
 // The loss of one step, summed over its micro-batches, replicas and processes.
 struct StepResult {
   double loss = 0;            // the batch's mean loss
-  std::int64_t items = 0;     // what the loss counts (images, target words)
+  std::int64_t items = 0;     // examples, as the loss's items() counts (images, target words)
   std::int64_t correct = -1;  // of those, predicted right; −1 when accuracy does not apply
 };
 

@@ -88,6 +88,7 @@ TEST_CASE("KeypointMSELoss of a split batch recombines to the whole with count()
   const Tensor P = Tensor::randn({B, K, h, w}, gen, DType::Float64);
   KeypointMSELoss loss;
   REQUIRE(loss.count(targets) == B * K * h * w);
+  REQUIRE(loss.items(targets) == B);  // the progress line's items/s counts samples, not cells
   const double whole = loss(P, targets).item();
   double combined = 0;
   const std::int64_t n = loss.count(targets);
