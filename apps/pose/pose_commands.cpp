@@ -39,6 +39,10 @@ void apply_overrides(PoseRunConfig& run, const cxxopts::ParseResult& r) {
   set("sigma", run.sigma);
   if (r.count("flip") && r.count("no-flip"))
     fail("train: --flip and --no-flip contradict each other");
+  if (r.count("flip") && run.data == "synthetic")
+    fail("train: --flip with stick figures: their grey levels tell left from right (left limbs "
+         "bright, right ones dark), so a mirror image with its joints swapped would call the "
+         "bright limbs right; stick-figure runs train unmirrored (data/stick_figures.h)");
   if (r.count("flip")) run.flip = true;
   if (r.count("no-flip")) run.flip = false;
 }
@@ -120,8 +124,8 @@ int pose_train(int argc, char** argv) {
       ("train-size", "training samples per epoch (synthetic: new ones each epoch; coco: 0 for all)", value<std::int64_t>())
       ("valid-size", "validation samples (coco: the last N persons of the file)", value<std::int64_t>())
       ("sigma", "the target Gaussians' sigma, in heatmap cells", value<double>())
-      ("flip", "mirror half the training samples, left and right joints swapped")
-      ("no-flip", "no mirroring")
+      ("flip", "mirror half the training samples, left and right joints swapped (COCO's default)")
+      ("no-flip", "no mirroring (the stick figures' only choice)")
       ("batch-size", "samples per step", value<std::int64_t>())
       ("lr", "peak learning rate", value<double>())
       ("min-lr", "learning rate at the end of the cosine decay", value<double>())

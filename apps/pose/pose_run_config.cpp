@@ -26,9 +26,11 @@ void set_pose_data(PoseRunConfig& run, const std::string& data) {
   if (data == "synthetic") {
     run.model.channels = 1;
     run.model.joints = 15;
+    run.flip = false;  // grey levels tell left from right: a mirror image contradicts them
   } else if (data == "coco") {
     run.model.channels = 3;
     run.model.joints = 17;
+    run.flip = true;
   } else {
     fail("--data: unknown data '", data, "'; expected one of: synthetic, coco");
   }
@@ -45,8 +47,7 @@ PoseRunConfig pose_preset(const std::string& name) {
   if (name == "stick-classic") {
     // ViTPose's default decoder, two 4×4 transposed convolutions (64 channels) then 1×1, on
     // 8 × 8 patches: an 8 × 6 grid of 48 tokens, dim 128, 6 blocks; heatmaps 32 × 24 at stride 2.
-    // Sanity runs on a loaded 2-core machine (indicative): 12 epochs PCK@0.1 89 %, OKS-AP 0.94;
-    // 30 epochs 95.1 %, 0.978.
+    // Measured figures: README, "Finding joints".
     stick_figures(r);
     r.model.patch = 8, r.model.dim = 128, r.model.depth = 6, r.model.heads = 4;
     r.model.mlp_dim = 256, r.model.decoder = "classic", r.model.decoder_channels = 64;
@@ -54,10 +55,9 @@ PoseRunConfig pose_preset(const std::string& name) {
   } else if (name == "stick-simple") {
     // ViTPose's simple decoder — ReLU, bilinear ×4, 3×3 convolution — is linear in bilinearly
     // interpolated token features, so its heatmaps peak within a cell of a token's centre: on the
-    // classic preset's 8 × 8 patches that is too coarse (30 epochs: PCK 77 %), so 4 × 4 patches,
+    // classic preset's 8 × 8 patches that is too coarse (PCK@0.1 about 77 %), so 4 × 4 patches,
     // a 16 × 12 grid of 192 tokens (narrower and shallower to pay for them: dim 64, 4 blocks),
-    // heatmaps 64 × 48 at stride 1. Sanity runs (indicative): 30 epochs PCK 91.1 %, OKS-AP 0.953;
-    // 45 epochs 94.3 %, 0.973.
+    // heatmaps 64 × 48 at stride 1. Measured figures: README, "Finding joints".
     stick_figures(r);
     r.model.patch = 4, r.model.dim = 64, r.model.depth = 4, r.model.heads = 4;
     r.model.mlp_dim = 128, r.model.decoder = "simple", r.model.decoder_channels = 64;

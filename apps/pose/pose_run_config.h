@@ -31,7 +31,9 @@ struct PoseRunConfig {
   std::int64_t train_size = 4096;  // samples per epoch (coco: 0 for all that are not held out)
   std::int64_t valid_size = 512;   // validation samples
   double sigma = 1.5;              // the target Gaussians' σ, in heatmap cells
-  bool flip = true;                // mirror half the training samples (left and right swapped)
+  // Mirror half the training samples (left and right swapped): set_pose_data turns it on for COCO
+  // and off for stick figures, whose grey levels tell left from right (`train` refuses --flip).
+  bool flip = false;
   std::uint64_t seed = 0;          // initialisation, the training samples, their order and flips
 
   std::string to_json() const;

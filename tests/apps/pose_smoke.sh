@@ -120,6 +120,7 @@ expect_error "--sigma" train --preset smoke --sigma 0 --out "$tmp/r3"
 expect_error "--coco-annotations" train --preset smoke --data coco --out "$tmp/r4"
 expect_error "not divisible by patch 5" train --preset smoke --patch 5 --out "$tmp/r5"
 expect_error "--threads" train --preset smoke --threads 0 --out "$tmp/r6"
+expect_error "--flip with stick figures" train --preset smoke --flip --out "$tmp/r9"
 expect_error "model.dim = 32" train --out "$tmp/run" --resume --dim 64
 expect_error "already holds a run" train --preset smoke --out "$tmp/run"
 expect_error "--joint 'nose'" attention --checkpoint "$ckpt" --index 0 --joint nose --out "$tmp/a.svg"

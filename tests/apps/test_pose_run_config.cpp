@@ -27,7 +27,12 @@ TEST_CASE("pose run configuration: presets, JSON round trip, the program that wr
     REQUIRE_NOTHROW(run.validate());
     REQUIRE(PoseRunConfig::from_json(run.to_json()).to_json() == run.to_json());
     REQUIRE(run_config_program(run.to_json()) == "uwaga-pose");
+    // Mirroring is on for photos only: a stick figure's grey levels tell its left from its right.
+    REQUIRE(run.flip == (run.data == "coco"));
   }
+  PoseRunConfig switched = pose_preset("coco-small");
+  set_pose_data(switched, "synthetic");
+  REQUIRE(!switched.flip);
   REQUIRE(pose_preset("stick-classic").model.decoder == "classic");
   REQUIRE(pose_preset("stick-simple").model.decoder == "simple");
   REQUIRE_THROWS_WITH(pose_preset("nope"), Contains("unknown preset 'nope'") &&
