@@ -44,27 +44,6 @@ void apply_overrides(GptRunConfig& run, const cxxopts::ParseResult& r) {
   set("eval-windows", run.eval_windows);
 }
 
-void add_thread_flag(cxxopts::Options& o, const char* fallback) {
-  o.add_options()("threads", std::string("threads for uwaga and OpenBLAS (default: "
-                                         "UWAGA_NUM_THREADS, else ") + fallback + ")",
-                  value<int>());
-}
-
-// Training runs one replica per thread and uses every core by default. Sampling reads one token
-// at a time — rows of width D — where splitting each op across cores costs more than it saves,
-// so it uses one thread unless asked.
-void apply_thread_flag(const cxxopts::ParseResult& r, bool all_cores_by_default) {
-  if (r.count("threads")) {
-    const int n = r["threads"].as<int>();
-    if (n < 1) fail("--threads must be at least 1, got ", n);
-    set_num_threads(n);
-  } else if (std::getenv("UWAGA_NUM_THREADS") || all_cores_by_default) {
-    init_threads();
-  } else {
-    set_num_threads(1);
-  }
-}
-
 // The text of `run`, split and encoded; a new run builds its vocabulary from the training part.
 CharCorpus load_corpus(GptRunConfig& run, bool new_run) {
   const std::string text = read_text_file(run.text);
@@ -149,7 +128,7 @@ void prompt_flags(cxxopts::Options& o, const char* out) {
                  "most the model's context)", value<std::string>())
       ("out", out, value<std::string>())
       ("h,help", "show this help");
-  add_thread_flag(o, "1");
+  add_threads_option(o, "1");
 }
 
 }  // namespace
@@ -183,12 +162,12 @@ int gpt_train(int argc, char** argv) {
       ("log-every", "steps between log lines", value<std::int64_t>()->default_value("50"))
       ("h,help", "show this help");
   add_micro_batch_flag(o, kGptMicroBatch, "windows");
-  add_thread_flag(o, "all cores");
+  add_threads_option(o, "all cores");
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
   reject_unexpected_arguments(r, "train");
   const TrainingOutput output = training_output(r);
-  apply_thread_flag(r, true);
+  set_threads_from_option(r, "uwaga-gpt", true);
 
   // Under mpirun every process builds the same run; a failure on any of them ends them all.
   const std::unique_ptr<optim::GradientReduction> processes = optim::processes_of_this_run();
@@ -231,12 +210,12 @@ int gpt_eval(int argc, char** argv) {
       ("windows", "score only the first N validation windows (0: all)", value<std::int64_t>()->default_value("0"))
       ("json", "end with one line of JSON: loss, bits_per_character, perplexity, characters")
       ("h,help", "show this help");
-  add_thread_flag(o, "all cores");
+  add_threads_option(o, "all cores");
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
   reject_unexpected_arguments(r, "eval");
   if (!r.count("checkpoint")) fail("eval: --checkpoint FILE is required");
-  apply_thread_flag(r, true);
+  set_threads_from_option(r, "uwaga-gpt", true);
   const std::int64_t windows = r["windows"].as<std::int64_t>();
   if (windows < 0) fail("eval: --windows must be >= 0 (0: all), got ", windows);
 
@@ -273,12 +252,12 @@ int gpt_sample(int argc, char** argv) {
       ("no-cache", "recompute the whole window for every character (slow; for comparison)")
       ("stats", "end with one line on stderr: characters written, seconds, characters/s")
       ("h,help", "show this help");
-  add_thread_flag(o, "1");
+  add_threads_option(o, "1");
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
   reject_unexpected_arguments(r, "sample");
   if (!r.count("checkpoint")) fail("sample: --checkpoint FILE is required");
-  apply_thread_flag(r, false);
+  set_threads_from_option(r, "uwaga-gpt", false);
   const std::int64_t count = r["tokens"].as<std::int64_t>();
   if (count < 1) fail("sample: --tokens must be at least 1, got ", count);
   nn::SamplingOptions sampling;
@@ -321,7 +300,7 @@ int gpt_attention(int argc, char** argv) {
   if (!r.count("checkpoint")) fail("attention: --checkpoint FILE is required");
   if (!r.count("prompt")) fail("attention: --prompt TEXT is required");
   if (!r.count("out")) fail("attention: --out FILE.svg is required");
-  apply_thread_flag(r, false);
+  set_threads_from_option(r, "uwaga-gpt", false);
   LoadedGpt g = load_gpt(r["checkpoint"].as<std::string>());
   const std::string prompt = r["prompt"].as<std::string>();
   const ReadPrompt p = read_prompt(g, prompt, "attention");
@@ -351,7 +330,7 @@ int gpt_explore(int argc, char** argv) {
   if (!r.count("checkpoint")) fail("explore: --checkpoint FILE is required");
   if (!r.count("prompt")) fail("explore: --prompt TEXT is required");
   if (!r.count("out")) fail("explore: --out FILE.html is required");
-  apply_thread_flag(r, false);
+  set_threads_from_option(r, "uwaga-gpt", false);
   const std::string checkpoint = r["checkpoint"].as<std::string>();
   LoadedGpt g = load_gpt(checkpoint);
   const std::string prompt = r["prompt"].as<std::string>();

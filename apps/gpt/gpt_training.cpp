@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "apps/common/run_start.h"
 #include "core/graph.h"
 
 namespace uwaga::apps {
@@ -36,37 +37,18 @@ LanguageModelEval evaluate_language_model(nn::Gpt& model, const std::vector<std:
 
 optim::AdamOptions gpt_adam_options(const GptRunConfig& run) { return {run.lr, 0.9, 0.99}; }
 
-namespace {
-
-// The model's first (float32) initialisation from the run's seed.
-std::shared_ptr<nn::Gpt> new_model(const GptRunConfig& run) {
-  Generator gen(run.seed);
-  return std::make_shared<nn::Gpt>(run.model, gen);
-}
-
-optim::TrainerOptions with_run(optim::TrainerOptions options, const GptRunConfig& run) {
-  options.epochs = run.epochs;
-  options.clip_norm = run.clip_norm;
-  options.seed = run.seed;
-  options.config = run.to_json();
-  options.eval_split = "valid";
-  return options;
-}
-
-}  // namespace
-
 GptTraining::GptTraining(const GptRunConfig& run, const CharCorpus& corpus,
                          optim::TrainerOptions options)
     : run_(run),
       corpus_(corpus),
-      model_(new_model(run)),
+      model_(initial_model<nn::Gpt>(run)),
       windows_(corpus.train, run.batch_size, run.model.context, run.steps_per_epoch, run.seed),
       loss_({-100, run.label_smoothing}),
       optimizer_(optim::make_param_groups(*model_, run.weight_decay), gpt_adam_options(run)),
       schedule_(run.lr, std::min(run.warmup, run.epochs * run.steps_per_epoch - 1),
                 run.epochs * run.steps_per_epoch, run.min_lr),
       trainer_(*model_, windows_, loss_, optimizer_, schedule_,
-               with_run(std::move(options), run)) {}
+               with_run(std::move(options), run, "valid")) {}
 
 optim::TrainSummary GptTraining::fit() {
   return trainer_.fit([this]() -> std::map<std::string, double> {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "apps/common/run_start.h"
 #include "core/graph.h"
 #include "data/augment.h"
 #include "data/keypoint_baselines.h"
@@ -193,37 +194,18 @@ PoseEval evaluate_pose(nn::ViTPose& model, const PoseSampleSource& data,
   return e;
 }
 
-namespace {
-
-// The model's first (float32) initialisation from the run's seed.
-std::shared_ptr<nn::ViTPose> new_model(const PoseRunConfig& run) {
-  Generator gen(run.seed);
-  return std::make_shared<nn::ViTPose>(run.model, gen);
-}
-
-optim::TrainerOptions with_run(optim::TrainerOptions options, const PoseRunConfig& run) {
-  options.epochs = run.epochs;
-  options.clip_norm = run.clip_norm;
-  options.seed = run.seed;
-  options.config = run.to_json();
-  options.eval_split = "valid";
-  return options;
-}
-
-}  // namespace
-
 PoseTraining::PoseTraining(const PoseRunConfig& run, const PoseData& data,
                            optim::TrainerOptions options)
     : run_(run),
       data_(data),
-      model_(new_model(run)),
+      model_(initial_model<nn::ViTPose>(run)),
       batches_(data.train, data.epoch_size, run.batch_size, heatmap_targets(run), run.flip,
                run.seed),
       optimizer_(optim::make_param_groups(*model_, run.weight_decay), {run.lr}),
       schedule_(run.lr, std::min(run.warmup, run.epochs * batches_.batches_per_epoch() - 1),
                 run.epochs * batches_.batches_per_epoch(), run.min_lr),
       trainer_(*model_, batches_, loss_, optimizer_, schedule_,
-               with_run(std::move(options), run)) {}
+               with_run(std::move(options), run, "valid")) {}
 
 optim::TrainSummary PoseTraining::fit() {
   return trainer_.fit([this]() -> std::map<std::string, double> {

@@ -52,30 +52,6 @@ void apply_overrides(TranslateRunConfig& run, const cxxopts::ParseResult& r) {
   set("test-size", run.corpus.test_size);
 }
 
-void add_thread_flag(cxxopts::Options& o, const char* fallback) {
-  o.add_options()("threads", std::string("threads for uwaga and OpenBLAS (default: UWAGA_NUM_THREADS, "
-                                         "else ") + fallback + ")",
-                  value<int>());
-}
-
-// Training runs one replica of the model per thread (optim::DataParallel), so it uses every core
-// by default, as uwaga-vit does. Decoding (eval, translate) uses one thread unless asked: its
-// matrices are small (a few sentences of width 128, one word at a time), so splitting each op
-// across cores costs more than it saves, and on a busy machine threads that wait for each other
-// slow it down by an order of magnitude.
-void apply_thread_flag(const cxxopts::ParseResult& r, bool all_cores_by_default) {
-  if (r.count("threads")) {
-    const int n = r["threads"].as<int>();
-    if (n < 1) fail("--threads must be at least 1, got ", n);
-    warn_if_more_threads_than_cores("uwaga-translate", n);
-    set_num_threads(n);
-  } else if (std::getenv("UWAGA_NUM_THREADS") || all_cores_by_default) {
-    init_threads();
-  } else {
-    set_num_threads(1);
-  }
-}
-
 // `warmup`: the schedule's warm-up, which a short run cuts to its length.
 void print_summary(const nn::Seq2SeqTransformer& model, const TranslateRunConfig& run,
                    const TranslationCorpus& corpus, std::int64_t warmup,
@@ -150,12 +126,12 @@ int translate_train(int argc, char** argv) {
       ("log-every", "steps between log lines", value<std::int64_t>()->default_value("50"))
       ("h,help", "show this help");
   add_micro_batch_flag(o, kTranslateMicroBatch, "sentence pairs");
-  add_thread_flag(o, "all cores");
+  add_threads_option(o, "all cores");
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
   reject_unexpected_arguments(r, "train");
   const TrainingOutput output = training_output(r);
-  apply_thread_flag(r, true);
+  set_threads_from_option(r, "uwaga-translate", true);
 
   // Under mpirun every process builds the same run; a failure on any of them ends them all.
   const std::unique_ptr<optim::GradientReduction> processes = optim::processes_of_this_run();
@@ -219,12 +195,12 @@ int translate_eval(int argc, char** argv) {
       ("limit", "evaluate only the first N sentences (0: all)", value<std::int64_t>()->default_value("0"))
       ("json", "print one line of JSON on stdout (exact_match, bleu, n, loss, token_accuracy), the report on stderr")
       ("h,help", "show this help");
-  add_thread_flag(o, "1");
+  add_threads_option(o, "1");
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
   reject_unexpected_arguments(r, "eval");
   if (!r.count("checkpoint")) fail("eval: --checkpoint FILE is required");
-  apply_thread_flag(r, false);
+  set_threads_from_option(r, "uwaga-translate", false);
   const std::string split = r["split"].as<std::string>();
   if (split != "test" && split != "valid")
     fail("eval: --split must be test or valid, got '", split, "'");
@@ -282,13 +258,13 @@ int translate_translate(int argc, char** argv) {
       ("allow-unknown", "exit with status 0 even when a sentence has words the vocabulary lacks (read as <unk>; without it: status 3)")
       ("sentences", "sentences to translate", value<std::vector<std::string>>())
       ("h,help", "show this help");
-  add_thread_flag(o, "1");
+  add_threads_option(o, "1");
   o.parse_positional({"sentences"});
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
   reject_unexpected_arguments(r, "translate", "sentences");
   if (!r.count("checkpoint")) fail("translate: --checkpoint FILE is required");
-  apply_thread_flag(r, false);
+  set_threads_from_option(r, "uwaga-translate", false);
   nn::DecodingOptions decoding;
   decoding.bos_id = Vocabulary::kBos;
   decoding.eos_id = Vocabulary::kEos;
@@ -405,7 +381,7 @@ int translate_explore(int argc, char** argv) {
       ("beam", "beam width (1: greedy)", value<std::int64_t>()->default_value("1"))
       ("sentence", "the English sentence", value<std::vector<std::string>>())
       ("h,help", "show this help");
-  add_thread_flag(o, "1");
+  add_threads_option(o, "1");
   o.parse_positional({"sentence"});
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
@@ -416,7 +392,7 @@ int translate_explore(int argc, char** argv) {
       r.count("sentence") ? positional_arguments(r, "sentence") : std::vector<std::string>{};
   if (sentences.size() != 1)
     fail("explore: give exactly one sentence (in quotes), got ", sentences.size());
-  apply_thread_flag(r, false);
+  set_threads_from_option(r, "uwaga-translate", false);
   nn::DecodingOptions decoding;
   decoding.bos_id = Vocabulary::kBos;
   decoding.eos_id = Vocabulary::kEos;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "apps/common/run_start.h"
 #include "core/autograd.h"
 #include "core/reduction.h"
 #include "core/shape_ops.h"
@@ -111,12 +112,6 @@ TranslationEval evaluate_translation(nn::Seq2SeqTransformer& model,
 
 namespace {
 
-// The model's first (float32) initialisation from the run's seed.
-std::shared_ptr<nn::Seq2SeqTransformer> new_model(const TranslateRunConfig& run) {
-  Generator gen(run.seed);
-  return std::make_shared<nn::Seq2SeqTransformer>(run.model, gen);
-}
-
 TranslationBatches training_batches(const TranslateRunConfig& run,
                                     const TranslationCorpus& corpus) {
   TranslationBatches batches(encode_pairs(corpus.train, run), run.batch_size, run.seed,
@@ -127,15 +122,6 @@ TranslationBatches training_batches(const TranslateRunConfig& run,
   return batches;
 }
 
-optim::TrainerOptions with_run(optim::TrainerOptions options, const TranslateRunConfig& run) {
-  options.epochs = run.epochs;
-  options.clip_norm = run.clip_norm;
-  options.seed = run.seed;
-  options.config = run.to_json();
-  options.eval_split = "valid";  // test stays unseen until eval
-  return options;
-}
-
 }  // namespace
 
 TranslateTraining::TranslateTraining(const TranslateRunConfig& run,
@@ -143,14 +129,15 @@ TranslateTraining::TranslateTraining(const TranslateRunConfig& run,
                                      optim::TrainerOptions options)
     : run_(run),
       corpus_(corpus),
-      model_(new_model(run)),
+      model_(initial_model<nn::Seq2SeqTransformer>(run)),
       batches_(training_batches(run, corpus)),
       loss_({run.model.pad_id, run.label_smoothing}),
       // β2 = 0.98 and ε = 1e-9 as in "Attention Is All You Need".
       optimizer_(optim::make_param_groups(*model_, run.weight_decay), {run.lr, 0.9, 0.98, 1e-9}),
       schedule_(run.lr, std::min(run.warmup, run.epochs * batches_.batches_per_epoch() - 1),
                 run.epochs * batches_.batches_per_epoch(), run.min_lr),
-      trainer_(*model_, batches_, loss_, optimizer_, schedule_, with_run(std::move(options), run)) {}
+      trainer_(*model_, batches_, loss_, optimizer_, schedule_,
+               with_run(std::move(options), run, "valid")) {}  // test stays unseen until eval
 
 optim::TrainSummary TranslateTraining::fit() {
   return trainer_.fit([this]() -> std::map<std::string, double> {

@@ -80,20 +80,6 @@ void print_summary(const nn::VisionTransformer& model, const VitRunConfig& run,
   std::fflush(stdout);
 }
 
-void add_thread_flag(cxxopts::Options& o) {
-  o.add_options()("threads", "threads for uwaga and OpenBLAS (default: UWAGA_NUM_THREADS or all)",
-                  value<int>());
-}
-
-void apply_thread_flag(const cxxopts::ParseResult& r) {
-  if (r.count("threads")) {
-    warn_if_more_threads_than_cores("uwaga-vit", r["threads"].as<int>());
-    set_num_threads(r["threads"].as<int>());
-  } else {
-    init_threads();
-  }
-}
-
 }  // namespace
 
 int vit_train(int argc, char** argv) {
@@ -124,12 +110,12 @@ int vit_train(int argc, char** argv) {
       ("log-every", "steps between log lines", value<std::int64_t>()->default_value("50"))
       ("h,help", "show this help");
   add_micro_batch_flag(o, kDefaultMicroBatch, "images");
-  add_thread_flag(o);
+  add_threads_option(o, "all cores");
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
   reject_unexpected_arguments(r, "train");
   const TrainingOutput output = training_output(r);
-  apply_thread_flag(r);
+  set_threads_from_option(r, "uwaga-vit", true);
 
   // Under mpirun every process builds the same run; a failure on any of them ends them all.
   const std::unique_ptr<optim::GradientReduction> processes = optim::processes_of_this_run();
@@ -212,12 +198,12 @@ int vit_eval(int argc, char** argv) {
       ("json", "print one line of JSON on stdout (accuracy, n, loss, per_class, confusion, dataset), the report on stderr")
       ("batch-size", "images per forward pass", value<std::int64_t>()->default_value("500"))
       ("h,help", "show this help");
-  add_thread_flag(o);
+  add_threads_option(o, "all cores");
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
   reject_unexpected_arguments(r, "eval");
   if (!r.count("checkpoint")) fail("eval: --checkpoint FILE is required");
-  apply_thread_flag(r);
+  set_threads_from_option(r, "uwaga-vit", true);
   const std::int64_t batch_size = r["batch-size"].as<std::int64_t>();
   if (batch_size < 1) fail("eval: --batch-size must be at least 1, got ", batch_size);
   LoadedVit vit = load_vit(r["checkpoint"].as<std::string>());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "apps/common/run_start.h"
 #include "core/graph.h"
 #include "nn/cross_entropy.h"
 #include "core/reduction.h"
@@ -65,36 +66,18 @@ ClassifierEval evaluate_classifier(nn::VisionTransformer& model, const ImageData
   return result;
 }
 
-namespace {
-
-// The model's first (float32) initialisation from the run's seed.
-std::shared_ptr<nn::VisionTransformer> new_model(const VitRunConfig& run) {
-  Generator gen(run.seed);
-  return std::make_shared<nn::VisionTransformer>(run.model, gen);
-}
-
-optim::TrainerOptions with_run(optim::TrainerOptions options, const VitRunConfig& run) {
-  options.epochs = run.epochs;
-  options.clip_norm = run.clip_norm;
-  options.seed = run.seed;
-  options.config = run.to_json();
-  options.eval_split = "test";
-  return options;
-}
-
-}  // namespace
-
 VitTraining::VitTraining(const VitRunConfig& run, const ImageDataset& train,
                          const ImageDataset& test, optim::TrainerOptions options)
     : run_(run),
       test_(test),
-      model_(new_model(run)),
+      model_(initial_model<nn::VisionTransformer>(run)),
       loader_(train, train_loader_options(run, train)),
       loss_({-100, run.label_smoothing}),
       optimizer_(optim::make_param_groups(*model_, run.weight_decay), {run.lr}),
       schedule_(run.lr, std::min(run.warmup, run.epochs * loader_.batches_per_epoch() - 1),
                 run.epochs * loader_.batches_per_epoch(), run.min_lr),
-      trainer_(*model_, loader_, loss_, optimizer_, schedule_, with_run(std::move(options), run)) {}
+      trainer_(*model_, loader_, loss_, optimizer_, schedule_,
+               with_run(std::move(options), run, "test")) {}
 
 optim::TrainSummary VitTraining::fit() {
   return trainer_.fit([this]() -> std::map<std::string, double> {
