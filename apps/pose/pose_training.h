@@ -88,6 +88,7 @@ class PoseTraining {
   optim::TrainSummary fit();
 
   nn::ViTPose& model() { return *model_; }
+  std::shared_ptr<nn::ViTPose> shared_model() const { return model_; }
   const PoseRunConfig& run() const { return run_; }
   std::int64_t batches_per_epoch() const { return batches_.batches_per_epoch(); }
   std::int64_t warmup() const { return schedule_.warmup(); }  // cut to a short run's length

@@ -1,4 +1,4 @@
-// uwaga.apps: what uwaga-vit, uwaga-translate and uwaga-gpt do, callable from Python — presets,
+// uwaga.apps: what uwaga-vit, uwaga-translate, uwaga-gpt and uwaga-pose do, callable from Python — presets,
 // training a preset (the apps' tasks under the shared Trainer), evaluation, checkpoints, translating
 // a sentence and reading its cross-attention. This file wires existing pieces together exactly as
 // the command-line programs do; it computes nothing itself.
@@ -8,6 +8,8 @@
 
 #include "apps/gpt/gpt_run_config.h"
 #include "apps/gpt/gpt_training.h"
+#include "apps/pose/pose_checkpoint.h"
+#include "apps/pose/pose_training.h"
 #include "apps/translate/attention_heatmap.h"
 #include "apps/translate/translation_attention.h"
 #include "apps/translate/translate_checkpoint.h"
@@ -402,12 +404,136 @@ void bind_gpt_app(py::module_& m) {
       "all), in eval mode without a graph, as `uwaga-gpt eval`.");
 }
 
+// ---- uwaga-pose ---------------------------------------------------------------------------------
+
+// A keypoint model and its run, as train_pose returns it and load_pose reads it.
+struct Pose {
+  std::shared_ptr<nn::ViTPose> model;
+  PoseRunConfig run;
+  optim::TrainSummary summary;  // a loaded checkpoint's is empty
+};
+
+// As `uwaga-pose train` (PoseTraining on the run's PoseData).
+Pose train_pose(const PoseRunConfig& run, std::int64_t max_steps, const std::string& out_dir,
+                std::int64_t log_every, bool quiet) {
+  run.validate();
+  const PoseData data(run);
+  PoseTraining training(run, data, trainer_options(max_steps, out_dir, log_every, quiet));
+  optim::TrainSummary summary = training.fit();
+  training.model().eval();
+  return {training.shared_model(), training.run(), summary};
+}
+
+PoseSample sample_of(const PoseSampleSource& source, std::int64_t i, const char* which) {
+  if (i < 0 || i >= source.size)
+    throw py::index_error(std::string("PoseData.") + which + "_sample: index " +
+                          std::to_string(i) + " is out of range for " +
+                          std::to_string(source.size) + " samples");
+  return source.sample(i);
+}
+
+void bind_pose_app(py::module_& m) {
+  py::class_<PoseRunConfig>(m, "PoseRunConfig", "A uwaga-pose run: data, model, optimisation.")
+      .def(py::init<>())
+      .def_readwrite("preset", &PoseRunConfig::preset)
+      .def_readonly("data", &PoseRunConfig::data, "set with set_pose_data")
+      .def_readwrite("coco_annotations", &PoseRunConfig::coco_annotations)
+      .def_readwrite("coco_images", &PoseRunConfig::coco_images)
+      .def_readwrite("model", &PoseRunConfig::model)
+      .def_readwrite("epochs", &PoseRunConfig::epochs)
+      .def_readwrite("batch_size", &PoseRunConfig::batch_size)
+      .def_readwrite("lr", &PoseRunConfig::lr)
+      .def_readwrite("min_lr", &PoseRunConfig::min_lr)
+      .def_readwrite("weight_decay", &PoseRunConfig::weight_decay)
+      .def_readwrite("warmup", &PoseRunConfig::warmup)
+      .def_readwrite("clip_norm", &PoseRunConfig::clip_norm)
+      .def_readwrite("train_size", &PoseRunConfig::train_size)
+      .def_readwrite("valid_size", &PoseRunConfig::valid_size)
+      .def_readwrite("sigma", &PoseRunConfig::sigma)
+      .def_readwrite("flip", &PoseRunConfig::flip)
+      .def_readwrite("seed", &PoseRunConfig::seed)
+      .def("validate", &PoseRunConfig::validate)
+      .def("to_json", &PoseRunConfig::to_json)
+      .def("__repr__", [](const PoseRunConfig& r) { return "PoseRunConfig(" + r.to_json() + ")"; });
+  m.def("pose_preset", &pose_preset, py::arg("name"));
+  m.def("pose_preset_names", &pose_preset_names);
+  m.def("set_pose_data", &set_pose_data, py::arg("run"), py::arg("data"),
+        "'synthetic' (stick figures) or 'coco': the model's channels and joints, and flipping.");
+
+  py::class_<PoseData>(m, "PoseData",
+                       "The samples of a run: training (synthetic: new figures every epoch) and "
+                       "validation (synthetic: the same for every run).")
+      .def(py::init<const PoseRunConfig&>(), py::arg("run"))
+      .def_property_readonly("skeleton", &PoseData::skeleton, py::return_value_policy::reference)
+      .def_property_readonly("valid_size", [](const PoseData& d) { return d.valid.size; })
+      .def_readonly("epoch_size", &PoseData::epoch_size)
+      .def("valid_sample",
+           [](const PoseData& d, std::int64_t i) { return sample_of(d.valid, i, "valid"); },
+           py::arg("i"))
+      .def("train_sample",
+           [](const PoseData& d, std::int64_t i) { return sample_of(d.train, i, "train"); },
+           py::arg("i"))
+      .def("describe", &PoseData::describe);
+
+  py::class_<OksApResult>(m, "OksApResult", "COCO's keypoint AP and AR (cocoeval); -1: no data.")
+      .def_readonly("ap", &OksApResult::ap)
+      .def_readonly("ap50", &OksApResult::ap50)
+      .def_readonly("ap75", &OksApResult::ap75)
+      .def_readonly("ar", &OksApResult::ar)
+      .def_readonly("ap_per_threshold", &OksApResult::ap_per_threshold);
+  py::class_<KeypointScores>(m, "KeypointScores")
+      .def_readonly("pck", &KeypointScores::pck, "PCK@0.1 of the torso (or box)")
+      .def_readonly("pck_joint", &KeypointScores::pck_joint, "per joint; -1: never visible")
+      .def_readonly("oks", &KeypointScores::oks);
+  py::class_<PoseEval>(m, "PoseEval")
+      .def_readonly("n", &PoseEval::n)
+      .def_readonly("loss", &PoseEval::loss)
+      .def_readonly("model", &PoseEval::model)
+      .def_readonly("mean_pose", &PoseEval::mean_pose, "with baselines=True")
+      .def_readonly("brightest_pixel", &PoseEval::brightest_pixel, "with baselines=True");
+
+  py::class_<Pose>(m, "Pose", "A keypoint model (in eval mode) and its run; train_pose and "
+                              "load_pose return one.")
+      .def_readonly("model", &Pose::model)
+      .def_readonly("run", &Pose::run)
+      .def_readonly("summary", &Pose::summary, "The training summary (empty when loaded).")
+      .def("__repr__", [](const Pose& p) {
+        return "<uwaga.apps.Pose " + (p.run.preset.empty() ? "custom" : p.run.preset) + ", " +
+               p.run.model.decoder + " decoder, " + std::to_string(p.model->num_parameters()) +
+               " parameters>";
+      });
+  m.def("train_pose", &train_pose, py::arg("run"), py::arg("max_steps") = 0,
+        py::arg("out_dir") = "", py::arg("log_every") = 50, py::arg("quiet") = true,
+        py::call_guard<py::gil_scoped_release>(),
+        "Trains a run (e.g. pose_preset('stick-classic')) as `uwaga-pose train` does.");
+  m.def("load_pose",
+        [](const std::string& path) {
+          LoadedPose p = load_pose(path);
+          return Pose{std::shared_ptr<nn::ViTPose>(std::move(p.model)), p.run, {}};
+        },
+        py::arg("checkpoint"), "A Pose (model in eval mode, run) from a uwaga-pose checkpoint.");
+  m.def(
+      "evaluate_pose",
+      [](const Pose& p, const PoseData& data, bool baselines) {
+        if (data.skeleton().num_joints() != p.model->config.joints)
+          fail("evaluate_pose: the data has ", data.skeleton().num_joints(),
+               " joints but the model ", p.model->config.joints);
+        return evaluate_pose(*p.model, data.valid, heatmap_targets(p.run),
+                             baselines ? &data.train : nullptr);
+      },
+      py::arg("pose"), py::arg("data"), py::arg("baselines") = false,
+      py::call_guard<py::gil_scoped_release>(),
+      "Loss, PCK@0.1 and OKS-AP on the validation samples, as `uwaga-pose eval` (and the mean-pose "
+      "and brightest-pixel baselines' with baselines=True).");
+}
+
 }  // namespace
 
 void bind_apps(py::module_& m) {
   bind_vit_app(m);
   bind_translate_app(m);
   bind_gpt_app(m);
+  bind_pose_app(m);
 }
 
 }  // namespace uwaga::python

@@ -1,5 +1,6 @@
 // uwaga.data: image datasets (pixels as a NumPy view), the data loader, the toy English -> Spanish
-// corpus and its vocabulary, and the character corpus a GPT learns from (tinyshakespeare).
+// corpus and its vocabulary, the character corpus a GPT learns from (tinyshakespeare), and the
+// keypoint samples a pose model learns from (stick figures, skeletons).
 #include <pybind11/stl.h>
 
 #include "data/batch_source.h"
@@ -8,6 +9,8 @@
 #include "data/data_loader.h"
 #include "data/datasets.h"
 #include "data/image_dataset.h"
+#include "data/keypoints.h"
+#include "data/stick_figures.h"
 #include "data/translation_corpus.h"
 #include "data/vocabulary.h"
 #include "notebooks/bindings/bindings.h"
@@ -348,6 +351,66 @@ void bind_characters(py::module_& m) {
         py::arg("ids"), py::arg("context"));
 }
 
+void bind_keypoints(py::module_& m) {
+  py::class_<SkeletonSpec>(m, "SkeletonSpec", "Which joints a skeleton has and how they connect.")
+      .def_readonly("joint_names", &SkeletonSpec::joint_names)
+      .def_readonly("bones", &SkeletonSpec::bones, "joint index pairs, drawn as limbs")
+      .def_readonly("flip_pairs", &SkeletonSpec::flip_pairs, "(left, right) joint index pairs")
+      .def_readonly("oks_sigmas", &SkeletonSpec::oks_sigmas, "OKS's per-joint constants")
+      .def("num_joints", &SkeletonSpec::num_joints)
+      .def("joint", &SkeletonSpec::joint, py::arg("name"), "The index of the joint called `name`.");
+  m.def("stick_figure_skeleton", &stick_figure_skeleton, py::return_value_policy::reference,
+        "The stick figures' 15 joints.");
+  m.def("coco_skeleton", &coco_skeleton, py::return_value_policy::reference,
+        "COCO's 17 keypoints.");
+
+  py::class_<PoseSample>(m, "PoseSample",
+                         "One person's crop: image (C, H, W) in [0, 1] and its joints, in input "
+                         "pixels (the top-left pixel's centre is (0.5, 0.5)).")
+      .def_readonly("image", &PoseSample::image)
+      .def_readonly("x", &PoseSample::x)
+      .def_readonly("y", &PoseSample::y)
+      .def_readonly("visible", &PoseSample::visible, "1: labelled and visible, 0: hidden")
+      .def_readonly("area", &PoseSample::area, "OKS's s^2, input pixels^2")
+      .def_readonly("torso", &PoseSample::torso, "PCK's reference length, input pixels")
+      .def("num_joints", &PoseSample::num_joints);
+
+  py::class_<StickFigureConfig>(m, "StickFigureConfig",
+                                "How the stick figures are drawn (data/stick_figures.h).")
+      .def(py::init([](const py::kwargs& kw) {
+        py::object self = py::cast(StickFigureConfig{});
+        for (auto item : kw) py::setattr(self, item.first, item.second);
+        return self.cast<StickFigureConfig>();
+      }))
+      .def_readwrite("height", &StickFigureConfig::height)
+      .def_readwrite("width", &StickFigureConfig::width)
+      .def_readwrite("max_rotation_deg", &StickFigureConfig::max_rotation_deg)
+      .def_readwrite("left_grey", &StickFigureConfig::left_grey)
+      .def_readwrite("right_grey", &StickFigureConfig::right_grey)
+      .def_readwrite("noise_std", &StickFigureConfig::noise_std)
+      .def_readwrite("max_distractors", &StickFigureConfig::max_distractors)
+      .def_readwrite("occlusion_probability", &StickFigureConfig::occlusion_probability)
+      .def_readwrite("max_occluded_joints", &StickFigureConfig::max_occluded_joints);
+  py::class_<StickFigures>(m, "StickFigures",
+                           "`count` seeded stick figures: the same seed draws the same figures.")
+      .def(py::init([](std::int64_t count, std::uint64_t seed, const StickFigureConfig& config) {
+             return StickFigures(config, count, seed);
+           }),
+           py::arg("count"), py::arg("seed"), py::arg("config") = StickFigureConfig{})
+      .def("__len__", &StickFigures::size)
+      .def("sample", [](const StickFigures& f, std::int64_t i) {
+             if (i < 0 || i >= f.size())
+               throw py::index_error("StickFigures.sample: index " + std::to_string(i) +
+                                     " is out of range for " + std::to_string(f.size()) +
+                                     " figures");
+             return f.sample(i);
+           },
+           py::arg("i"))
+      .def_property_readonly("skeleton", &StickFigures::skeleton,
+                             py::return_value_policy::reference)
+      .def_property_readonly("config", &StickFigures::config);
+}
+
 }  // namespace
 
 void bind_data(py::module_& m) {
@@ -355,6 +418,7 @@ void bind_data(py::module_& m) {
   bind_images(m);
   bind_translation(m);
   bind_characters(m);
+  bind_keypoints(m);
 }
 
 }  // namespace uwaga::python

@@ -16,6 +16,7 @@
 #include "nn/embedding.h"
 #include "nn/gelu.h"
 #include "nn/gpt.h"
+#include "nn/keypoint_heatmaps.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
 #include "nn/loss.h"
@@ -31,6 +32,7 @@
 #include "nn/transformer_decoder_block.h"
 #include "nn/transformer_encoder_block.h"
 #include "nn/vision_transformer.h"
+#include "nn/vit_pose.h"
 #include "notebooks/bindings/bindings.h"
 
 namespace uwaga::python {
@@ -635,6 +637,70 @@ void bind_gpt(py::module_& m) {
                              "The prompt and every token drawn so far.");
 }
 
+void bind_pose(py::module_& m) {
+  m.def("gaussian_heatmaps", &nn::gaussian_heatmaps, py::arg("x"), py::arg("y"),
+        py::arg("visible"), py::arg("height"), py::arg("width"), py::arg("stride"),
+        py::arg("sigma"),
+        "(K, h, w): one Gaussian of sigma cells per joint at (x, y) input pixels / stride; an "
+        "all-zero map for a joint not visible.");
+  py::class_<nn::DecodedKeypoints>(m, "DecodedKeypoints")
+      .def_readonly("x", &nn::DecodedKeypoints::x, "(K) input pixels")
+      .def_readonly("y", &nn::DecodedKeypoints::y, "(K) input pixels")
+      .def_readonly("score", &nn::DecodedKeypoints::score, "(K) each map's maximum");
+  m.def("decode_heatmaps", &nn::decode_heatmaps, py::arg("heatmaps"), py::arg("stride"),
+        py::arg("subpixel") = true,
+        "(K, h, w) -> the joints: each map's arg-max cell, plus a quarter cell toward the higher "
+        "neighbour on each axis (subpixel=False skips that step).");
+
+  py::class_<nn::PoseConfig>(m, "PoseConfig")
+      .def(py::init([](const py::kwargs& kw) {
+        py::object self = py::cast(nn::PoseConfig{});
+        for (auto item : kw) py::setattr(self, item.first, item.second);
+        return self.cast<nn::PoseConfig>();
+      }))
+      .def_readwrite("image_height", &nn::PoseConfig::image_height)
+      .def_readwrite("image_width", &nn::PoseConfig::image_width)
+      .def_readwrite("channels", &nn::PoseConfig::channels)
+      .def_readwrite("patch", &nn::PoseConfig::patch)
+      .def_readwrite("dim", &nn::PoseConfig::dim)
+      .def_readwrite("depth", &nn::PoseConfig::depth)
+      .def_readwrite("heads", &nn::PoseConfig::heads)
+      .def_readwrite("mlp_dim", &nn::PoseConfig::mlp_dim)
+      .def_readwrite("joints", &nn::PoseConfig::joints)
+      .def_readwrite("decoder", &nn::PoseConfig::decoder)
+      .def_readwrite("decoder_channels", &nn::PoseConfig::decoder_channels)
+      .def("grid_height", &nn::PoseConfig::grid_height, "H/P")
+      .def("grid_width", &nn::PoseConfig::grid_width, "W/P")
+      .def("heatmap_height", &nn::PoseConfig::heatmap_height, "4H/P")
+      .def("heatmap_width", &nn::PoseConfig::heatmap_width, "4W/P")
+      .def("heatmap_stride", &nn::PoseConfig::heatmap_stride, "P/4 input pixels per cell")
+      .def("forward_flops", &nn::PoseConfig::forward_flops)
+      .def("validate", &nn::PoseConfig::validate)
+      .def("to_json", &nn::PoseConfig::to_json)
+      .def("__repr__", [](const nn::PoseConfig& c) { return "PoseConfig(" + c.to_json() + ")"; });
+
+  ModelClass<nn::ViTPose>(m, "ViTPose",
+                          "heatmaps = Decoder(LN(Blocks(patch tokens + E_pos)) as a "
+                          "(D, H/P, W/P) feature map)")
+      .def(py::init<const nn::PoseConfig&, Generator&>(), py::arg("config"), py::arg("gen"))
+      .def("__call__", &nn::ViTPose::forward, py::arg("images"),
+           "(B, C, H, W) -> heatmaps (B, K, 4H/P, 4W/P)")
+      .def("keep_attention", &nn::ViTPose::keep_attention, py::arg("on") = true)
+      .def("attention_maps",
+           [](const nn::ViTPose& v) {
+             return kept_attention(v.attention_maps(), "ViTPose.attention_maps",
+                                   "keep_attention");
+           },
+           "One A (B, h, N, N) per block from the last forward; token n is patch "
+           "(n // (W/P), n % (W/P)).")
+      .def_readonly("config", &nn::ViTPose::config)
+      .def_property_readonly(
+          "backbone", [](const nn::ViTPose& v) { return std::shared_ptr<Module>(v.backbone); })
+      .def_property_readonly("keypoint_head", [](const nn::ViTPose& v) {
+        return std::shared_ptr<Module>(v.keypoint_head);
+      });
+}
+
 }  // namespace
 
 void bind_nn(py::module_& m) {
@@ -646,6 +712,7 @@ void bind_nn(py::module_& m) {
   bind_vit(m);
   bind_seq2seq(m);
   bind_gpt(m);
+  bind_pose(m);
 }
 
 }  // namespace uwaga::python

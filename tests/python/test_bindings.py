@@ -487,5 +487,62 @@ class CharacterGpt(unittest.TestCase):
         self.assertAlmostEqual(summary.last_eval["loss"], after, places=5)
 
 
+class KeypointModel(unittest.TestCase):
+    """uwaga-pose from Python: stick figures, heatmaps, ViTPose, train_pose, evaluate, load."""
+
+    def test_stick_figures_are_seeded_and_name_their_joints(self):
+        a, b = uwaga.data.StickFigures(3, seed=5), uwaga.data.StickFigures(3, seed=5)
+        s, t = a.sample(2), b.sample(2)
+        np.testing.assert_array_equal(s.image.numpy(), t.image.numpy())
+        self.assertEqual(s.image.shape, (1, 64, 48))
+        self.assertEqual(len(s.x), 15)
+        self.assertEqual(a.skeleton.joint_names[a.skeleton.joint("left_wrist")], "left_wrist")
+        self.assertGreater(s.torso, 0)
+        with self.assertRaises(IndexError):
+            a.sample(3)
+        small = uwaga.data.StickFigures(1, seed=0, config=uwaga.data.StickFigureConfig(height=32, width=24))
+        self.assertEqual(small.sample(0).image.shape, (1, 32, 24))
+
+    def test_a_gaussian_heatmap_decodes_to_its_joint(self):
+        H = uwaga.nn.gaussian_heatmaps([10.3, 5.0], [7.9, 3.0], [1, 0], 16, 12, 2.0, 1.5).numpy()
+        self.assertEqual(H.shape, (2, 16, 12))
+        self.assertEqual(H[1].max(), 0.0)  # a hidden joint's map is all zero
+        # The formula of nn/keypoint_heatmaps.h: cell (i, j) centred at (j + 0.5, i + 0.5) cells.
+        i, j = np.mgrid[0:16, 0:12]
+        u, v = 10.3 / 2, 7.9 / 2
+        np.testing.assert_allclose(H[0], np.exp(-((j + 0.5 - u) ** 2 + (i + 0.5 - v) ** 2) / (2 * 1.5 ** 2)),
+                                   rtol=1e-5, atol=1e-7)
+        d = uwaga.nn.decode_heatmaps(uwaga.tensor(H), 2.0)
+        self.assertLessEqual(abs(d.x[0] - 10.3), 0.25 * 2.0)  # within a quarter cell (stride 2) per axis
+        self.assertLessEqual(abs(d.y[0] - 7.9), 0.25 * 2.0)
+        self.assertAlmostEqual(d.score[0], H[0].max(), places=6)
+
+    def test_vitpose_shapes_attention_and_a_short_training(self):
+        run = uwaga.apps.pose_preset("smoke")
+        self.assertFalse(run.flip)  # stick figures are never mirrored
+        model = uwaga.nn.ViTPose(run.model, uwaga.Generator(0))
+        images = uwaga.tensor(np.zeros((2, 1, 64, 48), np.float32))
+        model.keep_attention(True)
+        self.assertEqual(model(images).shape, (2, 15, 32, 24))
+        maps = model.attention_maps()
+        self.assertEqual(len(maps), run.model.depth)
+        self.assertEqual(maps[0].shape, (2, run.model.heads, 48, 48))
+        self.assertGreater(sum(p.numel() for _, p in model.keypoint_head.named_parameters()), 0)
+
+        data = uwaga.apps.PoseData(run)
+        self.assertEqual(data.valid_size, run.valid_size)
+        with tempfile.TemporaryDirectory() as out:
+            pose = uwaga.apps.train_pose(run, out_dir=out)
+            loaded = uwaga.apps.load_pose(out + "/checkpoint.safetensors")
+        self.assertEqual(pose.summary.steps, run.epochs * run.train_size // run.batch_size)
+        e = uwaga.apps.evaluate_pose(pose, data, baselines=True)
+        self.assertEqual(e.n, run.valid_size)
+        self.assertTrue(0 <= e.model.pck <= 1 and 0 <= e.mean_pose.pck <= 1)
+        self.assertEqual(len(e.model.pck_joint), 15)
+        # The loaded checkpoint is the trained model: the same scores.
+        self.assertEqual(uwaga.apps.evaluate_pose(loaded, data).model.pck, e.model.pck)
+        self.assertIn("Pose smoke", repr(loaded))
+
+
 if __name__ == "__main__":
     unittest.main()
