@@ -32,19 +32,11 @@ torch_env=(env OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=$threads)
 unset UWAGA_NUM_THREADS
 
 die() { echo "gpt_speed.sh: $*" >&2; exit 2; }
-[[ -x $bin ]] || die "$bin not found; build it with cmake --build ${BUILD_DIR:-build-bench} --target uwaga-bench (or run apps/bench/run.sh once)"
-$python -c "import torch" 2>/dev/null || die "$python cannot import torch; install Debian's python3-torch"
-mkdir -p "$out"
-raw=$out/raw.jsonl
-: >"$raw"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source apps/bench/bench_lib.sh
+bench_start "$out"
 
 cat >"$out/meta.json" <<EOF
-{"date": "$(date -Iseconds)", "cpu": "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)",
- "cores": $(nproc), "loadavg_start": "$(cut -d' ' -f1-3 /proc/loadavg)",
- "git": "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo -dirty)",
- "torch": "$($python -c 'import torch; print(torch.__version__)')", "threads": $threads,
+{$(machine_fields), "threads": $threads,
  "rounds": $rounds, "timing": "${timing[*]}", "compile": ${COMPILE:-0}}
 EOF
 echo "gpt_speed.sh: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $threads threads, $rounds rounds; results in $out" >&2
