@@ -364,7 +364,11 @@ def markdown(res, threads, targets):
           "| threads | impl | forward + loss | backward | optimizer |", "|---|---|---|---|---|"]
     for t in threads:
         for impl, ph in R[t]["train"]["phase_ms"].items():
-            L.append(f"| {t} | {impl} | {fmt(ph['forward'], 1)} | {fmt(ph['backward'], 1)} | {fmt(ph['optimizer'], 2)} |")
+            if "forward" in ph:
+                passes = f"{fmt(ph['forward'], 1)} | {fmt(ph['backward'], 1)}"
+            else:  # uwaga's replicas run forward and backward together: one gradient phase
+                passes = f"{fmt(ph['gradient'], 1)} (forward, loss and backward on the replicas) | —"
+            L.append(f"| {t} | {impl} | {passes} | {fmt(ph['optimizer'], 2)} |")
 
     L += ["", "## sgemm GFLOP/s (C = A·B, float32)", "",
           "| threads | shape (M×K·K×N) | uwaga's gemm (rows split across threads) | one cblas_sgemm call (OpenBLAS's threading) | torch.mm |",

@@ -12,7 +12,7 @@
 #   (3), WARMUP (2), REPEATS (3), MIN_SECONDS (1.0: the length of one repeat), COMPILE (0; 1: PyTorch
 #   with --compile as well, where it has torch.compile), BUILD_DIR (build-bench; uwaga-bench must be
 #   built: bash apps/bench/run.sh builds it), OUT (default runs/vit-speed/<date>-<time>,
-#   git-ignored), UWAGA_SPINCOUNT (10000).
+#   git-ignored), UWAGA_SPINCOUNT (10000), TORCH_WAIT (GOMP_SPINCOUNT=10000).
 # Writes OUT/raw.jsonl (each process's JSON line with its round and load average) and
 # OUT/meta.json. Exit status 0 when uwaga is at least 2x PyTorch everywhere, 1 when not, 2 on errors.
 set -euo pipefail
@@ -25,10 +25,12 @@ batches=${BATCHES:-128}
 threads_list=${THREADS:-2}
 timing=(--warmup "${WARMUP:-2}" --repeats "${REPEATS:-3}" --steps 0 --min-seconds "${MIN_SECONDS:-1.0}")
 out=${OUT:-runs/vit-speed/$(date +%Y-%m-%d-%H%M)}
-# How idle OpenMP threads wait, as in run.sh: uwaga as its apps run on an idle machine (a short
-# spin, then sleep), PyTorch with OMP_WAIT_POLICY=PASSIVE (its best setting on a loaded machine).
+# How idle OpenMP threads wait: both as uwaga's apps run on an idle machine, a short spin then
+# sleep (GOMP_SPINCOUNT=10000) — of PyTorch's three policies in run.sh, the best or as good as the
+# best for its training on 1 and 2 threads (PASSIVE was up to 27 % slower). TORCH_WAIT sets
+# PyTorch's as an env assignment, e.g. TORCH_WAIT=OMP_WAIT_POLICY=ACTIVE.
 uwaga_env=(env -u OMP_WAIT_POLICY GOMP_SPINCOUNT=${UWAGA_SPINCOUNT:-10000})
-torch_env=(env OMP_WAIT_POLICY=PASSIVE)
+torch_env=(env -u OMP_WAIT_POLICY ${TORCH_WAIT:-GOMP_SPINCOUNT=10000})
 unset UWAGA_NUM_THREADS
 
 die() { echo "vit_speed.sh: $*" >&2; exit 2; }
@@ -37,7 +39,8 @@ bench_start "$out"
 
 cat >"$out/meta.json" <<EOF
 {$(machine_fields), "threads": "$threads_list",
- "batches": "$batches", "rounds": $rounds, "timing": "${timing[*]}", "compile": ${COMPILE:-0}}
+ "batches": "$batches", "rounds": $rounds, "timing": "${timing[*]}", "compile": ${COMPILE:-0},
+ "wait": {"uwaga": "GOMP_SPINCOUNT=${UWAGA_SPINCOUNT:-10000}", "torch": "${TORCH_WAIT:-GOMP_SPINCOUNT=10000}"}}
 EOF
 echo "vit_speed.sh: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $rounds rounds; results in $out" >&2
 
