@@ -325,12 +325,15 @@ Generator::State generator_state_from_string(const std::string& text) {
 
 std::vector<std::string> remove_stale_temporaries(const std::string& dir) {
   // "<anything>.safetensors.tmp.<digits>.<digits>", as create_temporary in safetensors.cpp names
-  // them; nothing else is touched.
+  // them, and "<anything>.svg.tmp.<digits>.<digits>", as the apps' write_svg_file does (the
+  // training curves drawn into the run directory); nothing else is touched.
   auto is_temporary = [](const std::string& name) {
-    const std::string marker = ".safetensors.tmp.";
-    const std::size_t at = name.rfind(marker);
-    if (at == std::string::npos || at == 0) return false;
-    const std::string rest = name.substr(at + marker.size());  // "<pid>.<n>"
+    std::size_t at = std::string::npos, length = 0;
+    for (const std::string marker : {".safetensors.tmp.", ".svg.tmp."})
+      if (const std::size_t i = name.rfind(marker); i != std::string::npos && i != 0)
+        at = i, length = marker.size();
+    if (at == std::string::npos) return false;
+    const std::string rest = name.substr(at + length);  // "<pid>.<n>"
     const std::size_t dot = rest.find('.');
     auto digits = [](const std::string& s) {
       return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;

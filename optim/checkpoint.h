@@ -90,7 +90,7 @@ CheckpointInfo read_checkpoint_info(const std::string& path);
 
 // Removes the temporary files an interrupted save left in `dir` (save_safetensors writes
 // "<name>.safetensors.tmp.<pid>.<n>" and renames it; kill -9 midway leaves it behind, megabytes
-// each, never read). Only for a directory whose lock this process holds (optim/directory_lock.h):
+// each, never read; the apps' SVG pictures likewise go through "<name>.svg.tmp.<pid>.<n>"). Only for a directory whose lock this process holds (optim/directory_lock.h):
 // then no other process can be writing them. Returns the names removed.
 std::vector<std::string> remove_stale_temporaries(const std::string& dir);
 

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <fstream>
 
+#include <unistd.h>
+
 #include "apps/common/printable_text.h"
 #include "core/error.h"
 
@@ -173,15 +175,21 @@ std::string SvgCanvas::str() const {
 void SvgCanvas::save(const std::string& path) const { write_svg_file(path, str()); }
 
 void write_svg_file(const std::string& path, const std::string& svg) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + ".0";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) fail("cannot write '", path, "': ", std::strerror(errno));
   errno = 0;
   const bool written = std::fwrite(svg.data(), 1, svg.size(), f) == svg.size();
   const int err = errno;
   if (std::fclose(f) != 0 || !written) {
     const int reason = err ? err : errno;
-    std::remove(path.c_str());
+    std::remove(tmp.c_str());
     fail("cannot write '", path, "': ", reason ? std::strerror(reason) : "write error");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int reason = errno;
+    std::remove(tmp.c_str());
+    fail("cannot write '", path, "': ", std::strerror(reason));
   }
 }
 

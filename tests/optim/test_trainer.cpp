@@ -642,7 +642,8 @@ TEST_CASE("trainer: a run removes the temporaries of saves an earlier run did no
     Setup s;
     s.fit(o);
   }
-  for (const char* name : {"checkpoint.safetensors.tmp.4242.0", "checkpoint.safetensors.tmp.7.13"})
+  for (const char* name : {"checkpoint.safetensors.tmp.4242.0", "checkpoint.safetensors.tmp.7.13",
+                           "curves.svg.tmp.4242.0"})
     std::ofstream(dir.file(name)) << "half a checkpoint";
   // Not temporaries of a save: kept.
   for (const char* name : {"notes.tmp", "checkpoint.safetensors.tmp.x.1", "other.tmp.1.2"})
