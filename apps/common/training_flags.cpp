@@ -63,6 +63,23 @@ void add_micro_batch_flag(cxxopts::Options& o, std::int64_t default_value, const
                   cxxopts::value<std::int64_t>()->default_value(std::to_string(default_value)));
 }
 
+void add_training_flags(cxxopts::Options& o, const std::string& examples,
+                        const std::string& seeded, bool label_smoothing) {
+  using cxxopts::value;
+  o.add_options()
+      ("epochs", "training epochs", value<std::int64_t>())
+      ("batch-size", examples + " per step", value<std::int64_t>())
+      ("lr", "peak learning rate", value<double>())
+      ("min-lr", "learning rate at the end of the cosine decay", value<double>())
+      ("weight-decay", "AdamW weight decay (not on biases, norms, embeddings)", value<double>())
+      ("warmup", "steps of linear learning-rate warm-up", value<std::int64_t>());
+  if (label_smoothing) o.add_options()("label-smoothing", "label smoothing in [0, 1)", value<double>());
+  o.add_options()
+      ("clip", "clip the global gradient norm to this (0: off)", value<double>())
+      ("seed", "seed for " + seeded, value<std::uint64_t>())
+      ("log-every", "steps between log lines", value<std::int64_t>()->default_value("50"));
+}
+
 void add_threads_option(cxxopts::Options& o, const char* fallback) {
   o.add_options()("threads", std::string("threads for uwaga and OpenBLAS (default: "
                                          "UWAGA_NUM_THREADS, else ") + fallback + ")",

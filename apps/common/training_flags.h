@@ -1,6 +1,6 @@
 #pragma once
-// What the train modes of uwaga-vit and uwaga-translate share on the command line: the run
-// directory (--out, --resume), the optimisation flags that override a preset's fields, the check
+// What the train modes of the programs share on the command line: the run directory (--out,
+// --resume), the optimisation flags that override a preset's fields, the check
 // that a resumed run keeps its settings, the trainer's options (--max-steps, --log-every) and the
 // replicas' micro-batches (--micro-batch).
 #include <cxxopts.hpp>
@@ -32,13 +32,21 @@ TrainingOutput training_output(const cxxopts::ParseResult& r);
 // `word` as a POSIX shell reads it back: as it is when it is plain, else in single quotes.
 std::string shell_quoted(const std::string& word);
 
-// --epochs, --batch-size, --lr, --weight-decay, --warmup, --label-smoothing, --clip and --seed
-// onto the fields of the same meaning that both programs' run configurations have.
+// The optimisation flags of every train command: --epochs, --batch-size (`examples` per step),
+// --lr, --min-lr, --weight-decay, --warmup, --label-smoothing (without `label_smoothing`: a loss
+// with no classes to smooth), --clip, --seed (of `seeded`, e.g. "initialisation and shuffling")
+// and --log-every.
+void add_training_flags(cxxopts::Options& o, const std::string& examples,
+                        const std::string& seeded, bool label_smoothing = true);
+
+// --epochs, --batch-size, --lr, --min-lr, --weight-decay, --warmup, --label-smoothing, --clip and
+// --seed onto the fields of the same meaning that every program's run configuration has.
 template <class RunConfig>
 void override_training_flags(const cxxopts::ParseResult& r, RunConfig& run) {
   override_from(r, "epochs", run.epochs);
   override_from(r, "batch-size", run.batch_size);
   override_from(r, "lr", run.lr);
+  override_from(r, "min-lr", run.min_lr);
   override_from(r, "weight-decay", run.weight_decay);
   override_from(r, "warmup", run.warmup);
   override_from(r, "label-smoothing", run.label_smoothing);

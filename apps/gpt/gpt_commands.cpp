@@ -39,7 +39,6 @@ void apply_overrides(GptRunConfig& run, const cxxopts::ParseResult& r) {
   set("dropout", run.model.dropout);
   if (r.count("tie-weights")) run.model.tie_weights = true;
   override_training_flags(r, run);
-  set("min-lr", run.min_lr);
   set("steps-per-epoch", run.steps_per_epoch);
   set("eval-windows", run.eval_windows);
 }
@@ -148,19 +147,10 @@ int gpt_train(int argc, char** argv) {
       ("mlp-dim", "hidden width of the MLPs", value<std::int64_t>())
       ("dropout", "dropout on the embeddings, in [0, 1)", value<double>())
       ("tie-weights", "the output head reuses the token embedding table")
-      ("epochs", "training epochs", value<std::int64_t>())
       ("steps-per-epoch", "batches of random windows per epoch", value<std::int64_t>())
-      ("batch-size", "windows per step", value<std::int64_t>())
-      ("lr", "peak learning rate", value<double>())
-      ("min-lr", "learning rate at the end of the cosine decay", value<double>())
-      ("weight-decay", "AdamW weight decay (not on biases, norms, embeddings)", value<double>())
-      ("warmup", "steps of linear learning-rate warm-up", value<std::int64_t>())
-      ("label-smoothing", "label smoothing in [0, 1)", value<double>())
-      ("clip", "clip the global gradient norm to this (0: off)", value<double>())
       ("eval-windows", "validation windows scored after each epoch (0: all)", value<std::int64_t>())
-      ("seed", "seed for initialisation, windows and dropout", value<std::uint64_t>())
-      ("log-every", "steps between log lines", value<std::int64_t>()->default_value("50"))
       ("h,help", "show this help");
+  add_training_flags(o, "windows", "initialisation, windows and dropout");
   add_micro_batch_flag(o, kGptMicroBatch, "windows");
   add_threads_option(o, "all cores");
   auto r = o.parse(argc, argv);

@@ -33,7 +33,6 @@ void apply_overrides(PoseRunConfig& run, const cxxopts::ParseResult& r) {
   set("decoder", run.model.decoder);
   set("decoder-channels", run.model.decoder_channels);
   override_training_flags(r, run);
-  set("min-lr", run.min_lr);
   set("train-size", run.train_size);
   set("valid-size", run.valid_size);
   set("sigma", run.sigma);
@@ -120,21 +119,14 @@ int pose_train(int argc, char** argv) {
       ("depth", "number of encoder blocks L", value<std::int64_t>())
       ("heads", "attention heads h (must divide D)", value<std::int64_t>())
       ("mlp-dim", "hidden width of the MLPs", value<std::int64_t>())
-      ("epochs", "training epochs", value<std::int64_t>())
       ("train-size", "training samples per epoch (synthetic: new ones each epoch; coco: 0 for all)", value<std::int64_t>())
       ("valid-size", "validation samples (coco: the last N persons of the file)", value<std::int64_t>())
       ("sigma", "the target Gaussians' sigma, in heatmap cells", value<double>())
       ("flip", "mirror half the training samples, left and right joints swapped (COCO's default)")
       ("no-flip", "no mirroring (the stick figures' only choice)")
-      ("batch-size", "samples per step", value<std::int64_t>())
-      ("lr", "peak learning rate", value<double>())
-      ("min-lr", "learning rate at the end of the cosine decay", value<double>())
-      ("weight-decay", "AdamW weight decay (not on biases, norms, embeddings)", value<double>())
-      ("warmup", "steps of linear learning-rate warm-up", value<std::int64_t>())
-      ("clip", "clip the global gradient norm to this (0: off)", value<double>())
-      ("seed", "seed for initialisation, training samples, order and flips", value<std::uint64_t>())
-      ("log-every", "steps between log lines", value<std::int64_t>()->default_value("50"))
       ("h,help", "show this help");
+  add_training_flags(o, "samples", "initialisation, training samples, order and flips",
+                     /*label_smoothing=*/false);
   add_micro_batch_flag(o, kPoseMicroBatch, "images");
   add_threads_option(o, "all cores");
   auto r = o.parse(argc, argv);

@@ -44,7 +44,6 @@ void apply_overrides(TranslateRunConfig& run, const cxxopts::ParseResult& r) {
   set("dropout", run.model.dropout);
   set("max-length", run.model.max_length);
   override_training_flags(r, run);
-  set("min-lr", run.min_lr);
   set("eval-size", run.eval_size);
   set("corpus-seed", run.corpus.seed);
   set("train-size", run.corpus.train_size);
@@ -109,22 +108,13 @@ int translate_train(int argc, char** argv) {
       ("positions", "sinusoidal or learned", value<std::string>())
       ("dropout", "dropout on the embeddings, in [0, 1)", value<double>())
       ("max-length", "longest sequence the model takes (positions)", value<std::int64_t>())
-      ("epochs", "training epochs", value<std::int64_t>())
-      ("batch-size", "sentence pairs per step", value<std::int64_t>())
-      ("lr", "peak learning rate", value<double>())
-      ("min-lr", "learning rate at the end of the cosine decay", value<double>())
-      ("weight-decay", "AdamW weight decay (not on biases, norms, embeddings)", value<double>())
-      ("warmup", "steps of linear learning-rate warm-up", value<std::int64_t>())
-      ("label-smoothing", "label smoothing in [0, 1)", value<double>())
-      ("clip", "clip the global gradient norm to this (0: off)", value<double>())
       ("eval-size", "validation sentences translated after each epoch (0: all)", value<std::int64_t>())
-      ("seed", "seed for initialisation, shuffling and dropout", value<std::uint64_t>())
       ("corpus-seed", "seed of the corpus and its train/valid/test split", value<std::uint64_t>())
       ("train-size", "training sentence pairs", value<std::int64_t>())
       ("valid-size", "validation sentence pairs", value<std::int64_t>())
       ("test-size", "test sentence pairs", value<std::int64_t>())
-      ("log-every", "steps between log lines", value<std::int64_t>()->default_value("50"))
       ("h,help", "show this help");
+  add_training_flags(o, "sentence pairs", "initialisation, shuffling and dropout");
   add_micro_batch_flag(o, kTranslateMicroBatch, "sentence pairs");
   add_threads_option(o, "all cores");
   auto r = o.parse(argc, argv);

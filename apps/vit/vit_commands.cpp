@@ -97,18 +97,10 @@ int vit_train(int argc, char** argv) {
       ("depth", "number of encoder blocks L", value<std::int64_t>())
       ("heads", "attention heads h (must divide D)", value<std::int64_t>())
       ("mlp-dim", "hidden width of the MLPs", value<std::int64_t>())
-      ("epochs", "training epochs", value<std::int64_t>())
-      ("batch-size", "images per step", value<std::int64_t>())
-      ("lr", "peak learning rate", value<double>())
-      ("weight-decay", "AdamW weight decay (not on biases, norms, embeddings)", value<double>())
-      ("warmup", "steps of linear learning-rate warm-up", value<std::int64_t>())
-      ("label-smoothing", "label smoothing in [0, 1)", value<double>())
-      ("clip", "clip the global gradient norm to this (0: off)", value<double>())
       ("augment", "random shifts (and flips for CIFAR-10 and Fashion-MNIST) while training")
       ("no-augment", "no augmentation")
-      ("seed", "seed for initialisation and shuffling", value<std::uint64_t>())
-      ("log-every", "steps between log lines", value<std::int64_t>()->default_value("50"))
       ("h,help", "show this help");
+  add_training_flags(o, "images", "initialisation and shuffling");
   add_micro_batch_flag(o, kDefaultMicroBatch, "images");
   add_threads_option(o, "all cores");
   auto r = o.parse(argc, argv);
