@@ -54,6 +54,13 @@ void override_training_flags(const cxxopts::ParseResult& r, RunConfig& run) {
   override_from(r, "seed", run.seed);
 }
 
+// The run a train command trains: with --resume the checkpoint's (resumed_run_config below),
+// else the --preset's (`preset` builds it) with the flags on top (`apply`, as for a resumed run).
+template <class RunConfig, class Apply>
+RunConfig new_or_resumed_run(const cxxopts::ParseResult& r, const TrainingOutput& output,
+                             RunConfig (*read)(const std::string&),
+                             RunConfig (*preset)(const std::string&), Apply apply);
+
 // The run configuration saved in the checkpoint --resume continues, read by `read`. A resumed run
 // keeps its settings, so that it ends where the uninterrupted run would have: the flags that
 // configure it (`apply` sets them on a run configuration, as for a new run) may repeat the saved
@@ -87,6 +94,16 @@ RunConfig resumed_run_config(const cxxopts::ParseResult& r, const std::string& c
          "; a resumed run keeps its settings (only --epochs may change): leave the flag out, "
          "or train a new run in another --out");
   }
+  return run;
+}
+
+template <class RunConfig, class Apply>
+RunConfig new_or_resumed_run(const cxxopts::ParseResult& r, const TrainingOutput& output,
+                             RunConfig (*read)(const std::string&),
+                             RunConfig (*preset)(const std::string&), Apply apply) {
+  if (output.resume) return resumed_run_config(r, output.checkpoint, read, apply);
+  RunConfig run = preset(r["preset"].as<std::string>());
+  apply(run, r);
   return run;
 }
 

@@ -165,12 +165,7 @@ int gpt_train(int argc, char** argv) {
   GptRunConfig run;
   CharCorpus corpus;
   on_every_process(*processes, [&] {
-    if (output.resume) {
-      run = resumed_run_config(r, output.checkpoint, read_gpt_run_config, apply_overrides);
-    } else {
-      run = gpt_preset(r["preset"].as<std::string>());
-      apply_overrides(run, r);
-    }
+    run = new_or_resumed_run(r, output, read_gpt_run_config, gpt_preset, apply_overrides);
     run.validate();  // the model's fields are checked before the text is read
     corpus = load_corpus(run, !output.resume);
   });

@@ -141,12 +141,7 @@ int pose_train(int argc, char** argv) {
   PoseRunConfig run;
   std::unique_ptr<PoseData> data;
   on_every_process(*processes, [&] {
-    if (output.resume) {
-      run = resumed_run_config(r, output.checkpoint, read_pose_run_config, apply_overrides);
-    } else {
-      run = pose_preset(r["preset"].as<std::string>());
-      apply_overrides(run, r);
-    }
+    run = new_or_resumed_run(r, output, read_pose_run_config, pose_preset, apply_overrides);
     run.validate();
     data = std::make_unique<PoseData>(run);
   });

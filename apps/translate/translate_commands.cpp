@@ -129,12 +129,8 @@ int translate_train(int argc, char** argv) {
   TranslateRunConfig run;
   TranslationCorpus corpus;
   on_every_process(*processes, [&] {
-    if (output.resume) {
-      run = resumed_run_config(r, output.checkpoint, read_translate_run_config, apply_overrides);
-    } else {
-      run = translate_preset(r["preset"].as<std::string>());
-      apply_overrides(run, r);
-    }
+    run = new_or_resumed_run(r, output, read_translate_run_config, translate_preset,
+                             apply_overrides);
     // The model's fields are checked before the corpus is built (vocabulary sizes come after).
     run.model.src_vocab = std::max<std::int64_t>(run.model.src_vocab, 4);
     run.model.tgt_vocab = std::max<std::int64_t>(run.model.tgt_vocab, 4);

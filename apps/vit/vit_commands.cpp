@@ -115,12 +115,7 @@ int vit_train(int argc, char** argv) {
   VitRunConfig run;
   ImageDataset train, test;
   on_every_process(*processes, [&] {
-    if (output.resume) {
-      run = resumed_run_config(r, output.checkpoint, read_vit_run_config, apply_overrides);
-    } else {
-      run = vit_preset(r["preset"].as<std::string>());
-      apply_overrides(run, r);
-    }
+    run = new_or_resumed_run(r, output, read_vit_run_config, vit_preset, apply_overrides);
     run.validate();
 
     const std::string dir = r.count("data-dir") ? r["data-dir"].as<std::string>()
