@@ -189,6 +189,12 @@ std::vector<std::string> attention_explorer_basics() {
       "the line under each panel and in the bar at the top."};
 }
 
+std::string attention_rollout_note() {
+  return "Attention rollout (Abnar & Zuidema, 2020) follows the attention through all the layers, "
+         "counting the residual connection as half of each: Â_ℓ = rownorm(½ Ā_ℓ + ½ I), "
+         "R = Â_L ⋯ Â_1, with Ā_ℓ the mean of layer ℓ's heads (nn/attention_rollout.h).";
+}
+
 std::string visible_character(char c) {
   if (c == ' ') return "\xE2\x90\xA3";   // ␣
   if (c == '\n') return "\xE2\x86\xB5";  // ↵

@@ -64,6 +64,8 @@ struct AttentionExplorer {
 // The paragraphs each page opens with: what a panel is (SEEDS §2–4) and how it is coloured.
 // Programs add what is particular to their model after them.
 std::vector<std::string> attention_explorer_basics();
+// The paragraph on attention rollout, for pages of image models whose section shows it.
+std::string attention_rollout_note();
 
 // The page as one string. Fails (uwaga::Error) naming the family and the shapes when the
 // weights do not fit the labels, the layers differ in heads, or the image does not fit.

@@ -230,10 +230,7 @@ int pose_explore(int argc, char** argv) {
       "rows that matter are the patches under the joints: the image section starts with the "
       "token under each predicted joint and shows which patches it gathers from — a wrist's "
       "token may look along the arm to the elbow and shoulder it hangs from.");
-  e.notes.push_back(
-      "Attention rollout (Abnar & Zuidema, 2020) follows the attention through all the layers, "
-      "counting the residual connection as half of each: Â_ℓ = rownorm(½ Ā_ℓ + ½ I), "
-      "R = Â_L ⋯ Â_1, with Ā_ℓ the mean of layer ℓ's heads (nn/attention_rollout.h).");
+  e.notes.push_back(attention_rollout_note());
   AttentionFamily self;
   self.id = "self", self.name = "self-attention";
   self.about = "Rows: the patch whose token attends (query), row by row over the grid; columns: "

@@ -368,10 +368,7 @@ int vit_explore(int argc, char** argv) {
       "A — drawn over the image in the first section — shows which patches it gathered its "
       "answer from, layer by layer; 'on itself' is the weight it keeps on its own vector. Pick "
       "another token (a patch) to see where that one looks.");
-  e.notes.push_back(
-      "Attention rollout (Abnar & Zuidema, 2020) follows the attention through all the layers, "
-      "counting the residual connection as half of each: Â_ℓ = rownorm(½ Ā_ℓ + ½ I), "
-      "R = Â_L ⋯ Â_1, with Ā_ℓ the mean of layer ℓ's heads (nn/attention_rollout.h).");
+  e.notes.push_back(attention_rollout_note());
   AttentionFamily self;
   self.id = "self", self.name = "self-attention";
   self.about = "Rows: the token that attends (query), the class token first, then the patches "
