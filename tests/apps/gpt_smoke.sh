@@ -6,15 +6,7 @@
 #   bash tests/apps/gpt_smoke.sh BUILD/apps/uwaga-gpt
 set -uo pipefail
 bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass() { echo "ok: $1"; }
-failed() { echo "FAIL: $1"; failures=$((failures + 1)); }
-step_loss() {  # first|last: the loss of the first or last step record of the log
-  grep '"type":"step"' "$tmp/run/log.jsonl" | "$([[ $1 == first ]] && echo head || echo tail)" -1 |
-    grep -o '"loss":[-0-9.e]*' | cut -d: -f2
-}
+source "$(dirname "$0")/smoke_lib.sh"
 
 # A text with structure to learn: 4,000 lines of a few repeated verses.
 text=$tmp/verses.txt
@@ -81,16 +73,6 @@ fi
   failed "explore: $(cat "$tmp/explore.out")"
 
 # 5. Bad input: exit 2, one line naming the flag or the characters.
-expect_error() {  # expected-text, then the arguments
-  local want=$1; shift
-  "$bin" "$@" >"$tmp/err.out" 2>&1
-  local rc=$?
-  if [[ $rc -eq 2 && $(wc -l <"$tmp/err.out") -eq 1 ]] && grep -qF -- "$want" "$tmp/err.out"; then
-    pass "error: $(cat "$tmp/err.out")"
-  else
-    failed "'$*' exited $rc with: $(cat "$tmp/err.out") (expected one line with '$want')"
-  fi
-}
 expect_error "'Z', '@'" sample --checkpoint "$ckpt" --prompt "ROMZO@"
 expect_error "--tokens" sample --checkpoint "$ckpt" --tokens 0
 expect_error "--temperature" sample --checkpoint "$ckpt" --temperature -1

@@ -7,15 +7,7 @@
 #   bash tests/apps/pose_smoke.sh BUILD/apps/uwaga-pose
 set -uo pipefail
 bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass() { echo "ok: $1"; }
-failed() { echo "FAIL: $1"; failures=$((failures + 1)); }
-step_loss() {  # first|last: the loss of the first or last step record of the log
-  grep '"type":"step"' "$tmp/run/log.jsonl" | "$([[ $1 == first ]] && echo head || echo tail)" -1 |
-    grep -o '"loss":[-0-9.e]*' | cut -d: -f2
-}
+source "$(dirname "$0")/smoke_lib.sh"
 
 # 1. Twenty steps (two epochs of ten) lower the loss and write a checkpoint.
 if "$bin" train --preset smoke --threads 2 --log-every 5 --out "$tmp/run" >"$tmp/train.out" 2>&1; then
@@ -104,16 +96,6 @@ else
 fi
 
 # 7. Bad input: exit 2, one line naming the flag, the file or the value.
-expect_error() {  # expected-text, then the arguments
-  local want=$1; shift
-  "$bin" "$@" >"$tmp/err.out" 2>&1
-  local rc=$?
-  if [[ $rc -eq 2 && $(wc -l <"$tmp/err.out") -eq 1 ]] && grep -qF -- "$want" "$tmp/err.out"; then
-    pass "error: $(cat "$tmp/err.out")"
-  else
-    failed "'$*' exited $rc with: $(cat "$tmp/err.out") (expected one line with '$want')"
-  fi
-}
 expect_error "unknown preset" train --preset nope --out "$tmp/r1"
 expect_error "unknown decoder 'fancy'" train --preset smoke --decoder fancy --out "$tmp/r2"
 expect_error "--sigma" train --preset smoke --sigma 0 --out "$tmp/r3"

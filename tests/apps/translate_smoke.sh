@@ -7,15 +7,7 @@
 #   bash tests/apps/translate_smoke.sh BUILD/apps/uwaga-translate
 set -uo pipefail
 bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass() { echo "ok: $1"; }
-failed() { echo "FAIL: $1"; failures=$((failures + 1)); }
-step_loss() {  # first|last: the loss of the first or last step record of the log
-  grep '"type":"step"' "$tmp/run/log.jsonl" | "$([[ $1 == first ]] && echo head || echo tail)" -1 |
-    grep -o '"loss":[-0-9.e]*' | cut -d: -f2
-}
+source "$(dirname "$0")/smoke_lib.sh"
 
 # 1. A few dozen steps lower the loss, and write a checkpoint.
 if "$bin" train --preset tiny --max-steps 30 --log-every 5 --out "$tmp/run" >"$tmp/train.out" 2>&1; then
@@ -208,16 +200,6 @@ for mode in train eval translate vocab plot; do
 done
 
 # 9. Bad input: one-line message and exit status 2.
-expect_error() {  # expected-text, then the arguments
-  local text=$1; shift
-  "$bin" "$@" >"$tmp/err.out" 2>&1 </dev/null
-  local status=$?
-  if [[ $status -eq 2 ]] && grep -q -- "$text" "$tmp/err.out" && [[ $(grep -c . "$tmp/err.out") -eq 1 ]]; then
-    pass "exit 2 for: $* -> $(head -1 "$tmp/err.out")"
-  else
-    failed "expected exit 2 and one line with '$text' for: $* (got $status: $(cat "$tmp/err.out"))"
-  fi
-}
 expect_error "not divisible by heads" train --preset tiny --out "$tmp/bad" --heads 5
 expect_error "raise --max-length" train --preset tiny --out "$tmp/bad" --max-length 5
 expect_error "unknown preset" train --preset huge --out "$tmp/bad"

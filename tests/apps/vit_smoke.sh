@@ -9,11 +9,7 @@ data=$root/data/cache/mnist
 if [[ ! -f $data/t10k-labels-idx1-ubyte ]]; then
   bash "$root/data/fetch.sh" mnist "$data" >/dev/null || { echo "FAIL: could not fetch MNIST"; exit 1; }
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass() { echo "ok: $1"; }
-failed() { echo "FAIL: $1"; failures=$((failures + 1)); }
+source "$(dirname "$0")/smoke_lib.sh"
 
 small=(--data-dir "$data" --train-size 2048 --batch-size 64 --dim 32 --depth 2 --heads 2
        --mlp-dim 64 --warmup 5 --lr 3e-3 --no-augment --log-every 5 --threads 2)
@@ -113,16 +109,6 @@ else
 fi
 
 # 6. Bad input: one-line message and exit status 2.
-expect_error() {  # expected-text, then the arguments
-  local text=$1; shift
-  "$bin" "$@" >"$tmp/err.out" 2>&1
-  local status=$?
-  if [[ $status -eq 2 ]] && grep -q -- "$text" "$tmp/err.out"; then
-    pass "exit 2 for: $* -> $(head -1 "$tmp/err.out")"
-  else
-    failed "expected exit 2 and '$text' for: $* (got $status: $(cat "$tmp/err.out"))"
-  fi
-}
 
 # 5c. A run that trains all its epochs ends its log with a "finished" stop record; `plot` draws it
 # beside the run cut short by --max-steps: one path per run in each of the four panels.
