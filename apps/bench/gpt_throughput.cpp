@@ -115,6 +115,7 @@ json bench_gpt(const std::string& preset, std::int64_t micro_batch, const BenchO
   j["median_tokens_per_s"] = median(tokens_per_s);
   j["tokens_per_cpu_s"] = tokens_per_cpu_s;
   j["phase_ms"] = {{"gradient", timed(gradient_s)}, {"optimizer", timed(update_s)}};
+  if (o.op_times) j["op_times"] = time_ops(train_step);
   j["checksum"] = sink;
   j["parameters"] = model.num_parameters();
   j["rss_before_model_kb"] = rss_before_model;
