@@ -76,9 +76,8 @@ std::vector<double> time_calls(const std::function<void()>& fn, const BenchOptio
   return per_call;
 }
 
-json time_ops(const std::function<void()>& train_step) {
+json time_ops(const std::function<void()>& train_step, int steps) {
   OpTimer timer;
-  const int steps = 20;
   for (int s = 0; s < steps; ++s) train_step();
   json ops = json::object();
   double forward_ms = 0, backward_ms = 0;

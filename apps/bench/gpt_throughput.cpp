@@ -126,7 +126,7 @@ json bench_gpt(const std::string& preset, std::int64_t micro_batch, const BenchO
   j["flops_per_token"] = flops_per_token;
   j["effective_gflops"] = median(tokens_per_s) * flops_per_token / 1e9;
   j["phase_ms"] = {{"gradient", timed(gradient_s)}, {"optimizer", timed(update_s)}};
-  if (o.op_times) j["op_times"] = time_ops(train_step);
+  if (o.op_times) j["op_times"] = time_ops(train_step, o.op_steps);
   j["checksum"] = sink;
   j["parameters"] = model.num_parameters();
   j["rss_before_model_kb"] = rss_before_model;
