@@ -5,8 +5,8 @@ accessors or glibc. Load it with
     gdb -x core/gdb/uwaga_gdb.py --args build-dbg/apps/uwaga-walkthrough
 
 or inside gdb, `source core/gdb/uwaga_gdb.py`; or for every session, a line
-`source /path/to/uwaga/core/gdb/uwaga_gdb.py` in ~/.gdbinit. README: "Stepping through
-attention: uwaga-walkthrough".
+`source /path/to/uwaga/core/gdb/uwaga_gdb.py` in ~/.gdbinit.
+README: "Stepping through attention: uwaga-walkthrough".
 """
 import os
 import sys
