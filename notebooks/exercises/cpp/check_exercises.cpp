@@ -4,6 +4,7 @@
 // values (where, by how much), or the gradient of which input.
 //   uwaga-exercises [NAME ...]           every exercise, or the named ones; exit 0 when all pass
 //   uwaga-exercises --expect-stubs       exit 0 when every exercise is still an empty stub (CI)
+//   --expect-wrong                       exit 0 when every check fails as wrong (planted_mistakes.cpp)
 // Linked with exercises.cpp (uwaga-exercises, the student's) or solutions.cpp
 // (uwaga-exercises-solutions, which CTest runs so that the checks themselves are tested).
 #include <algorithm>
@@ -84,7 +85,11 @@ void expect_tensor(const std::string& what, const Tensor& got, const Tensor& exp
   std::int64_t at = -1;
   for (std::int64_t i = 0; i < got.numel(); ++i) {
     const double d = std::abs(got.flat(i) - expected.flat(i));
-    if (!(d <= worst)) worst = d, at = i;  // NaN counts as worst
+    if (std::isnan(d) && !std::isnan(expected.flat(i))) {  // NaN or inf where a number belongs
+      worst = d, at = i;
+      break;
+    }
+    if (d > worst) worst = d, at = i;
   }
   if (at >= 0 && !(worst <= kTolerance))
     throw Wrong(str(what, ": values differ, largest difference ", worst, " at index ",
@@ -300,10 +305,11 @@ Outcome run(const Exercise& e) {
 
 int main(int argc, char** argv) {
   using namespace uwaga::exercises;
-  bool expect_stubs = false;
+  bool expect_stubs = false, expect_wrong = false;
   std::vector<std::string> names;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--expect-stubs") == 0) expect_stubs = true;
+    else if (std::strcmp(argv[i], "--expect-wrong") == 0) expect_wrong = true;
     else names.push_back(argv[i]);
   }
   for (const std::string& n : names) {
@@ -316,19 +322,25 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  int passed = 0, stubs = 0, total = 0;
+  int passed = 0, stubs = 0, wrong = 0, total = 0;
   for (const Exercise& e : kExercises) {
     if (!names.empty() && std::find(names.begin(), names.end(), e.name) == names.end()) continue;
     const Outcome o = run(e);
     ++total;
     passed += o == Outcome::ok;
     stubs += o == Outcome::not_implemented;
+    wrong += o == Outcome::wrong;
   }
   std::printf("\n%d of %d exercises pass\n", passed, total);
   if (expect_stubs) {
     std::printf("%d of %d are empty stubs%s\n", stubs, total,
                 stubs == total ? ", and every check fails on its stub, as it must" : "");
     return stubs == total ? 0 : 1;
+  }
+  if (expect_wrong) {
+    std::printf("%d of %d fail as wrong%s\n", wrong, total,
+                wrong == total ? ": every check catches its planted mistake" : "");
+    return wrong == total ? 0 : 1;
   }
   return passed == total ? 0 : 1;
 }
