@@ -24,10 +24,16 @@ SKIP_DIRS = {".git", "node_modules", "__pycache__"}
 problems = []
 
 
+def generated(path):
+    """Build trees, fetched data and runs: not the project's documents."""
+    r = rel(path)
+    return r.startswith(("build", "data/cache", "runs")) or any(
+        part in SKIP_DIRS for part in r.split(os.sep))
+
+
 def markdown_files():
     for dirpath, dirnames, filenames in os.walk(ROOT):
-        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS and not d.startswith("build")
-                       and not (d == "cache" and dirpath.endswith("data"))]
+        dirnames[:] = [d for d in dirnames if not generated(os.path.join(dirpath, d))]
         for f in filenames:
             if f.endswith(".md"):
                 yield os.path.join(dirpath, f)
@@ -112,8 +118,7 @@ def check_heading_citations(readme_headings):
     for pattern in ("**/*.cpp", "**/*.h", "**/*.py", "**/*.sh", "**/*.ipynb", "**/*.md",
                     "**/CMakeLists.txt"):
         sources += [p for p in glob.glob(os.path.join(ROOT, pattern), recursive=True)
-                    if not rel(p).startswith(("build", "data/cache"))
-                    and os.path.abspath(p) != os.path.abspath(__file__)]
+                    if not generated(p) and os.path.abspath(p) != os.path.abspath(__file__)]
     for path in sorted(set(sources)):
         with open(path, encoding="utf-8", errors="replace") as f:
             text = f.read()
@@ -161,9 +166,8 @@ def main():
     mds = sorted(markdown_files())
     for md in mds:
         check_links(md)
-    for md in [readme] + glob.glob(os.path.join(ROOT, "*", "**", "README.md"), recursive=True):
-        if not rel(md).startswith("build"):
-            check_code_paths(md)
+    for md in [readme] + [m for m in mds if os.path.basename(m) == "README.md"]:
+        check_code_paths(md)
     check_heading_citations(headings(readme)[0])
     refs = check_seeds(os.path.join(ROOT, "notebooks", "SEEDS.md"))
     for p in problems:
