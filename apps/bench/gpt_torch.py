@@ -26,7 +26,6 @@ import json
 import os
 import statistics
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
@@ -34,7 +33,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_models import Gpt, param_groups  # noqa: E402
 from torch_timing import (adamw, choose_attention, compile_model, header,  # noqa: E402
-                          mixed_precision, peak_rss_kb, time_calls)
+                          peak_rss_kb, time_calls, timed_step)
 
 SCRIPT = "gpt_torch.py"
 
@@ -87,21 +86,11 @@ def bench_train(args):
     phases = {"forward": [], "backward": [], "optimizer": []}
     sink = [0.0]
 
-    def train_step():
-        opt.zero_grad(set_to_none=True)
-        t0 = time.perf_counter()
-        with mixed_precision(args.bf16):
-            loss = loss_of(run, *get_batch())
-        t1 = time.perf_counter()
-        loss.backward()
-        t2 = time.perf_counter()
+    def clip():
         torch.nn.utils.clip_grad_norm_(model.parameters(), c["clip_norm"])
-        opt.step()
-        t3 = time.perf_counter()
-        sink[0] += loss.item()
-        phases["forward"].append(t1 - t0)
-        phases["backward"].append(t2 - t1)
-        phases["optimizer"].append(t3 - t2)
+
+    def train_step():
+        sink[0] += timed_step(opt, lambda: loss_of(run, *get_batch()), phases, args.bf16, clip).item()
 
     cpu = []
     per_step, calls = time_calls(train_step, args, cpu)

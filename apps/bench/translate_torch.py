@@ -20,13 +20,12 @@ import argparse
 import json
 import statistics
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
 from torch_models import Seq2SeqTransformer, param_groups
-from torch_timing import header, peak_rss_kb, time_calls
+from torch_timing import header, peak_rss_kb, time_calls, timed_step
 
 
 class Seq2SeqConfig:
@@ -72,15 +71,11 @@ def load_batches(path):
     return c, batches
 
 
-def make_train_step(model, opt, batches, pad, label_smoothing, clip_norm, phases=None, losses=None):
+def make_train_step(model, opt, batches, pad, label_smoothing, clip_norm, phases=None):
     """One step of optim::Trainer (one thread, the whole batch), cycling through the batches."""
     step = [0]
 
-    def train_step():
-        src, tgt_in, tgt_out = batches[step[0] % len(batches)]
-        step[0] += 1
-        opt.zero_grad(set_to_none=True)
-        t0 = time.perf_counter()
+    def loss_of(src, tgt_in, tgt_out):
         logits = model(src, tgt_in)
         logits = logits.reshape(-1, logits.shape[-1])  # (B·T, V)
         targets = tgt_out.reshape(-1)
@@ -88,19 +83,16 @@ def make_train_step(model, opt, batches, pad, label_smoothing, clip_norm, phases
         with torch.no_grad():  # train_batch's count_correct: argmax over the counted words
             counted = targets != pad
             (logits.argmax(1)[counted] == targets[counted]).sum().item()
-        value = loss.item()  # the trainer checks the loss is finite before the update
-        t1 = time.perf_counter()
-        loss.backward()
-        t2 = time.perf_counter()
+        loss.item()  # the trainer checks the loss is finite before the update
+        return loss
+
+    def clip():
         torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
-        opt.step()
-        t3 = time.perf_counter()
-        if phases is not None:
-            phases["forward"].append(t1 - t0)
-            phases["backward"].append(t2 - t1)
-            phases["optimizer"].append(t3 - t2)
-        if losses is not None:
-            losses.append(value)
+
+    def train_step():
+        batch = batches[step[0] % len(batches)]
+        step[0] += 1
+        timed_step(opt, lambda: loss_of(*batch), phases, before_update=clip)
 
     return train_step
 

@@ -16,13 +16,12 @@ import json
 import os
 import statistics
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
 from torch_models import Attention, VisionTransformer, VitConfig, param_groups
-from torch_timing import header, peak_rss_kb, time_calls
+from torch_timing import header, peak_rss_kb, time_calls, timed_step
 
 
 def random_batches(c, batch, count=4):
@@ -36,18 +35,7 @@ def make_train_step(model, opt, data, phases=None):
     def train_step():
         images, labels = data[step[0] % len(data)]
         step[0] += 1
-        opt.zero_grad(set_to_none=True)
-        t0 = time.perf_counter()
-        loss = F.cross_entropy(model(images), labels)
-        t1 = time.perf_counter()
-        loss.backward()
-        t2 = time.perf_counter()
-        opt.step()
-        t3 = time.perf_counter()
-        if phases is not None:
-            phases["forward"].append(t1 - t0)
-            phases["backward"].append(t2 - t1)
-            phases["optimizer"].append(t3 - t2)
+        timed_step(opt, lambda: F.cross_entropy(model(images), labels), phases)
 
     return train_step
 

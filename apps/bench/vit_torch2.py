@@ -27,7 +27,6 @@ import json
 import os
 import statistics
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
@@ -35,7 +34,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_models import VIT_MODELS, VisionTransformer, VitConfig, param_groups  # noqa: E402
 from torch_timing import (adamw, choose_attention, compile_model, header,  # noqa: E402
-                          mixed_precision, peak_rss_kb, time_calls)
+                          peak_rss_kb, time_calls, timed_step)
 
 
 def bench_train(args):
@@ -62,18 +61,7 @@ def bench_train(args):
     def train_step():
         images, labels = data[step[0] % len(data)]
         step[0] += 1
-        opt.zero_grad(set_to_none=True)
-        t0 = time.perf_counter()
-        with mixed_precision(args.bf16):
-            loss = F.cross_entropy(run(images), labels)
-        t1 = time.perf_counter()
-        loss.backward()
-        t2 = time.perf_counter()
-        opt.step()
-        t3 = time.perf_counter()
-        phases["forward"].append(t1 - t0)
-        phases["backward"].append(t2 - t1)
-        phases["optimizer"].append(t3 - t2)
+        timed_step(opt, lambda: F.cross_entropy(run(images), labels), phases, args.bf16)
 
     cpu = []
     per_step, calls = time_calls(train_step, args, cpu)
