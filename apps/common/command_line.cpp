@@ -49,7 +49,7 @@ std::string quoted_value(const std::string& message) {
 int run_mode(const char* program, const char* usage, const std::vector<Mode>& modes, int argc,
              char** argv) {
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-    std::cout << usage;
+    std::cout << usage << "Run '" << program << " --version' for its version and git revision.\n";
     return argc < 2 ? 2 : 0;
   }
   if (std::string(argv[1]) == "--version") {
