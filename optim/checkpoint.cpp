@@ -21,6 +21,7 @@
 #include "core/graph.h"
 #include "core/json_input.h"
 #include "core/safetensors.h"
+#include "core/version.h"
 
 namespace uwaga::optim {
 
@@ -175,6 +176,7 @@ void save_checkpoint(const std::string& path, const nn::Module& model, const Opt
       {"config", info.config},
       {"task_state", info.task_state},
       {"trainer_state", info.trainer_state},
+      {"uwaga_version", version_string()},  // the code that wrote it; never read back
   };
   save_safetensors(path, tensors, metadata);
 }

@@ -5,7 +5,7 @@
 //                              and buffer                ("model.decoder.bn1.running_mean")
 //   "optim.<state key>"        the optimizer's state      ("optim.blocks.0.attn.qkv.weight.exp_avg",
 //                                                          "optim.step")
-//   __metadata__               strings:
+//   __metadata__               strings ("uwaga_version" too: core/version.h, for people):
 //     "format"          "uwaga-checkpoint-1"
 //     "step"            optimizer steps taken so far
 //     "epoch"           the epoch in progress (0-based)

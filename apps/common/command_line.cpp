@@ -11,6 +11,7 @@
 #include "apps/common/thread_policy.h"
 #include "apps/common/training_flags.h"
 #include "core/error.h"
+#include "core/version.h"
 #include "optim/gradient_reduction.h"
 
 namespace uwaga::apps {
@@ -48,8 +49,12 @@ std::string quoted_value(const std::string& message) {
 int run_mode(const char* program, const char* usage, const std::vector<Mode>& modes, int argc,
              char** argv) {
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-    std::cout << usage;
+    std::cout << usage << "Run '" << program << " --version' for its version and git revision.\n";
     return argc < 2 ? 2 : 0;
+  }
+  if (std::string(argv[1]) == "--version") {
+    print_version(program);
+    return 0;
   }
   const std::string mode = argv[1];
   try {
@@ -114,6 +119,10 @@ std::string parse_error_message(const cxxopts::exceptions::exception& e, int arg
                          : number != std::trunc(number) ? "expects a whole number"
                                                         : "is out of range";
   return flag + " " + expected + ", got '" + value + "'";
+}
+
+void print_version(const char* program) {
+  std::cout << program << " " << version_string() << "\n";
 }
 
 bool wants_help(const cxxopts::Options& o, const cxxopts::ParseResult& r) {

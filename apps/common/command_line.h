@@ -18,6 +18,10 @@ struct Mode {
 int run_modes(const char* program, const char* usage, const std::vector<Mode>& modes, int argc,
               char** argv);
 
+// "uwaga-gpt 0.1.0 (git 1a2b3c4d5e6f)": `program --version`, the string checkpoints keep
+// (core/version.h).
+void print_version(const char* program);
+
 // The program as the user ran it, for the commands the programs print ("./build/apps/uwaga-vit
 // eval ..."; "uwaga-vit" when the shell found it on PATH), shell-quoted; `program` until
 // run_modes has seen argv[0].

@@ -35,11 +35,16 @@ int main(int argc, char** argv) {
       ("seed", "seed of the word vectors and the weights", cxxopts::value<std::uint64_t>()->default_value("0"))
       ("causal", "mask the scores so no word looks at the words after it (a decoder, GPT)")
       ("part", "run only this part, 1 to 5 (0: all)", cxxopts::value<int>()->default_value("0"))
+      ("version", "print the version and git revision")
       ("h,help", "show this help");
   try {
     auto r = o.parse(argc, argv);
     if (r.count("help")) {
       std::cout << o.help() << "\n";
+      return 0;
+    }
+    if (r.count("version")) {
+      uwaga::apps::print_version("uwaga-walkthrough");
       return 0;
     }
     uwaga::apps::reject_unexpected_arguments(r, "");

@@ -22,4 +22,5 @@ from ._uwaga import __doc__ as _module_doc  # noqa: E402,F401
 from ._uwaga import apps, data, nn, optim  # noqa: E402,F401
 from .function import Function, FunctionCtx  # noqa: E402,F401
 
+__version__ = version_string().split(" ")[0]  # noqa: F405  "0.1.0", as CMakeLists.txt says
 init_threads()  # noqa: F405  UWAGA_NUM_THREADS, else every core

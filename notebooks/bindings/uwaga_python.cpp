@@ -3,6 +3,7 @@
 
 #include "core/error.h"
 #include "core/threads.h"
+#include "core/version.h"
 
 namespace uwaga::python {
 
@@ -21,6 +22,8 @@ PYBIND11_MODULE(_uwaga, m) {
   // Errors are sentences naming the op and the shapes (core/error.h); Python sees uwaga.Error.
   py::register_exception<uwaga::Error>(m, "Error", PyExc_RuntimeError);
   m.attr("source_dir") = source_dir();
+  m.def("version_string", &uwaga::version_string,
+        "'0.1.0 (git 1a2b3c4d5e6f)': as `uwaga-* --version` prints it and checkpoints keep it.");
 
   m.def("set_num_threads", &uwaga::set_num_threads, py::arg("n"),
         "One thread count for uwaga's OpenMP loops and OpenBLAS.");
