@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <sstream>
 #include <utility>
 
 #include "apps/common/command_line.h"
@@ -17,6 +18,7 @@
 #include "apps/common/svg_canvas.h"
 #include "apps/common/training_flags.h"
 #include "core/error.h"
+#include "core/regular_file.h"
 
 namespace uwaga::apps {
 namespace {
@@ -187,6 +189,9 @@ bool on_path(const char* tool) {
 
 }  // namespace
 
+// A log of a year of steps is a few hundred MB at most; anything larger is not one.
+constexpr std::uint64_t kMaxLogBytes = std::uint64_t{1} << 30;
+
 TrainingLog read_training_log(const std::string& run) {
   TrainingLog log;
   const bool is_file = fs::is_regular_file(run);
@@ -197,8 +202,8 @@ TrainingLog read_training_log(const std::string& run) {
     fail("plot: no log at ", log.path,
          fs::is_directory(run) ? " (is it a run directory that train wrote?)"
                                : " (--run takes a run directory or its log.jsonl)");
-  std::ifstream in(log.path);
-  if (!in) fail("plot: cannot read ", log.path);
+  // Read whole, as a regular file of bounded size: a FIFO named log.jsonl would block forever.
+  std::istringstream in(read_regular_file(log.path, kMaxLogBytes, "plot: " + log.path));
   std::string line, bad;
   std::int64_t number = 0, records = 0, bad_line = 0;
   while (std::getline(in, line)) {

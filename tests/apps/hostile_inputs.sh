@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Hostile input to the four programs and the Python bindings: flags (hexadecimal, unicode, huge),
+# special files (FIFOs, devices, directories), crafted checkpoints and memory limits. Each must
+# end within seconds with exit 2 and one line naming the flag or file at fault — never a hang, a
+# crash, a silently changed value or an allocation that runs until memory is gone.
+#   bash tests/apps/hostile_inputs.sh GPT TRANSLATE VIT POSE [PYTHONPATH]
+set -uo pipefail
+gpt=$1 translate=$2 vit=$3 pose=$4 pypath=${5:-}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0 checks=0
+pass() { echo "ok: $1"; }
+failed() { echo "FAIL: $1"; failures=$((failures + 1)); }
+
+# expect_refusal TEXT PROGRAM ARGS...: exit 2 within 20 s, one line of output that contains
+# TEXT (as it is, not a pattern), besides "warning:" lines. Standard input is empty unless the
+# caller redirects it.
+expect_refusal() {
+  local want=$1; shift
+  checks=$((checks + 1))
+  timeout -s KILL 20 "$@" 2>&1 </dev/null | grep -v "warning:" >"$tmp/out"
+  local rc=${PIPESTATUS[0]}
+  if [[ $rc -eq 2 && $(grep -c . "$tmp/out") -eq 1 ]] && grep -qF -- "$want" "$tmp/out"; then
+    pass "${1##*/} ${2:-}: $(cat "$tmp/out")"
+  else
+    [[ $rc -eq 137 ]] && echo "  (killed after 20 s: it hung)"
+    failed "'${*##*/}' exited $rc with: $(head -c 600 "$tmp/out") (expected one line with '$want')"
+  fi
+}
+
+# ---- a small run of each kind to aim at --------------------------------------------------------
+text=$tmp/verses.txt
+for i in $(seq 1 300); do printf 'ROMEO: what light breaks there?\nJULIET: it is the east.\n'; done >"$text"
+if ! "$gpt" train --preset smoke --text "$text" --threads 2 --epochs 1 --out "$tmp/gpt" \
+     >"$tmp/gpt.out" 2>&1; then
+  cat "$tmp/gpt.out"; echo "FAIL: could not train the small gpt run the checks need"; exit 1
+fi
+ckpt=$tmp/gpt/checkpoint.safetensors
+
+# ---- flags: hexadecimal, unicode, huge, blank ----------------------------------------------------
+# cxxopts reads a float with a stream that stops at the "x" of 0x2: the value must be refused, not
+# silently become 0 (clipping off, weight decay off, greedy sampling).
+expect_refusal "--clip expects a decimal number, got '0x2'" "$gpt" train --preset smoke --text "$text" --clip 0x2 --out "$tmp/h1"
+expect_refusal "--weight-decay expects a decimal number, got '0x5'" "$gpt" train --preset smoke --text "$text" --weight-decay 0x5 --out "$tmp/h2"
+expect_refusal "--lr expects a decimal number, got '0x10'" "$gpt" train --preset smoke --text "$text" --lr 0x10 --out "$tmp/h3"
+expect_refusal "--temperature expects a decimal number, got '0x1p-1'" "$gpt" sample --checkpoint "$ckpt" --temperature 0x1p-1
+expect_refusal "--lr expects a decimal number, got '0x10'" "$vit" train --preset smoke --lr 0x10 --out "$tmp/h4"
+expect_refusal "--lr expects a decimal number, got '0x10'" "$translate" train --preset smoke --lr 0x10 --out "$tmp/h5"
+expect_refusal "--lr expects a decimal number, got '0x10'" "$pose" train --preset smoke --lr 0x10 --out "$tmp/h6"
+expect_refusal "--lr expects a number, got '1e−3'" "$gpt" train --preset smoke --text "$text" --lr 1e−3 --out "$tmp/h7"
+expect_refusal "--epochs" "$gpt" train --preset smoke --text "$text" --epochs ３ --out "$tmp/h8"
+expect_refusal "--clip expects a finite number" "$gpt" train --preset smoke --text "$text" --clip 1e999 --out "$tmp/h9"
+expect_refusal "--epochs" "$gpt" train --preset smoke --text "$text" --epochs 99999999999999999999 --out "$tmp/h10"
+
+expect_refusal "--epochs expects a number without spaces, got ' 3'" "$gpt" train --preset smoke --text "$text" --epochs " 3" --out "$tmp/h11"
+
+# ---- paths: not UTF-8, symlink loops, names too long ----------------------------------------------
+# A finished run used to end with exit 1 and nlohmann's exception when its JSON met the path.
+expect_refusal "is not valid UTF-8" "$gpt" train --preset smoke --text "$text" --out "$tmp/$(printf 'r\xff')"
+ln -s loop-b "$tmp/loop-a" && ln -s loop-a "$tmp/loop-b"
+expect_refusal "Too many levels of symbolic links" "$gpt" train --preset smoke --text "$tmp/loop-a" --out "$tmp/p1"
+expect_refusal "Too many levels of symbolic links" "$gpt" train --preset smoke --text "$text" --out "$tmp/loop-a/run"
+long=$(printf 'n%.0s' $(seq 1 300))
+expect_refusal "File name too long" "$gpt" train --preset smoke --text "$text" --out "$tmp/$long"
+
+# ---- special files: FIFOs, devices, directories --------------------------------------------------
+mkfifo "$tmp/fifo"
+expect_refusal "is a FIFO (named pipe), not a regular file" "$gpt" eval --checkpoint "$tmp/fifo"
+expect_refusal "is a FIFO (named pipe), not a regular file" "$translate" eval --checkpoint "$tmp/fifo"
+expect_refusal "is a FIFO (named pipe), not a regular file" "$vit" eval --checkpoint "$tmp/fifo"
+expect_refusal "is a FIFO (named pipe), not a regular file" "$pose" eval --checkpoint "$tmp/fifo"
+expect_refusal "the text file '$tmp/fifo': is a FIFO" "$gpt" train --preset smoke --text "$tmp/fifo" --out "$tmp/s1"
+expect_refusal "the text file '/dev/zero': is a character device" "$gpt" train --preset smoke --text /dev/zero --out "$tmp/s2"
+expect_refusal "the text file '$tmp': is a directory" "$gpt" train --preset smoke --text "$tmp" --out "$tmp/s3"
+mkdir -p "$tmp/fifo-run" && mkfifo "$tmp/fifo-run/log.jsonl"
+expect_refusal "is a FIFO (named pipe), not a regular file" "$vit" plot --run "$tmp/fifo-run"
+
+# ---- crafted checkpoints -------------------------------------------------------------------------
+head -c 5 "$ckpt" >"$tmp/truncated.safetensors"
+expect_refusal "truncated.safetensors" "$gpt" eval --checkpoint "$tmp/truncated.safetensors"
+head -c 4096 /dev/urandom >"$tmp/noise.safetensors"
+expect_refusal "noise.safetensors" "$gpt" eval --checkpoint "$tmp/noise.safetensors"
+printf '\xff\xff\xff\xff\xff\xff\xff\x7f{}' >"$tmp/huge-header.safetensors"
+expect_refusal "implausible" "$gpt" eval --checkpoint "$tmp/huge-header.safetensors"
+
+# edit_metadata SRC DST KEY VALUE: a copy of the checkpoint SRC with one metadata entry changed (the
+# JSON header rewritten, its length prefix with it; the tensors' offsets are relative to its end).
+edit_metadata() {
+  python3 - "$@" <<'PY'
+import json, struct, sys
+src, dst, key, value = sys.argv[1:]
+raw = open(src, "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+header = json.loads(raw[8:8 + n])
+header["__metadata__"][key] = value
+text = json.dumps(header, separators=(",", ":")).encode()
+text += b" " * (-len(text) % 8)
+open(dst, "wb").write(struct.pack("<Q", len(text)) + text + raw[8 + n:])
+PY
+}
+mkdir -p "$tmp/edited"
+edit_metadata "$ckpt" "$tmp/edited/checkpoint.safetensors" epoch 1000000
+expect_refusal "metadata \"epoch\" 1000000 and" "$gpt" eval --checkpoint "$tmp/edited/checkpoint.safetensors"
+edit_metadata "$ckpt" "$tmp/edited/checkpoint.safetensors" step 9223372036854775807
+expect_refusal "metadata \"step\" is 9223372036854775807, more than the" "$gpt" eval --checkpoint "$tmp/edited/checkpoint.safetensors"
+
+# ---- memory limits ---------------------------------------------------------------------------------
+# Under an address-space limit OpenBLAS's per-thread buffers did not fit and its allocator waited
+# forever for one to come free.
+expect_refusal "use at most" bash -c 'ulimit -v 2000000; exec "$@"' _ "$gpt" train --preset smoke --text "$text" --threads 16 --out "$tmp/m1"
+checks=$((checks + 1))
+if (ulimit -v 2000000; timeout -s KILL 60 "$gpt" train --preset smoke --text "$text" --epochs 1 --out "$tmp/m2" >"$tmp/out" 2>&1); then
+  pass "under ulimit -v 2000000 the default thread count trains"
+else failed "under ulimit -v 2000000 the default thread count: $(tail -3 "$tmp/out")"; fi
+
+# ---- the Python bindings -------------------------------------------------------------------------
+if [[ -n $pypath ]]; then
+  checks=$((checks + 1))
+  if PYTHONPATH=$pypath timeout -s KILL 20 python3 - "$tmp/fifo" "$ckpt" >"$tmp/py.out" 2>&1 <<'EOF'
+import sys, uwaga
+fifo, ckpt = sys.argv[1], sys.argv[2]
+for load in (uwaga.optim.read_checkpoint_info, uwaga.data.read_text_file):
+    try:
+        load(fifo)
+    except RuntimeError as e:
+        assert "is a FIFO (named pipe), not a regular file" in str(e), e
+    else:
+        raise SystemExit(f"{load.__name__} accepted a FIFO")
+print("ok")
+EOF
+  then pass "python: a FIFO is refused by read_checkpoint_info and read_text_file"
+  else failed "python: $(cat "$tmp/py.out")"; fi
+fi
+
+echo "$checks checks, $failures failed"
+((failures == 0))
