@@ -30,7 +30,7 @@ using cxxopts::value;
 // Applies the model and optimisation flags the user gave on top of a preset.
 void apply_overrides(GptRunConfig& run, const cxxopts::ParseResult& r) {
   auto set = [&](const char* flag, auto& field) { override_from(r, flag, field); };
-  set("text", run.text);
+  if (r.count("text")) run.text = text_path_for_run(r["text"].as<std::string>());
   set("context", run.model.context);
   set("dim", run.model.dim);
   set("layers", run.model.layers);
@@ -45,7 +45,7 @@ void apply_overrides(GptRunConfig& run, const cxxopts::ParseResult& r) {
 
 // The text of `run`, split and encoded; a new run builds its vocabulary from the training part.
 CharCorpus load_corpus(GptRunConfig& run, bool new_run) {
-  const std::string text = read_text_file(run.text);
+  const std::string text = read_run_text(run, new_run);
   if (!new_run) return split_char_corpus(text, run.text, run.model.context, run.vocab);
   CharCorpus corpus = split_char_corpus(text, run.text, run.model.context);
   run.vocab = corpus.vocab;
@@ -205,7 +205,10 @@ int gpt_eval(int argc, char** argv) {
   if (windows < 0) fail("eval: --windows must be >= 0 (0: all), got ", windows);
 
   LoadedGpt g = load_gpt(r["checkpoint"].as<std::string>());
-  override_from(r, "text", g.run.text);
+  if (r.count("text")) {  // another text, or the same one named another way: no hash to match
+    g.run.text = text_path_for_run(r["text"].as<std::string>());
+    g.run.text_hash.clear();
+  }
   const CharCorpus corpus = load_corpus(g.run, false);
   const LanguageModelEval e = evaluate_language_model(*g.model, corpus.valid, windows);
   std::printf("validation (last 10 %% of %s, %lld characters predicted):\n", g.run.text.c_str(),

@@ -5,7 +5,8 @@
 # crash, a silently changed value or an allocation that runs until memory is gone.
 #   bash tests/apps/hostile_inputs.sh GPT TRANSLATE VIT POSE [PYTHONPATH]
 set -uo pipefail
-gpt=$1 translate=$2 vit=$3 pose=$4 pypath=${5:-}
+gpt=$(realpath "$1") translate=$(realpath "$2") vit=$(realpath "$3") pose=$(realpath "$4")
+pypath=${5:+$(realpath "$5")}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0 checks=0
@@ -62,6 +63,17 @@ expect_refusal "Too many levels of symbolic links" "$gpt" train --preset smoke -
 expect_refusal "Too many levels of symbolic links" "$gpt" train --preset smoke --text "$text" --out "$tmp/loop-a/run"
 long=$(printf 'n%.0s' $(seq 1 300))
 expect_refusal "File name too long" "$gpt" train --preset smoke --text "$text" --out "$tmp/$long"
+
+# A relative --text is stored absolute: a resume from another directory finds it, and the same
+# file by its absolute name is the same setting. The text changed at the same path is noticed.
+mkdir -p "$tmp/cwd" && cp "$text" "$tmp/cwd/t.txt"
+(cd "$tmp/cwd" && "$gpt" train --preset smoke --text t.txt --epochs 1 --out "$tmp/rel" >"$tmp/rel.out" 2>&1)
+checks=$((checks + 1))
+if "$gpt" train --out "$tmp/rel" --resume --epochs 2 --text "$tmp/cwd/t.txt" >"$tmp/out" 2>&1; then
+  pass "a run begun with a relative --text resumes from another directory, --text absolute"
+else failed "resume of a relative --text run: $(tail -2 "$tmp/out")"; fi
+printf 'JULIET: another text entirely, of the same characters.\n%.0s' $(seq 1 200) >"$tmp/cwd/t.txt"
+expect_refusal "has changed since the run began" "$gpt" train --out "$tmp/rel" --resume --epochs 3
 
 # ---- special files: FIFOs, devices, directories --------------------------------------------------
 mkfifo "$tmp/fifo"
