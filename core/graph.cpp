@@ -9,6 +9,7 @@ namespace uwaga {
 namespace {
 
 thread_local bool g_grad_enabled = true;
+RecordObserver* g_record_observer = nullptr;  // set by a profiler, never while recording
 // Node ids: creation order within a thread, unique across threads (the thread's serial number
 // in the high bits). A per-thread counter, because one counter shared by threads that build
 // graphs at once (optim::DataParallel's replicas) would bounce its cache line between the cores
@@ -20,9 +21,6 @@ std::size_t next_node_id() {
   return (serial << 40) | count++;
 }
 
-}  // namespace
-
-namespace {
 
 // Moves into `doomed` the graph nodes of the tensors in `ts` that die with them (a tensor whose
 // handle here is the last one, its node held by no one else), so their destructors find nothing
@@ -56,6 +54,14 @@ Node::~Node() {
   }  // `next` dies here with nothing left under it
 }
 
+RecordObserver* set_record_observer(RecordObserver* observer) {
+  return std::exchange(g_record_observer, observer);
+}
+
+void forward_begins() {
+  if (g_record_observer) g_record_observer->forward_began();
+}
+
 bool grad_enabled() { return g_grad_enabled; }
 void set_grad_enabled(bool on) { g_grad_enabled = on; }
 
@@ -87,6 +93,7 @@ Tensor record(Tensor out, const char* op, std::vector<Tensor> inputs, BackwardFn
   node->out_shape = out.shape();
   node->out_dtype = out.dtype();
   node->id = next_node_id();
+  if (g_record_observer) g_record_observer->recorded(*node);
   out.impl().requires_grad = true;
   out.impl().grad_fn = std::move(node);
   return out;
