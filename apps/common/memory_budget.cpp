@@ -87,4 +87,19 @@ void check_fits_in_memory(const std::string& who, double need, const std::string
        human_bytes(static_cast<double>(limit.bytes)), " of ", limit.source, "; ", advice);
 }
 
+double block_params(double dim, double layers, double mlp_dim) {
+  return layers * (4 * dim * dim + 2 * dim * mlp_dim);
+}
+
+void check_training_fits(const TransformerFootprint& f, const std::string& flags) {
+  const double params = 4 * 4 * f.params, total = training_bytes(f);
+  char breakdown[200];
+  std::snprintf(breakdown, sizeof breakdown,
+                "%.3g parameters with their gradients and Adam's moments: %s; activations of "
+                "%.0f x %.0f tokens: %s",
+                f.params, human_bytes(params).c_str(), f.batch, f.tokens,
+                human_bytes(total - params).c_str());
+  check_fits_in_memory("train: the run", total, breakdown, "make " + flags + " smaller");
+}
+
 }  // namespace uwaga::apps

@@ -38,4 +38,12 @@ double inference_bytes(const TransformerFootprint& f);
 void check_fits_in_memory(const std::string& who, double need, const std::string& breakdown,
                           const std::string& advice);
 
+// The parameters of `layers` transformer blocks of width dim: attention (4 dim²) and the MLP
+// (2 dim·mlp_dim), biases and norms aside.
+double block_params(double dim, double layers, double mlp_dim);
+
+// check_fits_in_memory for the training of `f`, before anything is allocated: "train: the run
+// needs about 412.3 GB (parameters ... and activations ...), more than ...; make <flags> smaller".
+void check_training_fits(const TransformerFootprint& f, const std::string& flags);
+
 }  // namespace uwaga::apps

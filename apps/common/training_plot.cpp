@@ -66,7 +66,8 @@ void read_record(TrainingLog& log, const json& r) {
     log = std::move(fresh);
   } else if (type == "resume") {
     for (Curve* c : {&log.train_loss, &log.train_accuracy, &log.lr, &log.grad_norm,
-                     &log.eval_loss, &log.eval_accuracy})
+                     &log.eval_loss, &log.eval_accuracy, &log.epoch_train_loss,
+                     &log.epoch_train_accuracy, &log.epoch_lr})
       cut_after(*c, step);
     log.stop_reason.clear();
   } else if (type == "step") {
@@ -75,6 +76,9 @@ void read_record(TrainingLog& log, const json& r) {
     add(log.lr, r, step, "lr");
     add(log.grad_norm, r, step, "grad_norm");
   } else if (type == "epoch") {
+    add(log.epoch_train_loss, r, step, "train_loss");
+    add(log.epoch_train_accuracy, r, step, "train_accuracy");
+    add(log.epoch_lr, r, step, "lr");
     const std::string split = eval_split_of(r);
     if (split.empty()) return;
     log.eval_split = split;
@@ -228,9 +232,14 @@ TrainingLog read_training_log(const std::string& run) {
   if (!bad.empty())  // the last line only: a write cut short (the run was killed meanwhile)
     std::fprintf(stderr, "plot: %s: the last line is incomplete; it is left out\n",
                  log.path.c_str());
+  if (log.train_loss.empty()) {  // a run shorter than --log-every: its epochs are the points
+    log.train_loss = log.epoch_train_loss;
+    log.train_accuracy = log.epoch_train_accuracy;
+    log.lr = log.epoch_lr;
+  }
   if (log.train_loss.empty())
-    fail("plot: ", log.path, " holds no step record yet (a step is logged every --log-every "
-         "steps)");
+    fail("plot: ", log.path, " holds no step or epoch record yet (a step is logged every "
+         "--log-every steps)");
   return log;
 }
 

@@ -10,6 +10,7 @@
 
 #include "apps/common/attention_explorer.h"
 #include "apps/common/command_line.h"
+#include "apps/common/memory_budget.h"
 #include "apps/common/printable_text.h"
 #include "apps/common/token_attention_svg.h"
 #include "apps/common/train_command.h"
@@ -137,6 +138,12 @@ class GptTrain : public TrainProgram {
   RunSettings set_up(const cxxopts::ParseResult& r, const TrainingOutput& output) override {
     run_ = new_or_resumed_run(r, output, read_gpt_run_config, gpt_preset, apply_overrides);
     run_.validate();  // the model's fields are checked before the text is read
+    const nn::GptConfig& m = run_.model;
+    const double d = static_cast<double>(m.dim), vocab = 256;  // at most 256 characters
+    check_training_fits({block_params(d, m.layers, m.mlp_dim) + (2 * vocab + m.context) * d,
+                         double(run_.batch_size), double(m.context), d, double(m.layers),
+                         double(m.heads), double(m.mlp_dim)},
+                        "--dim, --layers, --context or --batch-size");
     corpus_ = load_corpus(run_, !output.resume);
     return {run_.to_json(), 0};
   }

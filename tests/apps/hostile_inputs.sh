@@ -45,8 +45,8 @@ expect_refusal "--clip expects a decimal number, got '0x2'" "$gpt" train --prese
 expect_refusal "--weight-decay expects a decimal number, got '0x5'" "$gpt" train --preset smoke --text "$text" --weight-decay 0x5 --out "$tmp/h2"
 expect_refusal "--lr expects a decimal number, got '0x10'" "$gpt" train --preset smoke --text "$text" --lr 0x10 --out "$tmp/h3"
 expect_refusal "--temperature expects a decimal number, got '0x1p-1'" "$gpt" sample --checkpoint "$ckpt" --temperature 0x1p-1
-expect_refusal "--lr expects a decimal number, got '0x10'" "$vit" train --preset smoke --lr 0x10 --out "$tmp/h4"
-expect_refusal "--lr expects a decimal number, got '0x10'" "$translate" train --preset smoke --lr 0x10 --out "$tmp/h5"
+expect_refusal "--lr expects a decimal number, got '0x10'" "$vit" train --preset mnist-tiny --lr 0x10 --out "$tmp/h4"
+expect_refusal "--lr expects a decimal number, got '0x10'" "$translate" train --preset tiny --lr 0x10 --out "$tmp/h5"
 expect_refusal "--lr expects a decimal number, got '0x10'" "$pose" train --preset smoke --lr 0x10 --out "$tmp/h6"
 expect_refusal "--lr expects a number, got '1e−3'" "$gpt" train --preset smoke --text "$text" --lr 1e−3 --out "$tmp/h7"
 expect_refusal "--epochs" "$gpt" train --preset smoke --text "$text" --epochs ３ --out "$tmp/h8"
@@ -87,6 +87,19 @@ expect_refusal "the text file '$tmp': is a directory" "$gpt" train --preset smok
 mkdir -p "$tmp/fifo-run" && mkfifo "$tmp/fifo-run/log.jsonl"
 expect_refusal "is a FIFO (named pipe), not a regular file" "$vit" plot --run "$tmp/fifo-run"
 
+# A run shorter than --log-every logged no step: train drew no curves and plot refused the run.
+checks=$((checks + 1))
+if "$gpt" train --preset smoke --text "$text" --epochs 1 --log-every 1000 --out "$tmp/short" \
+     >"$tmp/short.out" 2>&1 && grep -q "^curves: " "$tmp/short.out" && [[ -f $tmp/short/curves.svg ]] &&
+   "$vit" plot --run "$tmp/short" --out "$tmp/short.svg" --no-png >"$tmp/out" 2>&1; then
+  pass "a run shorter than --log-every draws its curves from its epochs"
+else failed "short run: $(tail -3 "$tmp/short.out") / $(cat "$tmp/out" 2>/dev/null)"; fi
+
+# Unbounded input: a "line" of standard input without end.
+if "$translate" train --preset tiny --max-steps 3 --out "$tmp/tr" >"$tmp/tr.out" 2>&1; then
+  expect_refusal "a line of standard input is longer than 65536 bytes" bash -c '"$@" </dev/zero' _ "$translate" translate --checkpoint "$tmp/tr/checkpoint.safetensors"
+else failed "could not train the small translate run: $(tail -3 "$tmp/tr.out")"; fi
+
 # ---- crafted checkpoints -------------------------------------------------------------------------
 head -c 5 "$ckpt" >"$tmp/truncated.safetensors"
 expect_refusal "truncated.safetensors" "$gpt" eval --checkpoint "$tmp/truncated.safetensors"
@@ -124,6 +137,18 @@ checks=$((checks + 1))
 if (ulimit -v 2000000; timeout -s KILL 60 "$gpt" train --preset smoke --text "$text" --epochs 1 --out "$tmp/m2" >"$tmp/out" 2>&1); then
   pass "under ulimit -v 2000000 the default thread count trains"
 else failed "under ulimit -v 2000000 the default thread count: $(tail -3 "$tmp/out")"; fi
+
+# Sizes that cannot fit are refused before anything is allocated, with the estimate and the limit
+# (they allocated for minutes, then ended in std::bad_alloc, exit 1).
+expect_refusal "train: the run needs about" "$gpt" train --preset smoke --text "$text" --dim 65536 --layers 64 --out "$tmp/big1"
+expect_refusal "train: the run needs about" "$vit" train --preset mnist-tiny --dim 8192 --depth 1000 --batch-size 4096 --out "$tmp/big2"
+expect_refusal "train: the run needs about" "$translate" train --preset tiny --dim 8192 --encoder-layers 500 --out "$tmp/big3"
+expect_refusal "train: the run needs about" "$pose" train --preset smoke --dim 8192 --depth 1000 --out "$tmp/big4"
+expect_refusal "of the address-space limit (ulimit -v)" bash -c 'ulimit -v 3000000; exec "$@"' _ "$gpt" train --preset smoke --text "$text" --dim 2048 --layers 12 --threads 1 --out "$tmp/big5"
+
+expect_refusal "--data synthetic: --train-size and --valid-size may be at most 1000000" "$pose" train --preset smoke --valid-size 100000000 --out "$tmp/big6"
+expect_refusal "--valid-size and --test-size may be at most 100000 sentences" "$translate" train --preset tiny --test-size 800000 --out "$tmp/big8"
+expect_refusal "--coco-annotations and --coco-images are for --data coco" "$pose" train --preset smoke --coco-annotations "$tmp/x.json" --out "$tmp/big7"
 
 # ---- the Python bindings -------------------------------------------------------------------------
 if [[ -n $pypath ]]; then
