@@ -205,18 +205,18 @@ TEST_CASE("changing a tensor in place after an op used it makes backward fail, n
 
 TEST_CASE("a graph of a million ops is freed without recursion", "[core][autograd]") {
   // Each node holds its inputs, whose nodes hold theirs: freed recursively, a chain this long
-  // overflows the stack. Freed unused, after backward with retain_graph, and after a plain
-  // backward.
+  // overflows the stack. Freed unused, after backward with retain_graph, and with two handles on
+  // one node.
   const int n = 1000000;
-  auto chain = [&](const Tensor& leaf, int length = n) {
+  auto chain = [](const Tensor& leaf, int length) {
     Tensor y = leaf;
     for (int i = 0; i < length; ++i) y = add(y, 1.0);
     return y;
   };
   Tensor x = Tensor::scalar(0.0, DType::Float64).requires_grad_();
-  { Tensor unused = chain(x); }
+  { Tensor unused = chain(x, n); }
   {
-    Tensor y = chain(x);
+    Tensor y = chain(x, n);
     y.backward({}, true);
     REQUIRE(x.grad().item() == 1.0);
   }
