@@ -7,9 +7,9 @@ apps/bench/gpt_speed.sh: one JSON line on stdout with the training tokens/s, in 
     /usr/bin/python3 apps/bench/gpt_torch.py --config tiny.json --threads 2
     /usr/bin/python3 apps/bench/gpt_torch.py --config tiny.json --threads 2 --compile
 
-The model is nn/gpt.h's: token + learned position embeddings (then dropout), pre-LN blocks
-(x + attn(LN(x)), x + MLP(LN(x)) with exact GELU), causal multi-head self-attention with one qkv
-projection, a final LayerNorm and a bias-free head (or the token table, tied); GPT-2's
+The model is nn/gpt.h's (torch_models.Gpt): token + learned position embeddings (then dropout),
+pre-LN blocks (x + attn(LN(x)), x + MLP(LN(x)) with exact GELU), causal multi-head self-attention
+with one qkv projection, a final LayerNorm and a bias-free head (or the token table, tied); GPT-2's
 initialisation (N(0, 0.02), the residual projections N(0, 0.02/sqrt(2L))). Trained as
 `uwaga-gpt train` trains it: batches of B random windows of T characters, cross-entropy over
 every position, gradient clipping, AdamW with decay on the matrices only. The sizes, batch and
@@ -23,95 +23,19 @@ OMP_WAIT_POLICY=PASSIVE, as gpt_speed.sh does.
 """
 import argparse
 import json
-import math
 import os
 import statistics
 import sys
-import time
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_models import Gpt, param_groups  # noqa: E402
 from torch_timing import (adamw, choose_attention, compile_model, header,  # noqa: E402
-                          mixed_precision, peak_rss_kb, time_calls)
-from vit_torch import param_groups  # noqa: E402  (optim::make_param_groups' rule)
+                          peak_rss_kb, time_calls, timed_step)
 
 SCRIPT = "gpt_torch.py"
-
-
-class CausalSelfAttention(nn.Module):
-    def __init__(self, c, use_sdpa):
-        super().__init__()
-        self.heads, self.use_sdpa = c["heads"], use_sdpa
-        self.qkv = nn.Linear(c["dim"], 3 * c["dim"])
-        self.proj = nn.Linear(c["dim"], c["dim"])
-        if not use_sdpa:
-            T = c["context"]
-            self.register_buffer("causal", torch.tril(torch.ones(T, T, dtype=torch.bool)), persistent=False)
-
-    def forward(self, x):  # (B, T, D)
-        B, T, D = x.shape
-        q, k, v = (t.view(B, T, self.heads, D // self.heads).transpose(1, 2)  # (B, h, T, d_k)
-                   for t in self.qkv(x).split(D, dim=2))
-        if self.use_sdpa:
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        else:  # PyTorch < 2.0: softmax(Q Kᵀ/√d_k) with the keys after each query masked out
-            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
-            att = att.masked_fill(~self.causal[:T, :T], float("-inf")).softmax(dim=-1)
-            y = att @ v
-        return self.proj(y.transpose(1, 2).reshape(B, T, D))
-
-
-class Mlp(nn.Module):
-    def __init__(self, dim, hidden):
-        super().__init__()
-        self.fc1, self.fc2 = nn.Linear(dim, hidden), nn.Linear(hidden, dim)
-
-    def forward(self, x):
-        return self.fc2(F.gelu(self.fc1(x)))
-
-
-class Block(nn.Module):
-    def __init__(self, c, use_sdpa):
-        super().__init__()
-        self.norm1, self.attn = nn.LayerNorm(c["dim"]), CausalSelfAttention(c, use_sdpa)
-        self.norm2, self.mlp = nn.LayerNorm(c["dim"]), Mlp(c["dim"], c["mlp_dim"])
-
-    def forward(self, x):
-        x = x + self.attn(self.norm1(x))
-        return x + self.mlp(self.norm2(x))
-
-
-class Gpt(nn.Module):
-    """nn/gpt.h, with its parameter names (token_embed.weight, blocks.0.attn.qkv.weight, ...)."""
-
-    def __init__(self, c, use_sdpa):
-        super().__init__()
-        self.token_embed = nn.Embedding(c["vocab"], c["dim"])
-        self.pos_embed = nn.Embedding(c["context"], c["dim"])
-        self.dropout = nn.Dropout(c["dropout"])
-        self.blocks = nn.ModuleList(Block(c, use_sdpa) for _ in range(c["layers"]))
-        self.norm = nn.LayerNorm(c["dim"])
-        self.head = None if c["tie_weights"] else nn.Linear(c["dim"], c["vocab"], bias=False)
-        residual_std = 0.02 / math.sqrt(2 * c["layers"])
-        for name, p in self.named_parameters():  # GPT-2's initialisation, as nn/gpt.cpp
-            if name.endswith("bias"):
-                nn.init.zeros_(p)
-            elif "norm" in name:
-                nn.init.ones_(p)
-            else:
-                residual = name.endswith(("attn.proj.weight", "mlp.fc2.weight"))
-                nn.init.normal_(p, std=residual_std if residual else 0.02)
-
-    def forward(self, ids):  # (B, T) -> logits (B, T, V)
-        T = ids.shape[1]
-        h = self.dropout(self.token_embed(ids) + self.pos_embed.weight[:T])
-        for block in self.blocks:
-            h = block(h)
-        h = self.norm(h)
-        return self.head(h) if self.head is not None else h @ self.token_embed.weight.t()
 
 
 def read_config(path):
@@ -162,21 +86,11 @@ def bench_train(args):
     phases = {"forward": [], "backward": [], "optimizer": []}
     sink = [0.0]
 
-    def train_step():
-        opt.zero_grad(set_to_none=True)
-        t0 = time.perf_counter()
-        with mixed_precision(args.bf16):
-            loss = loss_of(run, *get_batch())
-        t1 = time.perf_counter()
-        loss.backward()
-        t2 = time.perf_counter()
+    def clip():
         torch.nn.utils.clip_grad_norm_(model.parameters(), c["clip_norm"])
-        opt.step()
-        t3 = time.perf_counter()
-        sink[0] += loss.item()
-        phases["forward"].append(t1 - t0)
-        phases["backward"].append(t2 - t1)
-        phases["optimizer"].append(t3 - t2)
+
+    def train_step():
+        sink[0] += timed_step(opt, lambda: loss_of(run, *get_batch()), phases, args.bf16, clip).item()
 
     cpu = []
     per_step, calls = time_calls(train_step, args, cpu)

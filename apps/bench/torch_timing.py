@@ -1,6 +1,6 @@
 """What PyTorch's side of the benchmarks shares (vit_torch.py, vit_torch2.py, translate_torch.py,
-gpt_torch.py): the timing loop, the JSON header of a line and the peak RSS, as uwaga-bench's
-apps/bench/bench_timing.h; and for the scripts written as a PyTorch 2 user writes them, what
+gpt_torch.py): the timing loop, a training step with its phases timed, the JSON header of a line and the peak
+RSS, as uwaga-bench's apps/bench/bench_timing.h; and for the scripts written as a PyTorch 2 user writes them, what
 differs between PyTorch versions: the fused attention, AdamW's `fused` argument, torch.compile."""
 import inspect
 import math
@@ -62,6 +62,29 @@ def mixed_precision(enabled):
     if not enabled:
         return torch.autocast("cpu", enabled=False)
     return torch.autocast("cpu", dtype=torch.bfloat16)
+
+
+def timed_step(opt, loss_of, phases=None, bf16=False, before_update=None):
+    """One training step, its phases timed (seconds appended to phases["forward"], ["backward"]
+    and ["optimizer"] when given): zero_grad; loss_of(), the forward pass and the loss (under
+    bfloat16 autocast with bf16); backward; before_update() (e.g. clipping); opt.step().
+    Returns the loss."""
+    opt.zero_grad(set_to_none=True)
+    t0 = time.perf_counter()
+    with mixed_precision(bf16):
+        loss = loss_of()
+    t1 = time.perf_counter()
+    loss.backward()
+    t2 = time.perf_counter()
+    if before_update is not None:
+        before_update()
+    opt.step()
+    t3 = time.perf_counter()
+    if phases is not None:
+        phases["forward"].append(t1 - t0)
+        phases["backward"].append(t2 - t1)
+        phases["optimizer"].append(t3 - t2)
+    return loss
 
 
 def say(script, message):

@@ -5,122 +5,23 @@ same measurements as uwaga-bench, with the same flags, one JSON object per line 
     /usr/bin/python3 apps/bench/vit_torch.py --mode train --threads 2 --batch 128
     modes: train, eval, sgemm, micro (--op mha,layernorm,gelu,xent), mha-scaling, profile
 
-The model (nn/vision_transformer.h): patches of 7x7 -> 16 patches + class token = 17 tokens,
-dim 64, depth 6, heads 4, MLP 128 with exact GELU, pre-LN blocks (LayerNorm eps 1e-5), the head
-reads the class token. Attention is written out as uwaga computes it: qkv = Linear(D, 3D),
-reshape (B, T, 3, h, d_k), permute, E = Q Kᵀ/√d_k, A = softmax(E), Y = A V, proj. AdamW
-(lr 1e-3, weight decay 0.05 on matrices only, as optim::make_param_groups), cross-entropy.
+The model is torch_models.VisionTransformer as uwaga builds it (nn/vision_transformer.h): patches
+of 7x7 -> 16 patches + class token = 17 tokens, dim 64, depth 6, heads 4, MLP 128, the attention
+written out as uwaga computes it, uwaga's init. AdamW (lr 1e-3, weight decay 0.05 on matrices
+only, as optim::make_param_groups), cross-entropy.
 Written for Debian's python3-torch 1.13; run with OMP_WAIT_POLICY=PASSIVE (run.sh does).
 """
 import argparse
 import json
-import math
 import os
 import statistics
 import sys
-import time
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
-from torch_timing import header, peak_rss_kb, time_calls
-
-
-class VitConfig:
-    image_size, channels, patch, dim, depth, heads, mlp_dim, num_classes = 28, 1, 7, 64, 6, 4, 128, 10
-
-    def num_patches(self):
-        return (self.image_size // self.patch) ** 2
-
-    def tokens(self):
-        return self.num_patches() + 1
-
-    def patch_dim(self):
-        return self.patch * self.patch * self.channels
-
-    def forward_flops(self):
-        """Multiply-adds x2 of one image's forward pass, matrix products only (as uwaga's)."""
-        T, D = self.tokens(), self.dim
-        per_block = 2 * T * D * 3 * D + 2 * 2 * T * T * D + 2 * T * D * D + 2 * 2 * T * D * self.mlp_dim
-        return 2 * self.num_patches() * self.patch_dim() * D + self.depth * per_block + 2 * D * self.num_classes
-
-
-class Attention(nn.Module):
-    """Multi-head self-attention, every step explicit (no fused scaled_dot_product_attention)."""
-
-    def __init__(self, dim, heads):
-        super().__init__()
-        self.heads, self.d_k = heads, dim // heads
-        self.qkv = nn.Linear(dim, 3 * dim)
-        self.proj = nn.Linear(dim, dim)
-
-    def forward(self, x):  # (B, T, D)
-        B, T, D = x.shape
-        qkv = self.qkv(x).reshape(B, T, 3, self.heads, self.d_k).permute(2, 0, 3, 1, 4)
-        Q, K, V = qkv[0], qkv[1], qkv[2]  # (B, h, T, d_k)
-        E = Q @ K.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, h, T, T)
-        A = E.softmax(dim=-1)
-        Y = A @ V  # (B, h, T, d_k)
-        return self.proj(Y.transpose(1, 2).reshape(B, T, D))
-
-
-class Mlp(nn.Module):
-    def __init__(self, dim, hidden):
-        super().__init__()
-        self.fc1, self.fc2 = nn.Linear(dim, hidden), nn.Linear(hidden, dim)
-
-    def forward(self, x):
-        return self.fc2(F.gelu(self.fc1(x)))  # exact (erf) GELU
-
-
-class Block(nn.Module):
-    def __init__(self, dim, heads, mlp_dim):
-        super().__init__()
-        self.norm1, self.attn = nn.LayerNorm(dim, eps=1e-5), Attention(dim, heads)
-        self.norm2, self.mlp = nn.LayerNorm(dim, eps=1e-5), Mlp(dim, mlp_dim)
-
-    def forward(self, z):
-        z = z + self.attn(self.norm1(z))
-        return z + self.mlp(self.norm2(z))
-
-
-class VisionTransformer(nn.Module):
-    def __init__(self, c):
-        super().__init__()
-        self.c = c
-        self.patch_embed = nn.Linear(c.patch_dim(), c.dim)
-        self.cls_token = nn.Parameter(torch.zeros(1, 1, c.dim))
-        self.pos_embed = nn.Parameter(torch.zeros(1, c.tokens(), c.dim))
-        self.blocks = nn.ModuleList(Block(c.dim, c.heads, c.mlp_dim) for _ in range(c.depth))
-        self.norm = nn.LayerNorm(c.dim, eps=1e-5)
-        self.head = nn.Linear(c.dim, c.num_classes)
-        for name, p in self.named_parameters():  # uwaga's init (nn/vision_transformer.h)
-            if name.endswith("bias"):
-                nn.init.zeros_(p)
-            elif "norm" in name:
-                nn.init.ones_(p)
-            else:
-                nn.init.trunc_normal_(p, std=0.02, a=-0.04, b=0.04)
-
-    def forward(self, images):  # (B, C, H, W)
-        c, B = self.c, images.shape[0]
-        P, G = c.patch, c.image_size // c.patch
-        x = images.reshape(B, c.channels, G, P, G, P).permute(0, 2, 4, 3, 5, 1)
-        x = self.patch_embed(x.reshape(B, G * G, P * P * c.channels))  # (B, N, D)
-        z = torch.cat([self.cls_token.expand(B, 1, c.dim), x], dim=1) + self.pos_embed
-        for block in self.blocks:
-            z = block(z)
-        return self.head(self.norm(z[:, 0]))  # (B, classes)
-
-
-def param_groups(model, weight_decay):
-    """optim::make_param_groups: no decay on vectors, embeddings and the class token."""
-    decay, no_decay = [], []
-    for name, p in model.named_parameters():
-        skip = p.dim() < 2 or any(part in name for part in ("embed", "pos_", "cls_token"))
-        (no_decay if skip else decay).append(p)
-    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+from torch_models import Attention, VisionTransformer, VitConfig, param_groups
+from torch_timing import header, peak_rss_kb, time_calls, timed_step
 
 
 def random_batches(c, batch, count=4):
@@ -134,18 +35,7 @@ def make_train_step(model, opt, data, phases=None):
     def train_step():
         images, labels = data[step[0] % len(data)]
         step[0] += 1
-        opt.zero_grad(set_to_none=True)
-        t0 = time.perf_counter()
-        loss = F.cross_entropy(model(images), labels)
-        t1 = time.perf_counter()
-        loss.backward()
-        t2 = time.perf_counter()
-        opt.step()
-        t3 = time.perf_counter()
-        if phases is not None:
-            phases["forward"].append(t1 - t0)
-            phases["backward"].append(t2 - t1)
-            phases["optimizer"].append(t3 - t2)
+        timed_step(opt, lambda: F.cross_entropy(model(images), labels), phases)
 
     return train_step
 

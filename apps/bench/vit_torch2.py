@@ -6,8 +6,9 @@ of vit_torch.py --mode train, so apps/bench/summarize.py can read it.
     /usr/bin/python3 apps/bench/vit_torch2.py --model cifar10-small --threads 1 --compile
 
 Where vit_torch.py writes every step out as uwaga computes it, this one uses what PyTorch 2
-offers: F.scaled_dot_product_attention, nn.LayerNorm, nn.GELU, a Conv2d patch embedding (or
---patch-embed linear), torch.optim.AdamW(fused=False) and optionally torch.compile. The models:
+offers: F.scaled_dot_product_attention, nn.LayerNorm, a Conv2d patch embedding (or --patch-embed
+linear), torch.optim.AdamW(fused=False) and optionally torch.compile (torch_models.VisionTransformer
+with FusedAttention). The models:
 
     mnist-tiny     28x28x1, patch 7 (17 tokens), dim 64, depth 6, heads 4, MLP 128
     cifar10-small  32x32x3, patch 4 (65 tokens), dim 96, depth 6, heads 4, MLP 192
@@ -23,102 +24,25 @@ OMP_WAIT_POLICY=PASSIVE as run.sh does for vit_torch.py.
 """
 import argparse
 import json
-import math
 import os
 import statistics
 import sys
-import time
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_models import VIT_MODELS, VisionTransformer, VitConfig, param_groups  # noqa: E402
 from torch_timing import (adamw, choose_attention, compile_model, header,  # noqa: E402
-                          mixed_precision, peak_rss_kb, time_calls)
-import vit_torch  # noqa: E402
-
-
-MODELS = {  # image_size, channels, patch, dim, depth, heads, mlp_dim
-    "mnist-tiny": (28, 1, 7, 64, 6, 4, 128),
-    "cifar10-small": (32, 3, 4, 96, 6, 4, 192),
-    "vit-d192": (32, 3, 4, 192, 12, 3, 768),
-}
-
-
-def vit_config(name):
-    """vit_torch.py's VitConfig (sizes, tokens, FLOPs) with the sizes of model `name`."""
-    c = vit_torch.VitConfig()
-    c.name = name
-    c.image_size, c.channels, c.patch, c.dim, c.depth, c.heads, c.mlp_dim = MODELS[name]
-    return c
-
-
-class Attention(nn.Module):
-    def __init__(self, dim, heads, use_sdpa):
-        super().__init__()
-        self.heads, self.d_k, self.use_sdpa = heads, dim // heads, use_sdpa
-        self.qkv = nn.Linear(dim, 3 * dim)
-        self.proj = nn.Linear(dim, dim)
-
-    def forward(self, x):  # (B, T, D)
-        B, T, D = x.shape
-        q, k, v = self.qkv(x).reshape(B, T, 3, self.heads, self.d_k).permute(2, 0, 3, 1, 4).unbind(0)
-        if self.use_sdpa:
-            y = F.scaled_dot_product_attention(q, k, v)  # (B, h, T, d_k)
-        else:  # PyTorch < 2.0: the same product written out
-            y = (q @ k.transpose(-2, -1) * (1.0 / math.sqrt(self.d_k))).softmax(dim=-1) @ v
-        return self.proj(y.transpose(1, 2).reshape(B, T, D))
-
-
-class Block(nn.Module):
-    def __init__(self, dim, heads, mlp_dim, use_sdpa):
-        super().__init__()
-        self.norm1, self.attn = nn.LayerNorm(dim), Attention(dim, heads, use_sdpa)
-        self.norm2 = nn.LayerNorm(dim)
-        self.mlp = nn.Sequential(nn.Linear(dim, mlp_dim), nn.GELU(), nn.Linear(mlp_dim, dim))
-
-    def forward(self, x):
-        x = x + self.attn(self.norm1(x))
-        return x + self.mlp(self.norm2(x))
-
-
-class VisionTransformer(nn.Module):
-    def __init__(self, c, use_sdpa, patch_embed="conv"):
-        super().__init__()
-        self.c, self.patch_embed_kind = c, patch_embed
-        if patch_embed == "conv":
-            self.patch_embed = nn.Conv2d(c.channels, c.dim, kernel_size=c.patch, stride=c.patch)
-        else:
-            self.patch_embed = nn.Linear(c.patch_dim(), c.dim)
-        self.cls_token = nn.Parameter(torch.zeros(1, 1, c.dim))
-        self.pos_embed = nn.Parameter(torch.zeros(1, c.tokens(), c.dim))
-        self.blocks = nn.ModuleList(Block(c.dim, c.heads, c.mlp_dim, use_sdpa) for _ in range(c.depth))
-        self.norm = nn.LayerNorm(c.dim)
-        self.head = nn.Linear(c.dim, c.num_classes)
-        nn.init.trunc_normal_(self.pos_embed, std=0.02)
-        nn.init.trunc_normal_(self.cls_token, std=0.02)
-
-    def forward(self, images):  # (B, C, H, W)
-        c, B = self.c, images.shape[0]
-        if self.patch_embed_kind == "conv":
-            x = self.patch_embed(images).flatten(2).transpose(1, 2)  # (B, N, D)
-        else:
-            P, G = c.patch, c.image_size // c.patch
-            x = images.reshape(B, c.channels, G, P, G, P).permute(0, 2, 4, 3, 5, 1)
-            x = self.patch_embed(x.reshape(B, G * G, P * P * c.channels))
-        x = torch.cat([self.cls_token.expand(B, -1, -1), x], dim=1) + self.pos_embed
-        for block in self.blocks:
-            x = block(x)
-        return self.head(self.norm(x[:, 0]))
+                          peak_rss_kb, time_calls, timed_step)
 
 
 def bench_train(args):
     rss_before_model = peak_rss_kb()
-    c = vit_config(args.model)
+    c = VitConfig(args.model)
     use_sdpa, attention = choose_attention(args.attention, "vit_torch2.py")
     model = VisionTransformer(c, use_sdpa, args.patch_embed)
-    opt, fused_arg = adamw(vit_torch.param_groups(model, 0.05), lr=1e-3)
+    opt, fused_arg = adamw(param_groups(model, 0.05), lr=1e-3)
     data = [(torch.randn(args.batch, c.channels, c.image_size, c.image_size),
              torch.randint(0, c.num_classes, (args.batch,))) for _ in range(4)]
 
@@ -137,18 +61,7 @@ def bench_train(args):
     def train_step():
         images, labels = data[step[0] % len(data)]
         step[0] += 1
-        opt.zero_grad(set_to_none=True)
-        t0 = time.perf_counter()
-        with mixed_precision(args.bf16):
-            loss = F.cross_entropy(run(images), labels)
-        t1 = time.perf_counter()
-        loss.backward()
-        t2 = time.perf_counter()
-        opt.step()
-        t3 = time.perf_counter()
-        phases["forward"].append(t1 - t0)
-        phases["backward"].append(t2 - t1)
-        phases["optimizer"].append(t3 - t2)
+        timed_step(opt, lambda: F.cross_entropy(run(images), labels), phases, args.bf16)
 
     cpu = []
     per_step, calls = time_calls(train_step, args, cpu)
@@ -173,7 +86,7 @@ def bench_train(args):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--mode", default="train", choices=["train"], help="only train (as vit_torch.py --mode train)")
-    p.add_argument("--model", default="mnist-tiny", choices=sorted(MODELS))
+    p.add_argument("--model", default="mnist-tiny", choices=sorted(VIT_MODELS))
     p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads")
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--warmup", type=int, default=3, help="untimed steps first (compilation included)")
