@@ -100,6 +100,14 @@ if "$translate" train --preset tiny --max-steps 3 --out "$tmp/tr" >"$tmp/tr.out"
   expect_refusal "a line of standard input is longer than 65536 bytes" bash -c '"$@" </dev/zero' _ "$translate" translate --checkpoint "$tmp/tr/checkpoint.safetensors"
 else failed "could not train the small translate run: $(tail -3 "$tmp/tr.out")"; fi
 
+# The explorer's page is written atomically; a failed write names the reason and leaves nothing.
+expect_refusal "cannot write '$tmp/no-dir/page.html': No such file or directory" "$gpt" explore --checkpoint "$ckpt" --prompt "ROMEO" --out "$tmp/no-dir/page.html"
+checks=$((checks + 1))
+if "$gpt" explore --checkpoint "$ckpt" --prompt "ROMEO" --out "$tmp/page.html" >"$tmp/out" 2>&1 &&
+   [[ -s $tmp/page.html ]] && [[ -z $(ls "$tmp" | grep "page.html.tmp") ]]; then
+  pass "explore: the page written whole, no temporary left"
+else failed "explore: $(cat "$tmp/out")"; fi
+
 # ---- crafted checkpoints -------------------------------------------------------------------------
 head -c 5 "$ckpt" >"$tmp/truncated.safetensors"
 expect_refusal "truncated.safetensors" "$gpt" eval --checkpoint "$tmp/truncated.safetensors"
