@@ -117,8 +117,12 @@ std::string parse_error_message(const cxxopts::exceptions::exception& e, int arg
   const double number = std::strtod(value.c_str(), &end);
   const bool is_number = !value.empty() && *end == '\0';
   const bool spaced = value.find_first_of(" \t\n\r") != std::string::npos;
+  // An integer flag reads digits only: "1e8" is a whole number, but not one it can read.
+  const bool digits = value.find_first_not_of("+-0123456789") == std::string::npos;
   const char* expected = spaced                         ? "expects a number without spaces"
                          : !is_number                   ? "expects a number"
+                         : std::isfinite(number) && number == std::trunc(number) && !digits
+                             ? "expects a whole number in digits (no exponent or point)"
                          : !std::isfinite(number)       ? "expects a finite number"
                          : number != std::trunc(number) ? "expects a whole number"
                                                         : "is out of range";

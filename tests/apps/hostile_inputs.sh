@@ -53,6 +53,7 @@ expect_refusal "--epochs" "$gpt" train --preset smoke --text "$text" --epochs ï¼
 expect_refusal "--clip expects a finite number" "$gpt" train --preset smoke --text "$text" --clip 1e999 --out "$tmp/h9"
 expect_refusal "--epochs" "$gpt" train --preset smoke --text "$text" --epochs 99999999999999999999 --out "$tmp/h10"
 
+expect_refusal "--batch-size expects a whole number in digits (no exponent or point), got '1e8'" "$gpt" train --preset smoke --text "$text" --batch-size 1e8 --out "$tmp/h12"
 expect_refusal "--epochs expects a number without spaces, got ' 3'" "$gpt" train --preset smoke --text "$text" --epochs " 3" --out "$tmp/h11"
 
 # ---- paths: not UTF-8, symlink loops, names too long ----------------------------------------------
