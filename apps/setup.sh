@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 # Needed to build the library, the programs and the C++ tests.
 required=(build-essential cmake pkg-config libopenblas-openmp-dev catch2 libcxxopts-dev
           zlib1g-dev libjpeg-dev nlohmann-json3-dev xz-utils curl)
+# MNIST comes from a web mirror, else from npm: data/fetch.sh installs Debian's npm itself when
+# it needs it and runs as root, so it is not listed here.
 # For the Python bindings, the notebooks and their tests, for training across processes with
 # mpirun (CMake skips them when these are absent), a browser for the attention explorer's test
 # (tests/apps/explorer_browser.sh, skipped without it) and gdb for the debugger's test

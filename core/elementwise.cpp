@@ -136,10 +136,15 @@ Tensor div(const Tensor& a, const Tensor& b) {
 }
 
 Tensor maximum(const Tensor& a, const Tensor& b) {
-  Tensor out = binary(a, b, "maximum", [](auto x, auto y) { return x >= y ? x : y; });
+  // A NaN on either side gives NaN (as PyTorch), whatever the argument order.
+  Tensor out = binary(a, b, "maximum", [](auto x, auto y) { return (x >= y || x != x) ? x : y; });
+  // As PyTorch: the gradient goes to the larger, half to each on a tie, and all of it to both
+  // when one is NaN (neither x < y nor x > y holds).
   return record(out, "maximum", {a, b}, [a, b](const Tensor& g) -> std::vector<Tensor> {
-    Tensor a_wins = binary(a, b, "maximum", [](auto x, auto y) { return decltype(x)(x >= y); });
-    return {mul(g, a_wins), mul(g, sub(1.0, a_wins))};
+    auto share = [](auto x, auto y) { return decltype(x)(x > y ? 1 : x < y ? 0 : x == y ? 0.5 : 1); };
+    Tensor to_a = binary(a, b, "maximum", share);
+    Tensor to_b = binary(b, a, "maximum", share);
+    return {mul(g, to_a), mul(g, to_b)};
   });
 }
 
@@ -208,12 +213,27 @@ Tensor sqrt(const Tensor& x) {
   }, {y});
 }
 
+namespace {
+
+// xᵖ, with x^½ = √x and x^-½ = 1/√x as in PyTorch: std::pow(−inf, ½) is +inf (C's rule), the
+// square root of a negative number NaN.
+template <class T>
+T power(T v, double p) {
+  if (p == 0.5) return std::sqrt(v);
+  if (p == -0.5) return T(1) / std::sqrt(v);
+  return std::pow(v, static_cast<T>(p));
+}
+
+}  // namespace
+
+// d xᵖ/dx = p·xᵖ⁻¹, and 0 for p = 0 (x⁰ = 1 is constant: p·x⁻¹ would be 0·inf = NaN at x = 0).
 Tensor pow(const Tensor& x, double p) {
-  Tensor out = unary(x, "pow", [p](auto v) { return std::pow(v, static_cast<decltype(v)>(p)); });
+  Tensor out = unary(x, "pow", [p](auto v) { return power(v, p); });
   return record(out, "pow", {x}, [x, p](const Tensor& g) -> std::vector<Tensor> {
     Tensor d = unary(x, "pow", [p](auto v) {
       using T = decltype(v);
-      return static_cast<T>(p) * std::pow(v, static_cast<T>(p - 1));
+      if (p == 0) return T(0);
+      return static_cast<T>(p) * power(v, p - 1);
     });
     return {mul(g, d)};
   });
@@ -247,9 +267,10 @@ Tensor erf(const Tensor& x) {
 }
 
 Tensor relu(const Tensor& x) {
-  Tensor out = unary(x, "relu", [](auto v) { return v > 0 ? v : decltype(v)(0); });
+  // A NaN stays NaN (v <= 0 is false for it) and passes its gradient on, as in PyTorch.
+  Tensor out = unary(x, "relu", [](auto v) { return v <= 0 ? decltype(v)(0) : v; });
   return record(out, "relu", {x}, [x](const Tensor& g) -> std::vector<Tensor> {
-    return {binary(g, x, "relu", [](auto gv, auto xv) { return xv > 0 ? gv : decltype(gv)(0); })};
+    return {binary(g, x, "relu", [](auto gv, auto xv) { return xv <= 0 ? decltype(gv)(0) : gv; })};
   });
 }
 

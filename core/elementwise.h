@@ -10,7 +10,7 @@ Tensor add(const Tensor& a, const Tensor& b);  // a + b      d/da = 1,    d/db =
 Tensor sub(const Tensor& a, const Tensor& b);  // a - b      d/da = 1,    d/db = -1
 Tensor mul(const Tensor& a, const Tensor& b);  // a * b      d/da = b,    d/db = a
 Tensor div(const Tensor& a, const Tensor& b);  // a / b      d/da = 1/b,  d/db = -a/b²
-Tensor maximum(const Tensor& a, const Tensor& b);  // gradient to the larger (to a on ties)
+Tensor maximum(const Tensor& a, const Tensor& b);  // to the larger; halved on ties; NaN wins
 
 Tensor add(const Tensor& a, double s);
 Tensor sub(const Tensor& a, double s);

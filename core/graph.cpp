@@ -3,6 +3,7 @@
 #include <atomic>
 #include <memory>
 #include <utility>
+#include <vector>
 
 namespace uwaga {
 namespace {
@@ -20,7 +21,38 @@ std::size_t next_node_id() {
   return (serial << 40) | count++;
 }
 
+
+// Moves into `doomed` the graph nodes of the tensors in `ts` that die with them (a tensor whose
+// handle here is the last one, its node held by no one else), so their destructors find nothing
+// left to free recursively.
+void take_dying_parents(std::vector<Tensor>& ts, std::vector<std::shared_ptr<Node>>& doomed) {
+  for (Tensor& t : ts) {
+    if (!t.defined() || t.impl_ptr().use_count() != 1) continue;
+    std::shared_ptr<Node>& parent = t.impl().grad_fn;
+    if (parent && parent.use_count() == 1) doomed.push_back(std::move(parent));
+  }
+  ts.clear();
+}
+
+// Releases what `node` holds, its backward rule first: the rule's captured tensors are usually
+// copies of the inputs, and only once they are gone is the node's handle on an input the last one.
+void release(Node& node, std::vector<std::shared_ptr<Node>>& doomed) {
+  node.backward = nullptr;
+  take_dying_parents(node.inputs, doomed);
+  take_dying_parents(node.saved, doomed);
+}
+
 }  // namespace
+
+Node::~Node() {
+  std::vector<std::shared_ptr<Node>> doomed;
+  release(*this, doomed);
+  while (!doomed.empty()) {
+    std::shared_ptr<Node> next = std::move(doomed.back());
+    doomed.pop_back();
+    release(*next, doomed);
+  }  // `next` dies here with nothing left under it
+}
 
 RecordObserver* set_record_observer(RecordObserver* observer) {
   return std::exchange(g_record_observer, observer);

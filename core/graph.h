@@ -28,6 +28,13 @@ struct Node {
   DType out_dtype = DType::Float32;
   bool freed = false;          // set once backward() has used and released this node
   std::size_t id = 0;          // creation order on its thread, unique: for stable graph drawings
+
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  // Frees the nodes only this one keeps alive one after another, not by recursion: a chain of a
+  // million ops would otherwise overflow the stack when its last tensor goes.
+  ~Node();
 };
 
 // ---- gradient mode ----------------------------------------------------------------------------

@@ -147,19 +147,40 @@ Tensor mean(const Tensor& x, const Dims& dims_in, bool keepdim) {
   return div(sum(x, dims, keepdim), static_cast<double>(count));
 }
 
-Tensor max(const Tensor& x) { return max(reshape(x, {x.numel()}), {0}, false); }
+namespace {
+
+// max over several dims (sorted, at least two, or the one dim of a 1-D max(x)). Its gradient is
+// shared equally by the maximal elements of each reduced slice, as PyTorch's max() and amax()
+// share it: dx = g · [x = m] / #{x = m}, where a NaN counts as equal to a NaN maximum.
+Tensor max_shared(const Tensor& x, const Dims& dims, bool keepdim) {
+  Tensor m;  // the maxima, x's shape with the reduced dims of size 1
+  {
+    NoGradGuard no_grad;
+    m = x.detach();
+    for (auto it = dims.rbegin(); it != dims.rend(); ++it) m = max(m, {*it}, true);
+  }
+  Tensor out = (keepdim ? m : reshape(m, dropped_shape(x.shape(), dims))).clone();
+  return record(out, "max", {x}, [x, m, dims](const Tensor& g) -> std::vector<Tensor> {
+    // both NaN: (1 − [x = x]) (1 − [m = m]); disjoint from [x = m], which is 0 for NaNs
+    Tensor is_max = add(eq(x, m), mul(sub(1.0, eq(x, x)), sub(1.0, eq(m, m))));
+    Tensor share = div(is_max, sum(is_max, dims, true));  // (x's shape)
+    return {mul(share, reshape(g, m.shape()))};
+  });
+}
+
+}  // namespace
+
+Tensor max(const Tensor& x) { return max(x, {}, false); }
 
 Tensor max(const Tensor& x, const Dims& dims_in, bool keepdim) {
   check_float(x, "max");
   Dims dims = normalize_dims(dims_in, x.dim(), "max");
   // A 0-d tensor reduced over every dim (there are none): its max is its one value, as its sum is.
   if (dims.empty()) return max(reshape(x, {1}), {0}, false);
-  if (dims.size() > 1) {
-    // max over several dims = max over one dim at a time (the gradient follows the chain).
-    Tensor cur = x;
-    for (auto it = dims.rbegin(); it != dims.rend(); ++it) cur = max(cur, {*it}, true);
-    return keepdim ? cur : reshape(cur, dropped_shape(x.shape(), dims));
-  }
+  // Several dims, or all of them (an empty list): ties share the gradient. One dim of several:
+  // the gradient goes to the first maximal element, as PyTorch's max(x, dim) (with its indices).
+  if (dims.size() > 1 || (dims_in.empty() && x.numel() > 0))
+    return max_shared(x, dims, keepdim);
   const std::int64_t dim = dims[0];
   Block b = block_of(x.shape(), dim, dim);
   if (b.n == 0) fail("max: dim ", dim, " of shape ", shape_str(x.shape()), " is empty");
@@ -229,9 +250,13 @@ Tensor argmax(const Tensor& x, std::int64_t dim_in, bool keepdim) {
     std::int64_t* po = out.data<std::int64_t>();
     for (std::int64_t o = 0; o < b.outer; ++o)
       for (std::int64_t i = 0; i < b.inner; ++i) {
+        // NaN counts as the largest value, as in max (and PyTorch): the first NaN wins.
         std::int64_t best = 0;
-        for (std::int64_t r = 1; r < b.n; ++r)
-          if (px[(o * b.n + r) * b.inner + i] > px[(o * b.n + best) * b.inner + i]) best = r;
+        T v = px[o * b.n * b.inner + i];
+        for (std::int64_t r = 1; r < b.n; ++r) {
+          const T c = px[(o * b.n + r) * b.inner + i];
+          if (c > v || (std::isnan(c) && !std::isnan(v))) v = c, best = r;
+        }
         po[o * b.inner + i] = best;
       }
   });

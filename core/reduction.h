@@ -14,7 +14,9 @@ Tensor sum(const Tensor& x);                                  // all elements ->
 Tensor sum(const Tensor& x, const Dims& dims, bool keepdim = false);
 Tensor mean(const Tensor& x);
 Tensor mean(const Tensor& x, const Dims& dims, bool keepdim = false);
-// max along dims; the gradient goes to the first maximal element.
+// max along dims. Along one dim the gradient goes to the first maximal element (PyTorch's
+// max(x, dim)); over several dims or all of them (max(x), an empty list) the maximal elements of a
+// slice share it equally (PyTorch's max() and amax()). NaN counts as the largest value.
 Tensor max(const Tensor& x);
 Tensor max(const Tensor& x, const Dims& dims, bool keepdim = false);
 // Variance (1/(n - correction)) Σ (x - mean)²; correction 1 is the unbiased estimate (PyTorch's

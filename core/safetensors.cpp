@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "core/json_input.h"
+#include "core/regular_file.h"
 
 // The format stores numbers little-endian; we copy tensor bytes as they are in memory.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -140,11 +141,6 @@ void check_savable(const std::string& path, const std::map<std::string, Tensor>&
 struct Entry : SafetensorsEntry {
   std::string name;
 };
-
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
 
 // Parses the header with bounded nesting, rejecting duplicate keys (core/json_input.h).
 json parse_header(const std::string& text, const std::string& where) {
@@ -390,15 +386,13 @@ std::uint32_t safetensors_crc32(const void* data, std::uint64_t bytes) {
 
 SafetensorsHeader read_safetensors_header(const std::string& path) {
   const std::string where = "load_safetensors: " + quoted(path);
-  FilePtr file(std::fopen(path.c_str(), "rb"));
-  if (!file) fail(where, ": cannot open: ", std::strerror(errno));
+  FilePtr file = open_regular_file(path, where);
   return read_header(file.get(), where);
 }
 
 SafetensorsFile load_safetensors(const std::string& path) {
   const std::string where = "load_safetensors: " + quoted(path);
-  FilePtr file(std::fopen(path.c_str(), "rb"));
-  if (!file) fail(where, ": cannot open: ", std::strerror(errno));
+  FilePtr file = open_regular_file(path, where);
   SafetensorsHeader header = read_header(file.get(), where);
 
   // 4. the data, straight into each tensor's storage, checked against its checksum if any

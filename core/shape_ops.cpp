@@ -212,9 +212,13 @@ Tensor expand(const Tensor& x, const Shape& shape) {
   for (std::int64_t d = 0; d < rank; ++d) {
     const std::int64_t xs = d < lead ? 1 : x.shape()[d - lead];
     const std::int64_t want = (shape[d] == -1 && d >= lead) ? xs : shape[d];  // -1 keeps a size
-    if (want < 0 || (xs != want && xs != 1))
+    if (want < 0)
+      fail("expand: cannot expand ", shape_str(x.shape()), " to ", shape_str(shape), ": size ",
+           shape[d], " for dim ", d, " (only -1, keep the size, may be negative",
+           d < lead ? ", and not for a new leading dim)" : ")");
+    if (xs != want && xs != 1)
       fail("expand: cannot expand ", shape_str(x.shape()), " to ", shape_str(shape), ": dim ", d,
-           " has size ", xs, ", which is neither 1 nor ", shape[d]);
+           " has size ", xs, ", not ", want, "; only a dim of size 1 can be expanded");
     out_shape[d] = want;
     if (d >= lead && xs == want) src_strides[d] = x_strides[d - lead];
   }

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/json_input.h"
 #include "core/random.h"
+#include "core/regular_file.h"
 #include "data/augment.h"
 
 namespace uwaga {
@@ -84,12 +85,7 @@ CharVocabulary CharVocabulary::from_json(const std::string& json) {
 }
 
 std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("cannot read the text file '", path, "' (missing or unreadable)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) fail("reading the text file '", path, "' failed");
-  return text.str();
+  return read_regular_file(path, kMaxTextBytes, "the text file '" + path + "'");
 }
 
 namespace {

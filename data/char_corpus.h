@@ -46,7 +46,10 @@ class CharVocabulary {
   std::vector<std::int64_t> ids_ = std::vector<std::int64_t>(256, -1);  // byte -> id, −1: none
 };
 
-// The whole file as bytes; fails naming the file when it is missing or unreadable.
+// The whole file as bytes; fails naming the file when it is missing, unreadable, not a regular
+// file (a FIFO would block, /dev/zero never ends) or larger than kMaxTextBytes. A character
+// corpus becomes int64 ids (8 bytes a character) and a split of them: 128 MiB of text is ~3 GB.
+inline constexpr std::uint64_t kMaxTextBytes = std::uint64_t{128} << 20;
 std::string read_text_file(const std::string& path);
 
 struct CharCorpus {

@@ -19,9 +19,13 @@ std::string fetch_command(const std::string& name, const std::string& dir) {
 std::string find_idx_file(const std::string& name, const std::string& dir, const std::string& base) {
   std::error_code ec;
   const fs::path raw = fs::path(dir) / base;
-  if (fs::exists(raw, ec)) return raw.string();
   const fs::path gz = fs::path(dir) / (base + ".gz");
-  if (fs::exists(gz, ec)) return gz.string();
+  for (const fs::path& path : {raw, gz}) {
+    if (fs::exists(path, ec)) return path.string();
+    // Not "not found" when the directory cannot be searched (no permission, not a directory).
+    if (ec && ec != std::errc::no_such_file_or_directory)
+      fail(name, ": cannot look for ", path.string(), ": ", ec.message());
+  }
   fail(name, ": ", raw.string(), " not found (nor ", gz.filename().string(),
        "); run: ", fetch_command(name, dir));
 }
@@ -46,12 +50,16 @@ ImageDataset load_mnist_like(const std::string& name, const std::string& dir, bo
 }
 
 ImageDataset load_dataset(const std::string& name, const std::string& dir, bool train) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    fail(name, ": the data directory ", dir, " is not a directory");
   if (name == "mnist" || name == "fashion-mnist") return load_mnist_like(name, dir, train);
   if (name == "cifar10") {
     const fs::path batch_dir = cifar10_batch_dir(dir, train);
-    std::error_code ec;
     for (const std::string& file : cifar10_files(train))
-      if (!fs::exists(batch_dir / file, ec))
+      if (!fs::exists(batch_dir / file, ec) && ec && ec != std::errc::no_such_file_or_directory)
+        fail("cifar10: cannot look for ", (batch_dir / file).string(), ": ", ec.message());
+      else if (!fs::exists(batch_dir / file, ec))
         fail("cifar10: ", (batch_dir / file).string(), " not found; run: ",
              fetch_command(name, dir), " (or, from a local copy of the batches: ",
              fetch_command(name, dir), " --from COPY_DIR)");

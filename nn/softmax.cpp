@@ -43,15 +43,17 @@ inline void softmax_row_backward(T* dx, const T* dy, const T* y, std::int64_t n,
   }
 }
 
-// y = x − (max + log Σ_j exp(x_j − max)), the log-sum-exp computed stably.
+// y = (x − max) − log Σ_j exp(x_j − max), the log-sum-exp computed stably. The max is subtracted
+// first: x − (max + log s) would round max + log s to max when max is large (|max| ≈ 1e3 in
+// float32 already loses digits, and at 1e30 the result would be 0 instead of −log n).
 template <class T>
 inline void log_softmax_row(T* y, const T* x, std::int64_t n, std::int64_t stride) {
   T m = x[0];
   for (std::int64_t j = 1; j < n; ++j) m = std::max(m, x[j * stride]);
   T s = 0;
   for (std::int64_t j = 0; j < n; ++j) s += std::exp(x[j * stride] - m);
-  const T lse = m + std::log(s);
-  for (std::int64_t j = 0; j < n; ++j) y[j * stride] = x[j * stride] - lse;
+  const T log_s = std::log(s);
+  for (std::int64_t j = 0; j < n; ++j) y[j * stride] = (x[j * stride] - m) - log_s;
 }
 
 // dx = dy − softmax(x) Σ_j dy_j, with softmax(x) = exp(y).

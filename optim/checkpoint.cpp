@@ -20,6 +20,7 @@
 
 #include "core/graph.h"
 #include "core/json_input.h"
+#include "core/regular_file.h"
 #include "core/safetensors.h"
 #include "core/version.h"
 
@@ -32,6 +33,17 @@ const std::string kOptimPrefix = "optim.";
 
 // File names and values in single quotes, as load_safetensors writes them.
 std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
+
+bool has_suffix(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool has_negative(const Tensor& t) {
+  if (!t.is_floating()) return false;
+  for (double v : t.to_vector())
+    if (v < 0) return true;
+  return false;
+}
 
 bool starts_with(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
@@ -72,6 +84,16 @@ CheckpointInfo info_from_metadata(const std::map<std::string, std::string>& meta
   info.epoch = parse_int(metadata, "epoch", where);
   info.batch_in_epoch = parse_int(metadata, "batch_in_epoch", where);
   info.epoch_finished = parse_int(metadata, "epoch_finished", where) != 0;
+  // Each finished epoch took at least one step, as did each batch of the current one; and the
+  // step count must leave room to count on (2^62 would overflow at the next step or product).
+  if (info.step > kMaxSteps)
+    fail(where, ": metadata \"step\" is ", info.step, ", more than the ", kMaxSteps,
+         " a run can take");
+  const std::int64_t epochs_done = info.epoch + (info.epoch_finished ? 1 : 0);
+  if (epochs_done > info.step || info.batch_in_epoch > info.step)
+    fail(where, ": metadata \"epoch\" ", info.epoch, " and \"batch_in_epoch\" ",
+         info.batch_in_epoch, " do not fit \"step\" ", info.step,
+         " (each epoch and batch is at least one step)");
 
   auto lr = metadata.find("lr");
   if (lr == metadata.end()) fail(where, ": the metadata has no \"lr\"");
@@ -90,16 +112,11 @@ CheckpointInfo info_from_metadata(const std::map<std::string, std::string>& meta
   return info;
 }
 
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-
 // The "__metadata__" object of a safetensors file, reading only its header.
 std::map<std::string, std::string> read_metadata(const std::string& path,
                                                  const std::string& where) {
   if (std::filesystem::is_directory(path)) fail(where, ": is a directory, not a checkpoint file");
-  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
-  if (!file) fail(where, ": cannot open: ", std::strerror(errno));
+  FilePtr file = open_regular_file(path, where);
   unsigned char length[8];
   if (std::fread(length, 1, 8, file.get()) != 8)
     fail(where, ": the file is shorter than the 8-byte header length — truncated, or not a "
@@ -204,6 +221,13 @@ CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, Optim
   if (auto key = opt ? first_non_finite(optim_state) : std::nullopt)
     fail(where, ": optimizer state '", *key, "' holds NaN or inf (saved from a run that "
          "diverged?)");
+  // A second moment is an average of squares: a negative one was edited or damaged, and would
+  // surface steps later as "the loss went NaN" (the square root of a negative number).
+  if (opt)
+    for (const auto& [key, t] : optim_state)
+      if (has_suffix(key, ".exp_avg_sq") && has_negative(t))
+        fail(where, ": optimizer state '", key, "' holds a negative value, which a second moment "
+             "(an average of squares) cannot");
   if (auto bad = dtype_mismatches(model, model_state); !bad.empty())
     fail(where, ": the checkpoint does not fit the model. Dtype mismatch (", bad.size(), "): ",
          join(bad), ".");

@@ -35,7 +35,9 @@ void scale(T* g, std::int64_t n, double factor) {
 }
 
 double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
-  if (std::isnan(max_norm)) fail("clip_grad_norm: max_norm is NaN");
+  if (std::isnan(max_norm) || max_norm < 0)
+    fail("clip_grad_norm: max_norm must be >= 0 (0 measures the norm without clipping), got ",
+         max_norm);
   init_threads();
   std::vector<Tensor> grads;
   for (const Tensor& p : params) {

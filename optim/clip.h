@@ -7,8 +7,8 @@
 
 namespace uwaga::optim {
 
-// Returns the norm before clipping (non-finite when some gradient is). max_norm <= 0: only
-// measures.
+// Returns the norm before clipping (non-finite when some gradient is). max_norm = 0: only
+// measures; a negative or NaN max_norm is refused.
 double clip_grad_norm(const std::vector<Tensor>& params, double max_norm);
 
 }  // namespace uwaga::optim

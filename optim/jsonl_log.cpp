@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 
 namespace uwaga::optim {
 
@@ -56,6 +57,12 @@ JsonlLog::JsonlLog(const std::string& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
   if (fd_ < 0)
     fail("Trainer: cannot open the log '", path, "' for appending: ", std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd_, &st) == 0 && !S_ISREG(st.st_mode)) {  // a FIFO would block the first read
+    ::close(fd_);
+    fd_ = -1;
+    fail("Trainer: the log '", path, "' is ", file_kind(st.st_mode), ", not a regular file");
+  }
   try {
     long long cut = 0;
     size_ = cut_partial_line(fd_, path, &cut);

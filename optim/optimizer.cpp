@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "core/graph.h"
+
 namespace uwaga::optim {
 
 bool default_no_decay(const std::string& name, const Tensor& param) {
@@ -59,6 +61,11 @@ Optimizer::Optimizer(std::vector<ParamGroup> groups, double lr) {
       if (!seen.insert(name).second)
         fail("optimizer: parameter name '", name, "' appears twice; names must be unique");
       if (!p.defined()) fail("optimizer: parameter '", name, "' is an undefined tensor");
+      // backward() fills .grad on leaves only: a computed tensor would never move.
+      if (!p.is_leaf())
+        fail("optimizer: parameter '", name, "' is not a leaf tensor (the result of '",
+             p.grad_fn()->op, "'), so backward() gives it no gradient and it would never be "
+             "updated; optimize the leaf it was computed from, or x.detach().requires_grad_()");
       if (!p.is_floating())
         fail("optimizer: parameter '", name, "' has dtype ", dtype_name(p.dtype()),
              "; only float32 and float64 tensors can be optimized");
@@ -94,8 +101,8 @@ std::int64_t Optimizer::saved_step(const std::map<std::string, Tensor>& state, c
   if (it->second.numel() != 1)
     fail(who, ": \"step\" must hold one number, got shape ", shape_str(it->second.shape()));
   const double step = it->second.item();
-  if (!(step >= 0) || step != std::floor(step))
-    fail(who, ": \"step\" must be a whole number >= 0, got ", step);
+  if (!(step >= 0) || step != std::floor(step) || step > kMaxSteps)
+    fail(who, ": \"step\" must be a whole number from 0 to ", kMaxSteps, ", got ", step);
   return static_cast<std::int64_t>(step);
 }
 

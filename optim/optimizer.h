@@ -1,6 +1,7 @@
 #pragma once
 // Optimizer: updates parameters from their gradients. Parameters come in groups, each with its
 // own weight decay (by default no decay on biases, LayerNorm, embeddings and the class token).
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -10,6 +11,10 @@
 #include "nn/module.h"
 
 namespace uwaga::optim {
+
+// The most steps a run is taken to have: far beyond any real run, and far enough below 2^63 that
+// counts read from a checkpoint cannot overflow when stepped on or multiplied out.
+inline constexpr std::int64_t kMaxSteps = std::int64_t{1} << 50;
 
 struct ParamGroup {
   std::vector<std::string> names;  // parameter names, for state and checkpoints

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <set>
 #include <nlohmann/json.hpp>
 
 #include "apps/common/attention_explorer_page.h"
+#include "apps/common/output_file.h"
 #include "apps/common/printable_text.h"
 #include "core/error.h"
 #include "core/shape_ops.h"
@@ -167,11 +167,7 @@ std::string attention_explorer_html(const AttentionExplorer& e) {
 }
 
 void save_attention_explorer(const AttentionExplorer& explorer, const std::string& path) {
-  const std::string page = attention_explorer_html(explorer);
-  std::ofstream out(path, std::ios::binary);
-  if (!out) fail("cannot write '", path, "'");
-  out << page;
-  if (!out) fail("writing '", path, "' failed");
+  write_file_atomically(path, attention_explorer_html(explorer));
 }
 
 std::vector<std::string> attention_explorer_basics() {

@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <map>
 
+#include "apps/common/printable_text.h"
 #include "apps/common/thread_policy.h"
 #include "apps/common/training_flags.h"
 #include "core/error.h"
@@ -83,6 +85,11 @@ int run_mode(const char* program, const char* usage, const std::vector<Mode>& mo
     std::cerr << program << " " << mode << ": " << parse_error_message(e, argc, argv)
               << " (see --help)\n";
     return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A symlink loop, a name too long, a permission: the path and the reason, as a bad input.
+    std::cerr << program << ": " << printable(e.path1().string()) << ": " << e.code().message()
+              << "\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << program << ": unexpected error: " << e.what() << "\n";
     return 1;
@@ -114,7 +121,13 @@ std::string parse_error_message(const cxxopts::exceptions::exception& e, int arg
   char* end = nullptr;
   const double number = std::strtod(value.c_str(), &end);
   const bool is_number = !value.empty() && *end == '\0';
-  const char* expected = !is_number                     ? "expects a number"
+  const bool spaced = value.find_first_of(" \t\n\r") != std::string::npos;
+  // An integer flag reads digits only: "1e8" is a whole number, but not one it can read.
+  const bool digits = value.find_first_not_of("+-0123456789") == std::string::npos;
+  const char* expected = spaced                         ? "expects a number without spaces"
+                         : !is_number                   ? "expects a number"
+                         : std::isfinite(number) && number == std::trunc(number) && !digits
+                             ? "expects a whole number in digits (no exponent or point)"
                          : !std::isfinite(number)       ? "expects a finite number"
                          : number != std::trunc(number) ? "expects a whole number"
                                                         : "is out of range";
@@ -151,9 +164,15 @@ void reject_unexpected_arguments(const cxxopts::ParseResult& r, const char* mode
     } catch (const std::bad_cast&) {
       is_float_flag = false;  // a flag of another type (integer, string, switch)
     }
+    if (!is_float_flag) continue;
     char* end = nullptr;
-    if (is_float_flag && (std::strtod(kv.value().c_str(), &end), *end != '\0'))
-      fail(prefix, "--", kv.key(), " expects a number, got '", kv.value(), "'");
+    const double whole = std::strtod(kv.value().c_str(), &end);
+    if (*end != '\0') fail(prefix, "--", kv.key(), " expects a number, got '", kv.value(), "'");
+    // strtod reads all of "0x2" or "0x1p-1" while the stream stops at the x (0): the flag must
+    // not take a value other than the one written.
+    const double taken = r[kv.key()].as<double>();
+    if (whole != taken && !(std::isnan(whole) && std::isnan(taken)))
+      fail(prefix, "--", kv.key(), " expects a decimal number, got '", kv.value(), "'");
   }
 }
 

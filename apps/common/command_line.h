@@ -35,7 +35,8 @@ std::string parse_error_message(const cxxopts::exceptions::exception& e, int arg
 bool wants_help(const cxxopts::Options& o, const cxxopts::ParseResult& r);
 
 // Fails naming the first argument no flag took ("<mode>: unexpected argument 'x'"), a flag given
-// twice, or a float flag whose value has characters after the number ("--lr 0.001abc"). A mode
+// twice, or a float flag whose value has characters after the number ("--lr 0.001abc") or is not
+// decimal ("--clip 0x2", which cxxopts would read as 0). A mode
 // that takes arguments names the option that collects them (`positional`, which may repeat);
 // an empty `mode` puts no prefix before the message.
 void reject_unexpected_arguments(const cxxopts::ParseResult& r, const char* mode,

@@ -1,5 +1,7 @@
 #include "apps/common/printable_text.h"
 
+#include "core/error.h"
+
 namespace uwaga::apps {
 
 std::size_t utf8_character_at(const std::string& text, std::size_t i) {
@@ -42,6 +44,21 @@ std::string printable(const std::string& text) {
     }
   }
   return out;
+}
+
+bool is_utf8(const std::string& text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t n = utf8_character_at(text, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+void require_utf8_path(const char* flag, const std::string& path) {
+  if (!is_utf8(path))
+    fail(flag, " '", printable(path), "' is not valid UTF-8; the run records its paths in JSON, "
+         "which holds UTF-8 only (rename it, or use a link with a UTF-8 name)");
 }
 
 }  // namespace uwaga::apps

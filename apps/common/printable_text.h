@@ -10,6 +10,13 @@ namespace uwaga::apps {
 // (the ranges of the Unicode standard, table 3-7).
 std::size_t utf8_character_at(const std::string& text, std::size_t i);
 
+// Whether every byte of `text` belongs to a well-formed UTF-8 character.
+bool is_utf8(const std::string& text);
+
+// Fails with "<flag> <path as printable> is not valid UTF-8; ..." when `path` is not: a run
+// records its paths in JSON (run.json, the checkpoint's metadata), which holds UTF-8 only.
+void require_utf8_path(const char* flag, const std::string& path);
+
 // `text` with a tab turned into a space and every byte that is not UTF-8, and every other control
 // character (an escape, a stray CR), turned into U+FFFD "�". Raw, they garble the terminal, and
 // XML forbids them: an SVG holding one is ill-formed and no viewer opens it.

@@ -1,14 +1,10 @@
 #include "apps/common/svg_canvas.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 
-#include <unistd.h>
-
+#include "apps/common/output_file.h"
 #include "apps/common/printable_text.h"
 #include "core/error.h"
 
@@ -175,22 +171,7 @@ std::string SvgCanvas::str() const {
 void SvgCanvas::save(const std::string& path) const { write_svg_file(path, str()); }
 
 void write_svg_file(const std::string& path, const std::string& svg) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + ".0";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) fail("cannot write '", path, "': ", std::strerror(errno));
-  errno = 0;
-  const bool written = std::fwrite(svg.data(), 1, svg.size(), f) == svg.size();
-  const int err = errno;
-  if (std::fclose(f) != 0 || !written) {
-    const int reason = err ? err : errno;
-    std::remove(tmp.c_str());
-    fail("cannot write '", path, "': ", reason ? std::strerror(reason) : "write error");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int reason = errno;
-    std::remove(tmp.c_str());
-    fail("cannot write '", path, "': ", std::strerror(reason));
-  }
+  write_file_atomically(path, svg);
 }
 
 }  // namespace uwaga::apps

@@ -74,10 +74,7 @@ class SvgCanvas {
   std::ostringstream body_;
 };
 
-// Writes `svg` to `path`, atomically: to "<path>.tmp.<pid>.0" beside it, then renamed over
-// `path`, so a kill or a full disk midway leaves the previous picture whole (a killed run's
-// temporary is removed when a run resumes in that directory: optim::remove_stale_temporaries).
-// On failure throws uwaga::Error naming the path and the reason, and leaves no temporary behind.
+// Writes `svg` to `path` atomically (write_file_atomically, apps/common/output_file.h).
 void write_svg_file(const std::string& path, const std::string& svg);
 
 }  // namespace uwaga::apps

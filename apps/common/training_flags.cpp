@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "apps/common/printable_text.h"
 #include "apps/common/thread_policy.h"
 #include "core/threads.h"
 
@@ -25,6 +26,7 @@ TrainingOutput training_output(const cxxopts::ParseResult& r) {
   TrainingOutput o;
   o.out = r["out"].as<std::string>();
   if (o.out.empty()) fail("train: --out must name a directory, got ''");
+  require_utf8_path("train: --out", o.out);
   o.checkpoint = o.out + "/checkpoint.safetensors";
   o.resume = r.count("resume") > 0;
   // A new run would replace the checkpoint (and add to the log) of the run already there.

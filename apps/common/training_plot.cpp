@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <sstream>
 #include <utility>
 
 #include "apps/common/command_line.h"
@@ -17,6 +18,7 @@
 #include "apps/common/svg_canvas.h"
 #include "apps/common/training_flags.h"
 #include "core/error.h"
+#include "core/regular_file.h"
 
 namespace uwaga::apps {
 namespace {
@@ -64,7 +66,8 @@ void read_record(TrainingLog& log, const json& r) {
     log = std::move(fresh);
   } else if (type == "resume") {
     for (Curve* c : {&log.train_loss, &log.train_accuracy, &log.lr, &log.grad_norm,
-                     &log.eval_loss, &log.eval_accuracy})
+                     &log.eval_loss, &log.eval_accuracy, &log.epoch_train_loss,
+                     &log.epoch_train_accuracy, &log.epoch_lr})
       cut_after(*c, step);
     log.stop_reason.clear();
   } else if (type == "step") {
@@ -73,6 +76,9 @@ void read_record(TrainingLog& log, const json& r) {
     add(log.lr, r, step, "lr");
     add(log.grad_norm, r, step, "grad_norm");
   } else if (type == "epoch") {
+    add(log.epoch_train_loss, r, step, "train_loss");
+    add(log.epoch_train_accuracy, r, step, "train_accuracy");
+    add(log.epoch_lr, r, step, "lr");
     const std::string split = eval_split_of(r);
     if (split.empty()) return;
     log.eval_split = split;
@@ -187,6 +193,9 @@ bool on_path(const char* tool) {
 
 }  // namespace
 
+// A log of a year of steps is a few hundred MB at most; anything larger is not one.
+constexpr std::uint64_t kMaxLogBytes = std::uint64_t{1} << 30;
+
 TrainingLog read_training_log(const std::string& run) {
   TrainingLog log;
   const bool is_file = fs::is_regular_file(run);
@@ -197,8 +206,8 @@ TrainingLog read_training_log(const std::string& run) {
     fail("plot: no log at ", log.path,
          fs::is_directory(run) ? " (is it a run directory that train wrote?)"
                                : " (--run takes a run directory or its log.jsonl)");
-  std::ifstream in(log.path);
-  if (!in) fail("plot: cannot read ", log.path);
+  // Read whole, as a regular file of bounded size: a FIFO named log.jsonl would block forever.
+  std::istringstream in(read_regular_file(log.path, kMaxLogBytes, "plot: " + log.path));
   std::string line, bad;
   std::int64_t number = 0, records = 0, bad_line = 0;
   while (std::getline(in, line)) {
@@ -223,9 +232,14 @@ TrainingLog read_training_log(const std::string& run) {
   if (!bad.empty())  // the last line only: a write cut short (the run was killed meanwhile)
     std::fprintf(stderr, "plot: %s: the last line is incomplete; it is left out\n",
                  log.path.c_str());
+  if (log.train_loss.empty()) {  // a run shorter than --log-every: its epochs are the points
+    log.train_loss = log.epoch_train_loss;
+    log.train_accuracy = log.epoch_train_accuracy;
+    log.lr = log.epoch_lr;
+  }
   if (log.train_loss.empty())
-    fail("plot: ", log.path, " holds no step record yet (a step is logged every --log-every "
-         "steps)");
+    fail("plot: ", log.path, " holds no step or epoch record yet (a step is logged every "
+         "--log-every steps)");
   return log;
 }
 

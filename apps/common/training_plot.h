@@ -25,11 +25,15 @@ struct TrainingLog {
   std::string eval_split;          // "test", "valid"; empty when no epoch was evaluated
   std::string eval_accuracy_name;  // "accuracy", "token_accuracy" or "pck"
   std::string stop_reason;         // the last stop record's reason; empty when the log just ends
+  // The epoch records' "train_loss", "train_accuracy" and "lr": the training curves of a run
+  // shorter than --log-every, which logged no step (one point per epoch).
+  Curve epoch_train_loss, epoch_train_accuracy, epoch_lr;
 };
 
 // Reads `run`, a run directory or its log.jsonl. Only the last run in the file counts (a "start"
 // record begins again), and a resume drops the steps logged after the checkpoint it went back to.
-// Fails naming the file when it is missing, empty, not JSON lines, or holds no step record.
+// Without step records the training curves come from the epoch records. Fails naming the file
+// when it is missing, empty, not JSON lines, or holds neither a step nor an epoch record.
 TrainingLog read_training_log(const std::string& run);
 
 // A 2 × 2 chart (loss, accuracy, learning rate, gradient norm against the step), one colour per

@@ -10,6 +10,7 @@
 
 #include "apps/common/attention_explorer.h"
 #include "apps/common/command_line.h"
+#include "apps/common/memory_budget.h"
 #include "apps/common/printable_text.h"
 #include "apps/common/token_attention_svg.h"
 #include "apps/common/train_command.h"
@@ -30,7 +31,7 @@ using cxxopts::value;
 // Applies the model and optimisation flags the user gave on top of a preset.
 void apply_overrides(GptRunConfig& run, const cxxopts::ParseResult& r) {
   auto set = [&](const char* flag, auto& field) { override_from(r, flag, field); };
-  set("text", run.text);
+  if (r.count("text")) run.text = text_path_for_run(r["text"].as<std::string>());
   set("context", run.model.context);
   set("dim", run.model.dim);
   set("layers", run.model.layers);
@@ -45,7 +46,7 @@ void apply_overrides(GptRunConfig& run, const cxxopts::ParseResult& r) {
 
 // The text of `run`, split and encoded; a new run builds its vocabulary from the training part.
 CharCorpus load_corpus(GptRunConfig& run, bool new_run) {
-  const std::string text = read_text_file(run.text);
+  const std::string text = read_run_text(run, new_run);
   if (!new_run) return split_char_corpus(text, run.text, run.model.context, run.vocab);
   CharCorpus corpus = split_char_corpus(text, run.text, run.model.context);
   run.vocab = corpus.vocab;
@@ -137,6 +138,12 @@ class GptTrain : public TrainProgram {
   RunSettings set_up(const cxxopts::ParseResult& r, const TrainingOutput& output) override {
     run_ = new_or_resumed_run(r, output, read_gpt_run_config, gpt_preset, apply_overrides);
     run_.validate();  // the model's fields are checked before the text is read
+    const nn::GptConfig& m = run_.model;
+    const double d = static_cast<double>(m.dim), vocab = 256;  // at most 256 characters
+    check_training_fits({block_params(d, m.layers, m.mlp_dim) + (2 * vocab + m.context) * d,
+                         double(run_.batch_size), double(m.context), d, double(m.layers),
+                         double(m.heads), double(m.mlp_dim)},
+                        "--dim, --layers, --context or --batch-size");
     corpus_ = load_corpus(run_, !output.resume);
     return {run_.to_json(), 0};
   }
@@ -224,7 +231,10 @@ int gpt_eval(int argc, char** argv) {
   if (windows < 0) fail("eval: --windows must be >= 0 (0: all), got ", windows);
 
   LoadedGpt g = load_gpt(r["checkpoint"].as<std::string>());
-  override_from(r, "text", g.run.text);
+  if (r.count("text")) {  // another text, or the same one named another way: no hash to match
+    g.run.text = text_path_for_run(r["text"].as<std::string>());
+    g.run.text_hash.clear();
+  }
   const CharCorpus corpus = load_corpus(g.run, false);
   const LanguageModelEval e = evaluate_language_model(*g.model, corpus.valid, windows);
   std::printf("validation (last 10 %% of %s, %lld characters predicted):\n", g.run.text.c_str(),

@@ -1,5 +1,9 @@
 #include "apps/gpt/gpt_run_config.h"
 
+#include <cstdio>
+#include <filesystem>
+
+#include "apps/common/printable_text.h"
 #include "core/error.h"
 #include "core/json_fields.h"
 
@@ -8,6 +12,15 @@ namespace {
 
 // Marks the JSON as a uwaga-gpt run configuration.
 const char* const kFormat = "uwaga-gpt-1";
+
+// FNV-1a, 64 bits, as 16 hex digits: a fingerprint of a text (not a defence against forgery).
+std::string fnv1a_hex(const std::string& bytes) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull;
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
 
 }  // namespace
 
@@ -58,7 +71,30 @@ void GptRunConfig::validate() const {
 std::string GptRunConfig::to_json() const {
   nlohmann::json j = fields_to_json(*this);
   j["format"] = kFormat;
+  if (!text_hash.empty()) j["text_hash"] = text_hash;
   return j.dump();
+}
+
+std::string text_path_for_run(const std::string& typed) {
+  if (typed.empty()) fail("--text must name a text file");
+  require_utf8_path("--text", typed);
+  namespace fs = std::filesystem;
+  const std::string path = fs::weakly_canonical(fs::absolute(typed)).string();
+  require_utf8_path("--text", path);  // a link may lead elsewhere
+  return path;
+}
+
+std::string read_run_text(GptRunConfig& run, bool new_run) {
+  if (new_run) run.text = text_path_for_run(run.text);
+  std::string text = read_text_file(run.text);
+  const std::string hash = fnv1a_hex(text);
+  if (new_run) {
+    run.text_hash = hash;
+  } else if (!run.text_hash.empty() && hash != run.text_hash) {
+    fail("the text '", run.text, "' has changed since the run began (FNV-1a ", hash, ", was ",
+         run.text_hash, "); give the run its text back, or train a new run");
+  }
+  return text;
 }
 
 GptRunConfig GptRunConfig::from_json(const std::string& json) {
@@ -68,6 +104,13 @@ GptRunConfig GptRunConfig::from_json(const std::string& json) {
     fail("no \"format\": \"", kFormat, "\" in its configuration");
   GptRunConfig r;
   fields_from_json(j, r, what);
+  if (j.contains("text_hash")) {
+    const nlohmann::json& h = j.at("text_hash");
+    if (!h.is_string() || h.get<std::string>().size() != 16 ||
+        h.get<std::string>().find_first_not_of("0123456789abcdef") != std::string::npos)
+      fail(what, ": \"text_hash\" should be 16 hexadecimal digits, got ", json_brief(h));
+    r.text_hash = h.get<std::string>();
+  }
   r.model.validate();
   if (r.model.vocab != r.vocab.size())
     fail("the run configuration's vocabulary (", r.vocab.size(),

@@ -28,6 +28,10 @@ struct GptRunConfig {
   std::int64_t eval_windows = 0;  // validation windows scored after each epoch (0: all)
   std::uint64_t seed = 0;         // initialisation, windows and dropout
   CharVocabulary vocab;
+  // FNV-1a 64 of the text's bytes (16 hex digits) when the run began; in the JSON beside the
+  // fields below (older runs have none). A resume compares it: the same path may hold another
+  // text by then.
+  std::string text_hash;
 
   std::string to_json() const;
   static GptRunConfig from_json(const std::string& json);
@@ -48,6 +52,15 @@ struct GptRunConfig {
     field("vocab", &GptRunConfig::vocab);
   }
 };
+
+// A --text path as a run records it: absolute and canonical (symlinks resolved) as far as it
+// exists, so a resume from another directory finds the file and the same file named another way
+// is the same setting; refused when it is not UTF-8 (run.json holds it).
+std::string text_path_for_run(const std::string& typed);
+
+// The run's text, read whole (read_text_file). A new run records its path (text_path_for_run)
+// and text_hash; otherwise, when the run has a text_hash, the text must still have it.
+std::string read_run_text(GptRunConfig& run, bool new_run);
 
 // The named presets; throws an Error listing the valid names for an unknown one.
 GptRunConfig gpt_preset(const std::string& name);

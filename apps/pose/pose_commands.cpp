@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/common/command_line.h"
+#include "apps/common/memory_budget.h"
 #include "apps/common/train_command.h"
 #include "apps/common/training_flags.h"
 #include "apps/common/training_plot.h"
@@ -98,6 +99,12 @@ class PoseTrain : public TrainProgram {
   RunSettings set_up(const cxxopts::ParseResult& r, const TrainingOutput& output) override {
     run_ = new_or_resumed_run(r, output, read_pose_run_config, pose_preset, apply_overrides);
     run_.validate();
+    const nn::PoseConfig& m = run_.model;
+    const double d = static_cast<double>(m.dim), tokens = double(m.grid_height() * m.grid_width());
+    check_training_fits({block_params(d, m.depth, m.mlp_dim) + (m.patch * m.patch + tokens) * d,
+                         double(run_.batch_size), tokens, d, double(m.depth), double(m.heads),
+                         double(m.mlp_dim)},
+                        "--dim, --depth, --mlp-dim or --batch-size");
     data_ = std::make_unique<PoseData>(run_);
     return {run_.to_json(), data_->valid.size};
   }

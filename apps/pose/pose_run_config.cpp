@@ -103,6 +103,14 @@ void PoseRunConfig::validate() const {
     if (train_size < batch_size)
       fail("--train-size ", train_size, " must hold at least one batch (--batch-size ",
            batch_size, ")");
+    if (!coco_annotations.empty() || !coco_images.empty())
+      fail("--data synthetic draws its own figures: --coco-annotations and --coco-images are for "
+           "--data coco");
+    // The figures are drawn up front and held in memory (a 64x48 crop and its heatmaps: ~50 kB).
+    constexpr std::int64_t kMaxFigures = 1000000;
+    if (train_size > kMaxFigures || valid_size > kMaxFigures)
+      fail("--data synthetic: --train-size and --valid-size may be at most ", kMaxFigures,
+           ", got ", train_size, " and ", valid_size);
   } else if (data == "coco") {
     if (model.channels != 3 || model.joints != 17)
       fail("--data coco: COCO crops are colour images with 17 joints, but the model has ",

@@ -12,6 +12,7 @@
 
 #include "apps/common/attention_explorer.h"
 #include "apps/common/command_line.h"
+#include "apps/common/memory_budget.h"
 #include "apps/common/thread_policy.h"
 #include "apps/common/printable_text.h"
 #include "apps/common/train_command.h"
@@ -31,6 +32,24 @@ namespace uwaga::apps {
 namespace {
 
 using cxxopts::value;
+
+// A sentence on a line of stdin is short: a longer "line" is no text of sentences (< /dev/zero
+// has no newline at all, and getline would grow the line until memory ran out).
+constexpr std::size_t kMaxLineBytes = 1 << 16;
+
+// The next line of `in` without its end, at most kMaxLineBytes long; false at the end of input.
+bool read_sentence_line(std::istream& in, std::string& line) {
+  line.clear();
+  std::istream::int_type c;
+  while ((c = in.get()) != std::istream::traits_type::eof()) {
+    if (c == '\n') return true;
+    if (line.size() == kMaxLineBytes)
+      fail("translate: a line of standard input is longer than ", kMaxLineBytes,
+           " bytes; give one sentence per line");
+    line.push_back(static_cast<char>(c));
+  }
+  return !line.empty();
+}
 
 // Applies the model and optimisation flags the user gave on top of a preset.
 void apply_overrides(TranslateRunConfig& run, const cxxopts::ParseResult& r) {
@@ -99,6 +118,13 @@ class TranslateTrain : public TrainProgram {
     run_.model.src_vocab = std::max<std::int64_t>(run_.model.src_vocab, 4);
     run_.model.tgt_vocab = std::max<std::int64_t>(run_.model.tgt_vocab, 4);
     run_.validate();
+    const nn::Seq2SeqConfig& m = run_.model;
+    const double d = static_cast<double>(m.dim);
+    const double layers = static_cast<double>(m.encoder_layers + m.decoder_layers);
+    check_training_fits({block_params(d, layers, m.mlp_dim) + 2 * 4096 * d,  // vocabularies
+                         double(run_.batch_size), double(m.max_length), d, layers,
+                         double(m.heads), double(m.mlp_dim)},
+                        "--dim, --encoder-layers, --decoder-layers, --mlp-dim or --batch-size");
     corpus_ = generate_translation_corpus(run_.corpus);
     if (!output.resume) build_vocabularies(run_, corpus_);
     return {run_.to_json(), 0};
@@ -272,7 +298,7 @@ int translate_translate(int argc, char** argv) {
   std::string line;
   for (std::size_t i = 0;; ++i) {
     if (from_stdin) {
-      if (!std::getline(std::cin, line)) break;
+      if (!read_sentence_line(std::cin, line)) break;
       if (!line.empty() && line.back() == '\r') line.pop_back();  // a CRLF line end
     } else {
       if (i >= sentences.size()) break;

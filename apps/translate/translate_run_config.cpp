@@ -56,6 +56,12 @@ void TranslateRunConfig::validate() const {
   if (corpus.train_size < 1) fail("--train-size must be at least 1, got ", corpus.train_size);
   if (corpus.valid_size < 1) fail("--valid-size must be at least 1, got ", corpus.valid_size);
   if (corpus.test_size < 1) fail("--test-size must be at least 1, got ", corpus.test_size);
+  // Every held-out sentence is translated word by word, each word a pass over the sentence so
+  // far: 800,000 took minutes before a single step.
+  constexpr std::int64_t kMaxHeldOut = 100000;
+  if (corpus.valid_size > kMaxHeldOut || corpus.test_size > kMaxHeldOut)
+    fail("--valid-size and --test-size may be at most ", kMaxHeldOut, " sentences, got ",
+         corpus.valid_size, " and ", corpus.test_size);
   check_training_settings(*this);
   if (eval_size < 0) fail("--eval-size must be >= 0, got ", eval_size);
 }

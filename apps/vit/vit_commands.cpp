@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/common/command_line.h"
+#include "apps/common/memory_budget.h"
 #include "apps/common/thread_policy.h"
 #include "apps/common/train_command.h"
 #include "apps/common/training_flags.h"
@@ -80,6 +81,12 @@ class VitTrain : public TrainProgram {
   RunSettings set_up(const cxxopts::ParseResult& r, const TrainingOutput& output) override {
     run_ = new_or_resumed_run(r, output, read_vit_run_config, vit_preset, apply_overrides);
     run_.validate();
+    const nn::VitConfig& m = run_.model;
+    const double d = static_cast<double>(m.dim);
+    check_training_fits({block_params(d, m.depth, m.mlp_dim) + (m.patch_dim() + m.tokens()) * d,
+                         double(run_.batch_size), double(m.tokens()), d, double(m.depth),
+                         double(m.heads), double(m.mlp_dim)},
+                        "--dim, --depth, --mlp-dim, --patch or --batch-size");
     const std::string dir = r.count("data-dir") ? r["data-dir"].as<std::string>()
                                                 : default_data_dir(run_.dataset);
     train_ = load_dataset(run_.dataset, dir, true);

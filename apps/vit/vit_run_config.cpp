@@ -92,9 +92,16 @@ VitRunConfig VitRunConfig::from_json(const std::string& text) {
   if (r.mean.size() != channels || r.std.size() != channels)
     fail("the checkpoint's run configuration has ", r.mean.size(), " means and ", r.std.size(),
          " standard deviations for ", channels, " image channels");
+  // Pixels are in [0, 1]: so is their mean, and their std is at most 0.5. A std far below one
+  // grey level's step would blow a pixel up past float's range (1e-45 made the loss NaN).
   for (float s : r.std)
-    if (!(s > 0) || !std::isfinite(s))
-      fail("the checkpoint's run configuration has a channel standard deviation of ", s);
+    if (!(s >= 1e-6f && s <= 0.5f))
+      fail("the checkpoint's run configuration has a channel standard deviation of ", s,
+           " (pixels in [0, 1] give one from 1e-06 to 0.5)");
+  for (float m : r.mean)
+    if (!(m >= 0 && m <= 1))
+      fail("the checkpoint's run configuration has a channel mean of ", m,
+           " (pixels in [0, 1] give one from 0 to 1)");
   return r;
 }
 

@@ -179,7 +179,10 @@ void bind_autograd(py::module_& m) {
         [](const py::function& f, const std::vector<Tensor>& inputs, double eps, double atol,
            double rtol, std::uint64_t seed, bool allow_all_zero) {
           GradcheckFn fn = [&f](const std::vector<Tensor>& xs) {
-            return f(*py::tuple(py::cast(xs))).cast<Tensor>();
+            py::object y = f(*py::tuple(py::cast(xs)));
+            if (!py::isinstance<Tensor>(y))
+              throw py::type_error("gradcheck: f must return a uwaga.Tensor, got " + type_name(y));
+            return y.cast<Tensor>();
           };
           return gradcheck(fn, inputs, {eps, atol, rtol, seed, allow_all_zero});
         },

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <tuple>
 
 #include "apps/translate/translate_run_config.h"
 #include "apps/vit/vit_run_config.h"
@@ -95,6 +96,19 @@ TEST_CASE("run configuration JSON: a checkpoint from before --train-size trains 
   nlohmann::json j = nlohmann::json::parse(vit_run().to_json());
   j.erase("train_size");
   CHECK(VitRunConfig::from_json(j.dump()).train_size == 0);
+}
+
+// Before: a std of 1e-45 loaded, and eval printed loss NaN with exit status 0.
+TEST_CASE("run configuration JSON: the image statistics must be those of pixels in [0, 1]",
+          "[apps][json]") {
+  for (const auto& [key, value, message] :
+       {std::tuple{"std", 1e-45, "a channel standard deviation of 1.4013e-45"},
+        std::tuple{"std", 3.0, "a channel standard deviation of 3"},
+        std::tuple{"mean", -0.5, "a channel mean of -0.5"}}) {
+    nlohmann::json j = nlohmann::json::parse(vit_run().to_json());
+    j[key] = {value};
+    CHECK_THROWS_WITH(VitRunConfig::from_json(j.dump()), Catch::Contains(message));
+  }
 }
 
 TEST_CASE("run configuration JSON: errors name the field", "[apps][json]") {

@@ -75,7 +75,7 @@ else
 fi
 printf '{"type":"start"}\nnot json\n' >"$tmp/notjson.jsonl"
 "$bin" plot --run "$tmp/notjson.jsonl" >"$tmp/plot.err" 2>&1
-[[ $? -eq 2 ]] && grep -q "$tmp/notjson.jsonl holds no step record" "$tmp/plot.err" &&
+[[ $? -eq 2 ]] && grep -q "$tmp/notjson.jsonl holds no step or epoch record" "$tmp/plot.err" &&
   pass "plot: a log without steps is refused: $(cat "$tmp/plot.err")" ||
   failed "plot: a log without steps: $(cat "$tmp/plot.err")"
 

@@ -141,7 +141,7 @@ printf 'epoch 1 loss 0.5\nepoch 2 loss 0.4\n' >"$tmp/text-run/log.jsonl"
 expect_error "no log at $tmp/nowhere/log.jsonl" plot --run "$tmp/nowhere"
 expect_error "$tmp/empty-run/log.jsonl is empty" plot --run "$tmp/empty-run"
 expect_error "$tmp/text-run/log.jsonl line 1 is not a JSON log record" plot --run "$tmp/text-run"
-expect_error "$tmp/diverged/log.jsonl holds no step record" plot --run "$tmp/diverged"
+expect_error "$tmp/diverged/log.jsonl holds no step or epoch record" plot --run "$tmp/diverged"
 expect_error "--run DIR is required" plot
 expect_error "not divisible by heads" train --out "$tmp/bad" --data-dir "$data" --heads 5
 expect_error "not divisible by patch" train --out "$tmp/bad" --data-dir "$data" --patch 5

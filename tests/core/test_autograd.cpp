@@ -202,3 +202,29 @@ TEST_CASE("changing a tensor in place after an op used it makes backward fail, n
   REQUIRE(v.version() == v0 + 5);
   REQUIRE(reshape(v, {1, 2}).version() == v.version());  // a view shares the count
 }
+
+TEST_CASE("a graph of a million ops is freed without recursion", "[core][autograd]") {
+  // Each node holds its inputs, whose nodes hold theirs: freed recursively, a chain this long
+  // overflows the stack. Freed unused, after backward with retain_graph, and with two handles on
+  // one node.
+  const int n = 1000000;
+  auto chain = [](const Tensor& leaf, int length) {
+    Tensor y = leaf;
+    for (int i = 0; i < length; ++i) y = add(y, 1.0);
+    return y;
+  };
+  Tensor x = Tensor::scalar(0.0, DType::Float64).requires_grad_();
+  { Tensor unused = chain(x, n); }
+  {
+    Tensor y = chain(x, n);
+    y.backward({}, true);
+    REQUIRE(x.grad().item() == 1.0);
+  }
+  // A chain that forks: two handles on the same middle node, the graph freed once both go.
+  Tensor mid = chain(x, 200000);
+  Tensor end = mul(mid, mid);
+  REQUIRE(end.item() == 4e10);
+  mid = Tensor();
+  end = Tensor();
+  REQUIRE(x.grad().item() == 1.0);
+}

@@ -104,6 +104,33 @@ TEST_CASE("forward values of elementwise ops", "[core][elementwise]") {
   REQUIRE(relu(Tensor::from_vector({-1, 0, 2}, {3})).to_vector() == std::vector<double>{0, 0, 2});
 }
 
+TEST_CASE("NaN, zero and ties in maximum, relu and pow match PyTorch", "[core][elementwise]") {
+  // Expected values from PyTorch 1.13 (float64).
+  const double nan = std::nan("");
+  // maximum propagates NaN from either side; ties split the gradient, NaN passes it to both.
+  Tensor a = Tensor::from_vector({nan, 1, 2, 1}, {4}, DType::Float64).requires_grad_();
+  Tensor b = Tensor::from_vector({1, nan, 2, 0}, {4}, DType::Float64).requires_grad_();
+  Tensor m = maximum(a, b);
+  REQUIRE(std::isnan(m.flat(0)));
+  REQUIRE(std::isnan(m.flat(1)));
+  REQUIRE(m.flat(2) == 2);
+  REQUIRE(m.flat(3) == 1);
+  sum(m).backward();
+  REQUIRE(a.grad().to_vector() == std::vector<double>{1, 1, 0.5, 1});
+  REQUIRE(b.grad().to_vector() == std::vector<double>{1, 1, 0.5, 0});
+  // relu keeps a NaN (and passes its gradient on: torch's threshold_backward).
+  Tensor r = Tensor::from_vector({nan, -1, 0, 2}, {4}, DType::Float64).requires_grad_();
+  Tensor y = relu(r);
+  REQUIRE(std::isnan(y.flat(0)));
+  REQUIRE(y.to_vector()[1] == 0);
+  sum(y).backward();
+  REQUIRE(r.grad().to_vector() == std::vector<double>{1, 0, 0, 1});
+  // x⁰ = 1 is constant: gradient 0 everywhere, also at x = 0 (not 0 · 0⁻¹ = NaN).
+  Tensor x = Tensor::from_vector({0, 2, -3}, {3}, DType::Float64).requires_grad_();
+  sum(pow(x, 0.0)).backward();
+  REQUIRE(x.grad().to_vector() == std::vector<double>{0, 0, 0});
+}
+
 TEST_CASE("elementwise misuse gives clear errors", "[core][elementwise]") {
   Tensor a = Tensor::ones({2, 3});
   REQUIRE_THROWS_WITH(a + Tensor::ones({4}),

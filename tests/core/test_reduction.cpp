@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "core/uwaga.h"
 #include "tests/support/gradcheck.h"
 
@@ -38,10 +40,32 @@ TEST_CASE("reduction values", "[core][reduction]") {
   REQUIRE(var(x, {1}).to_vector() == std::vector<double>{4, 4});  // unbiased: 8 / 2
   REQUIRE(var(x, {1}, false, 0).at({0}) == Approx(8.0 / 3));
   REQUIRE(argmax(x, 1).to_indices() == std::vector<std::int64_t>{1, 2});
-  // The gradient of max goes to the first maximal element only.
+  // Along one dim the gradient of max goes to the first maximal element only (torch.max(t, 0));
+  // over all dims ties share it (torch.max(t), torch.amax).
   Tensor t = Tensor::from_vector({2, 7, 7}, {3}, DType::Float64).requires_grad_();
-  max(t).backward();
+  max(t, {0}).backward();
   REQUIRE(t.grad().to_vector() == std::vector<double>{0, 1, 0});
+  t.zero_grad();
+  max(t).backward();
+  REQUIRE(t.grad().to_vector() == std::vector<double>{0, 0.5, 0.5});
+}
+
+TEST_CASE("max and argmax agree on NaN, which counts as the largest value", "[core][reduction]") {
+  // PyTorch 1.13: torch.tensor([[1., nan, 3.], [nan, 2., nan]]).max(1) -> values (nan, nan),
+  // indices (1, 0); argmax gives the same indices.
+  const double nan = std::nan("");
+  Tensor x = Tensor::from_vector({1, nan, 3, nan, 2, nan}, {2, 3}, DType::Float64);
+  REQUIRE(argmax(x, 1).to_indices() == std::vector<std::int64_t>{1, 0});
+  REQUIRE(argmax(x, -1, true).shape() == Shape{2, 1});
+  REQUIRE(std::isnan(max(x, {1}).flat(0)));
+  REQUIRE(argmax(Tensor::from_vector({nan, 5, 1}, {3}), 0).to_indices()[0] == 0);
+  // The tie-sharing gradient of max() goes to the NaNs when the max is NaN (torch.amax).
+  Tensor t = x.clone().requires_grad_();
+  sum(max(t, {1})).backward();
+  REQUIRE(t.grad().to_vector() == std::vector<double>{0, 1, 0, 1, 0, 0});
+  t.zero_grad();
+  max(t).backward();
+  REQUIRE(t.grad().to_vector() == std::vector<double>{0, 1.0 / 3, 0, 1.0 / 3, 0, 1.0 / 3});
 }
 
 TEST_CASE("long float32 sums are accurate over leading dims as over the last", "[core][reduction]") {

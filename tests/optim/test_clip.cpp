@@ -59,6 +59,6 @@ TEST_CASE("clip_grad_norm reports a non-finite norm and leaves the gradients alo
   CHECK(std::isnan(clip_grad_norm({a, b}, 1.0)));
   Tensor negative_nan = param_with_grad({-std::numeric_limits<double>::quiet_NaN()});
   CHECK_FALSE(std::signbit(clip_grad_norm({negative_nan}, 1.0)));  // prints as "nan", not "-nan"
-  CHECK_THROWS_WITH(clip_grad_norm({a}, std::nan("")), Contains("clip_grad_norm: max_norm is NaN"));
+  CHECK_THROWS_WITH(clip_grad_norm({a}, std::nan("")), Contains("clip_grad_norm: max_norm must be >= 0 (0 measures the norm without clipping), got nan"));
   CHECK(clip_grad_norm({}, 1.0) == 0.0);
 }

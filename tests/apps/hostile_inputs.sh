@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# Hostile input to the four programs and the Python bindings: flags (hexadecimal, unicode, huge),
+# special files (FIFOs, devices, directories), crafted checkpoints and memory limits. Each must
+# end within seconds with exit 2 and one line naming the flag or file at fault — never a hang, a
+# crash, a silently changed value or an allocation that runs until memory is gone.
+#   bash tests/apps/hostile_inputs.sh GPT TRANSLATE VIT POSE [PYTHONPATH]
+set -uo pipefail
+gpt=$(realpath "$1") translate=$(realpath "$2") vit=$(realpath "$3") pose=$(realpath "$4")
+pypath=${5:+$(realpath "$5")}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0 checks=0
+pass() { echo "ok: $1"; }
+failed() { echo "FAIL: $1"; failures=$((failures + 1)); }
+
+# expect_refusal TEXT PROGRAM ARGS...: exit 2 within 20 s, one line of output that contains
+# TEXT (as it is, not a pattern), besides "warning:" lines. Standard input is empty unless the
+# caller redirects it.
+expect_refusal() {
+  local want=$1; shift
+  checks=$((checks + 1))
+  timeout -s KILL 20 "$@" 2>&1 </dev/null | grep -v "warning:" >"$tmp/out"
+  local rc=${PIPESTATUS[0]}
+  if [[ $rc -eq 2 && $(grep -c . "$tmp/out") -eq 1 ]] && grep -qF -- "$want" "$tmp/out"; then
+    pass "${1##*/} ${2:-}: $(cat "$tmp/out")"
+  else
+    [[ $rc -eq 137 ]] && echo "  (killed after 20 s: it hung)"
+    failed "'${*##*/}' exited $rc with: $(head -c 600 "$tmp/out") (expected one line with '$want')"
+  fi
+}
+
+# ---- a small run of each kind to aim at --------------------------------------------------------
+text=$tmp/verses.txt
+for i in $(seq 1 300); do printf 'ROMEO: what light breaks there?\nJULIET: it is the east.\n'; done >"$text"
+if ! "$gpt" train --preset smoke --text "$text" --threads 2 --epochs 1 --out "$tmp/gpt" \
+     >"$tmp/gpt.out" 2>&1; then
+  cat "$tmp/gpt.out"; echo "FAIL: could not train the small gpt run the checks need"; exit 1
+fi
+ckpt=$tmp/gpt/checkpoint.safetensors
+
+# ---- flags: hexadecimal, unicode, huge, blank ----------------------------------------------------
+# cxxopts reads a float with a stream that stops at the "x" of 0x2: the value must be refused, not
+# silently become 0 (clipping off, weight decay off, greedy sampling).
+expect_refusal "--clip expects a decimal number, got '0x2'" "$gpt" train --preset smoke --text "$text" --clip 0x2 --out "$tmp/h1"
+expect_refusal "--weight-decay expects a decimal number, got '0x5'" "$gpt" train --preset smoke --text "$text" --weight-decay 0x5 --out "$tmp/h2"
+expect_refusal "--lr expects a decimal number, got '0x10'" "$gpt" train --preset smoke --text "$text" --lr 0x10 --out "$tmp/h3"
+expect_refusal "--temperature expects a decimal number, got '0x1p-1'" "$gpt" sample --checkpoint "$ckpt" --temperature 0x1p-1
+expect_refusal "--lr expects a decimal number, got '0x10'" "$vit" train --preset mnist-tiny --lr 0x10 --out "$tmp/h4"
+expect_refusal "--lr expects a decimal number, got '0x10'" "$translate" train --preset tiny --lr 0x10 --out "$tmp/h5"
+expect_refusal "--lr expects a decimal number, got '0x10'" "$pose" train --preset smoke --lr 0x10 --out "$tmp/h6"
+expect_refusal "--lr expects a number, got '1e−3'" "$gpt" train --preset smoke --text "$text" --lr 1e−3 --out "$tmp/h7"
+expect_refusal "--epochs" "$gpt" train --preset smoke --text "$text" --epochs ３ --out "$tmp/h8"
+expect_refusal "--clip expects a finite number" "$gpt" train --preset smoke --text "$text" --clip 1e999 --out "$tmp/h9"
+expect_refusal "--epochs" "$gpt" train --preset smoke --text "$text" --epochs 99999999999999999999 --out "$tmp/h10"
+
+expect_refusal "--batch-size expects a whole number in digits (no exponent or point), got '1e8'" "$gpt" train --preset smoke --text "$text" --batch-size 1e8 --out "$tmp/h12"
+expect_refusal "--epochs expects a number without spaces, got ' 3'" "$gpt" train --preset smoke --text "$text" --epochs " 3" --out "$tmp/h11"
+
+# ---- paths: not UTF-8, symlink loops, names too long ----------------------------------------------
+# A finished run used to end with exit 1 and nlohmann's exception when its JSON met the path.
+expect_refusal "is not valid UTF-8" "$gpt" train --preset smoke --text "$text" --out "$tmp/$(printf 'r\xff')"
+ln -s loop-b "$tmp/loop-a" && ln -s loop-a "$tmp/loop-b"
+expect_refusal "Too many levels of symbolic links" "$gpt" train --preset smoke --text "$tmp/loop-a" --out "$tmp/p1"
+expect_refusal "Too many levels of symbolic links" "$gpt" train --preset smoke --text "$text" --out "$tmp/loop-a/run"
+long=$(printf 'n%.0s' $(seq 1 300))
+expect_refusal "File name too long" "$gpt" train --preset smoke --text "$text" --out "$tmp/$long"
+
+# A relative --text is stored absolute: a resume from another directory finds it, and the same
+# file by its absolute name is the same setting. The text changed at the same path is noticed.
+mkdir -p "$tmp/cwd" && cp "$text" "$tmp/cwd/t.txt"
+(cd "$tmp/cwd" && "$gpt" train --preset smoke --text t.txt --epochs 1 --out "$tmp/rel" >"$tmp/rel.out" 2>&1)
+checks=$((checks + 1))
+if "$gpt" train --out "$tmp/rel" --resume --epochs 2 --text "$tmp/cwd/t.txt" >"$tmp/out" 2>&1; then
+  pass "a run begun with a relative --text resumes from another directory, --text absolute"
+else failed "resume of a relative --text run: $(tail -2 "$tmp/out")"; fi
+printf 'JULIET: another text entirely, of the same characters.\n%.0s' $(seq 1 200) >"$tmp/cwd/t.txt"
+expect_refusal "has changed since the run began" "$gpt" train --out "$tmp/rel" --resume --epochs 3
+
+# ---- special files: FIFOs, devices, directories --------------------------------------------------
+mkfifo "$tmp/fifo"
+expect_refusal "is a FIFO (named pipe), not a regular file" "$gpt" eval --checkpoint "$tmp/fifo"
+expect_refusal "is a FIFO (named pipe), not a regular file" "$translate" eval --checkpoint "$tmp/fifo"
+expect_refusal "is a FIFO (named pipe), not a regular file" "$vit" eval --checkpoint "$tmp/fifo"
+expect_refusal "is a FIFO (named pipe), not a regular file" "$pose" eval --checkpoint "$tmp/fifo"
+expect_refusal "the text file '$tmp/fifo': is a FIFO" "$gpt" train --preset smoke --text "$tmp/fifo" --out "$tmp/s1"
+expect_refusal "the text file '/dev/zero': is a character device" "$gpt" train --preset smoke --text /dev/zero --out "$tmp/s2"
+expect_refusal "the text file '$tmp': is a directory" "$gpt" train --preset smoke --text "$tmp" --out "$tmp/s3"
+mkdir -p "$tmp/fifo-run" && mkfifo "$tmp/fifo-run/log.jsonl"
+expect_refusal "is a FIFO (named pipe), not a regular file" "$vit" plot --run "$tmp/fifo-run"
+
+# A run shorter than --log-every logged no step: train drew no curves and plot refused the run.
+checks=$((checks + 1))
+if "$gpt" train --preset smoke --text "$text" --epochs 1 --log-every 1000 --out "$tmp/short" \
+     >"$tmp/short.out" 2>&1 && grep -q "^curves: " "$tmp/short.out" && [[ -f $tmp/short/curves.svg ]] &&
+   "$vit" plot --run "$tmp/short" --out "$tmp/short.svg" --no-png >"$tmp/out" 2>&1; then
+  pass "a run shorter than --log-every draws its curves from its epochs"
+else failed "short run: $(tail -3 "$tmp/short.out") / $(cat "$tmp/out" 2>/dev/null)"; fi
+
+# Unbounded input: a "line" of standard input without end.
+if "$translate" train --preset tiny --max-steps 3 --out "$tmp/tr" >"$tmp/tr.out" 2>&1; then
+  expect_refusal "a line of standard input is longer than 65536 bytes" bash -c '"$@" </dev/zero' _ "$translate" translate --checkpoint "$tmp/tr/checkpoint.safetensors"
+else failed "could not train the small translate run: $(tail -3 "$tmp/tr.out")"; fi
+
+# The explorer's page is written atomically; a failed write names the reason and leaves nothing.
+expect_refusal "cannot write '$tmp/no-dir/page.html': No such file or directory" "$gpt" explore --checkpoint "$ckpt" --prompt "ROMEO" --out "$tmp/no-dir/page.html"
+checks=$((checks + 1))
+if "$gpt" explore --checkpoint "$ckpt" --prompt "ROMEO" --out "$tmp/page.html" >"$tmp/out" 2>&1 &&
+   [[ -s $tmp/page.html ]] && [[ -z $(ls "$tmp" | grep "page.html.tmp") ]]; then
+  pass "explore: the page written whole, no temporary left"
+else failed "explore: $(cat "$tmp/out")"; fi
+
+# ---- crafted checkpoints -------------------------------------------------------------------------
+head -c 5 "$ckpt" >"$tmp/truncated.safetensors"
+expect_refusal "truncated.safetensors" "$gpt" eval --checkpoint "$tmp/truncated.safetensors"
+head -c 4096 /dev/urandom >"$tmp/noise.safetensors"
+expect_refusal "noise.safetensors" "$gpt" eval --checkpoint "$tmp/noise.safetensors"
+printf '\xff\xff\xff\xff\xff\xff\xff\x7f{}' >"$tmp/huge-header.safetensors"
+expect_refusal "implausible" "$gpt" eval --checkpoint "$tmp/huge-header.safetensors"
+
+# edit_metadata SRC DST KEY VALUE: a copy of the checkpoint SRC with one metadata entry changed (the
+# JSON header rewritten, its length prefix with it; the tensors' offsets are relative to its end).
+edit_metadata() {
+  python3 - "$@" <<'PY'
+import json, struct, sys
+src, dst, key, value = sys.argv[1:]
+raw = open(src, "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+header = json.loads(raw[8:8 + n])
+header["__metadata__"][key] = value
+text = json.dumps(header, separators=(",", ":")).encode()
+text += b" " * (-len(text) % 8)
+open(dst, "wb").write(struct.pack("<Q", len(text)) + text + raw[8 + n:])
+PY
+}
+mkdir -p "$tmp/edited"
+edit_metadata "$ckpt" "$tmp/edited/checkpoint.safetensors" epoch 1000000
+expect_refusal "metadata \"epoch\" 1000000 and" "$gpt" eval --checkpoint "$tmp/edited/checkpoint.safetensors"
+edit_metadata "$ckpt" "$tmp/edited/checkpoint.safetensors" step 9223372036854775807
+expect_refusal "metadata \"step\" is 9223372036854775807, more than the" "$gpt" eval --checkpoint "$tmp/edited/checkpoint.safetensors"
+
+# ---- memory limits ---------------------------------------------------------------------------------
+# Under an address-space limit OpenBLAS's per-thread buffers did not fit and its allocator waited
+# forever for one to come free. (AddressSanitizer reserves terabytes of address space for its
+# shadow memory: a sanitized build cannot start under ulimit -v at all.)
+sanitized=false
+if [[ -n ${ASAN_OPTIONS:-} ]] || ldd "$gpt" 2>/dev/null | grep -q libasan; then sanitized=true; fi
+if $sanitized; then
+  echo "skipped: the ulimit -v checks (a sanitized build)"
+else
+expect_refusal "use at most" bash -c 'ulimit -v 2000000; exec "$@"' _ "$gpt" train --preset smoke --text "$text" --threads 16 --out "$tmp/m1"
+checks=$((checks + 1))
+if (ulimit -v 2000000; timeout -s KILL 60 "$gpt" train --preset smoke --text "$text" --epochs 1 --out "$tmp/m2" >"$tmp/out" 2>&1); then
+  pass "under ulimit -v 2000000 the default thread count trains"
+else failed "under ulimit -v 2000000 the default thread count: $(tail -3 "$tmp/out")"; fi
+fi
+
+# Sizes that cannot fit are refused before anything is allocated, with the estimate and the limit
+# (they allocated for minutes, then ended in std::bad_alloc, exit 1).
+expect_refusal "train: the run needs about" "$gpt" train --preset smoke --text "$text" --dim 65536 --layers 64 --out "$tmp/big1"
+expect_refusal "train: the run needs about" "$vit" train --preset mnist-tiny --dim 8192 --depth 1000 --batch-size 4096 --out "$tmp/big2"
+expect_refusal "train: the run needs about" "$translate" train --preset tiny --dim 8192 --encoder-layers 500 --out "$tmp/big3"
+expect_refusal "train: the run needs about" "$pose" train --preset smoke --dim 8192 --depth 1000 --out "$tmp/big4"
+$sanitized || expect_refusal "of the address-space limit (ulimit -v)" bash -c 'ulimit -v 3000000; exec "$@"' _ "$gpt" train --preset smoke --text "$text" --dim 2048 --layers 12 --threads 1 --out "$tmp/big5"
+
+expect_refusal "--data synthetic: --train-size and --valid-size may be at most 1000000" "$pose" train --preset smoke --valid-size 100000000 --out "$tmp/big6"
+expect_refusal "--valid-size and --test-size may be at most 100000 sentences" "$translate" train --preset tiny --test-size 800000 --out "$tmp/big8"
+expect_refusal "--coco-annotations and --coco-images are for --data coco" "$pose" train --preset smoke --coco-annotations "$tmp/x.json" --out "$tmp/big7"
+
+# ---- the Python bindings -------------------------------------------------------------------------
+if [[ -n $pypath ]]; then
+  checks=$((checks + 1))
+  if PYTHONPATH=$pypath timeout -s KILL 20 python3 - "$tmp/fifo" "$ckpt" >"$tmp/py.out" 2>&1 <<'EOF'
+import sys, uwaga
+fifo, ckpt = sys.argv[1], sys.argv[2]
+for load in (uwaga.optim.read_checkpoint_info, uwaga.data.read_text_file):
+    try:
+        load(fifo)
+    except RuntimeError as e:
+        assert "is a FIFO (named pipe), not a regular file" in str(e), e
+    else:
+        raise SystemExit(f"{load.__name__} accepted a FIFO")
+print("ok")
+EOF
+  then pass "python: a FIFO is refused by read_checkpoint_info and read_text_file"
+  else failed "python: $(cat "$tmp/py.out")"; fi
+fi
+
+echo "$checks checks, $failures failed"
+((failures == 0))
