@@ -136,6 +136,7 @@ class GptTrain : public TrainProgram {
 
   RunSettings set_up(const cxxopts::ParseResult& r, const TrainingOutput& output) override {
     run_ = new_or_resumed_run(r, output, read_gpt_run_config, gpt_preset, apply_overrides);
+    run_.model.attention = attention_path(r);
     run_.validate();  // the model's fields are checked before the text is read
     corpus_ = load_corpus(run_, !output.resume);
     return {run_.to_json(), 0};

@@ -97,6 +97,7 @@ class PoseTrain : public TrainProgram {
 
   RunSettings set_up(const cxxopts::ParseResult& r, const TrainingOutput& output) override {
     run_ = new_or_resumed_run(r, output, read_pose_run_config, pose_preset, apply_overrides);
+    run_.model.attention = attention_path(r);
     run_.validate();
     data_ = std::make_unique<PoseData>(run_);
     return {run_.to_json(), data_->valid.size};

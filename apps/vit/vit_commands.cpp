@@ -79,6 +79,7 @@ class VitTrain : public TrainProgram {
 
   RunSettings set_up(const cxxopts::ParseResult& r, const TrainingOutput& output) override {
     run_ = new_or_resumed_run(r, output, read_vit_run_config, vit_preset, apply_overrides);
+    run_.model.attention = attention_path(r);
     run_.validate();
     const std::string dir = r.count("data-dir") ? r["data-dir"].as<std::string>()
                                                 : default_data_dir(run_.dataset);
