@@ -45,7 +45,8 @@ Gpt::Gpt(const GptConfig& c, Generator& gen) : config(c) {
     blocks.push_back(register_module(
         "blocks." + std::to_string(i),
         std::make_shared<TransformerEncoderBlock>(
-            TransformerEncoderBlockOptions{.dim = c.dim, .heads = c.heads, .mlp_dim = c.mlp_dim},
+            TransformerEncoderBlockOptions{.dim = c.dim, .heads = c.heads, .mlp_dim = c.mlp_dim,
+                                           .attention = c.attention},
             gen)));
   norm = register_module("norm", std::make_shared<LayerNorm>(c.dim));
   if (!c.tie_weights)

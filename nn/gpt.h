@@ -43,6 +43,10 @@ struct GptConfig {
   std::int64_t mlp_dim = 512;  // the MLPs' hidden width (4·D in GPT-2)
   double dropout = 0.0;        // on the embeddings, training only
   bool tie_weights = false;    // the head reuses the token table
+  // How the attention layers compute (nn/multi_head_attention.h): the fused kernel, or the
+  // readable reference path. The same numbers up to rounding; a way of computing, not part of the
+  // model, so it is not in the JSON (a run chooses it with --attention).
+  AttentionPath attention = AttentionPath::fast;
 
   // Throws an Error naming the offending field when the configuration cannot work.
   void validate() const;

@@ -76,14 +76,16 @@ Seq2SeqTransformer::Seq2SeqTransformer(const Seq2SeqConfig& c, Generator& gen) :
     encoder.push_back(register_module(
         "encoder." + std::to_string(i),
         std::make_shared<TransformerEncoderBlock>(
-            TransformerEncoderBlockOptions{.dim = c.dim, .heads = c.heads, .mlp_dim = c.mlp_dim},
+            TransformerEncoderBlockOptions{.dim = c.dim, .heads = c.heads, .mlp_dim = c.mlp_dim,
+                                           .attention = c.attention},
             gen)));
   encoder_norm = register_module("encoder_norm", std::make_shared<LayerNorm>(c.dim));
   for (std::int64_t i = 0; i < c.decoder_layers; ++i)
     decoder.push_back(register_module(
         "decoder." + std::to_string(i),
         std::make_shared<TransformerDecoderBlock>(
-            TransformerDecoderBlockOptions{.dim = c.dim, .heads = c.heads, .mlp_dim = c.mlp_dim},
+            TransformerDecoderBlockOptions{.dim = c.dim, .heads = c.heads, .mlp_dim = c.mlp_dim,
+                                           .attention = c.attention},
             gen)));
   decoder_norm = register_module("decoder_norm", std::make_shared<LayerNorm>(c.dim));
   head = register_module(

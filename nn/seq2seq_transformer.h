@@ -46,6 +46,10 @@ struct Seq2SeqConfig {
   std::string positions = "sinusoidal";  // "sinusoidal" or "learned"
   double dropout = 0.0;             // on the embeddings (words + positions), training only
   std::int64_t pad_id = 0;          // the id of padding in both vocabularies
+  // How the attention layers compute (nn/multi_head_attention.h): the fused kernel, or the
+  // readable reference path. The same numbers up to rounding; a way of computing, not part of the
+  // model, so it is not in the JSON (a run chooses it with --attention).
+  AttentionPath attention = AttentionPath::fast;
 
   // Throws an Error naming the offending field when the configuration cannot work.
   void validate() const;

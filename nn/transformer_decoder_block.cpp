@@ -19,12 +19,12 @@ TransformerDecoderBlock::TransformerDecoderBlock(const TransformerDecoderBlockOp
   norm1 = register_module("norm1", std::make_shared<LayerNorm>(o.dim));
   self_attn = register_module(
       "self_attn", std::make_shared<MultiHeadAttention>(
-                       MultiHeadAttentionOptions{.dim = o.dim, .heads = o.heads}, gen));
+                       MultiHeadAttentionOptions{.dim = o.dim, .heads = o.heads, .path = o.attention}, gen));
   norm2 = register_module("norm2", std::make_shared<LayerNorm>(o.dim));
   cross_attn = register_module(
       "cross_attn",
       std::make_shared<MultiHeadAttention>(
-          MultiHeadAttentionOptions{.dim = o.dim, .heads = o.heads, .cross = true}, gen));
+          MultiHeadAttentionOptions{.dim = o.dim, .heads = o.heads, .cross = true, .path = o.attention}, gen));
   norm3 = register_module("norm3", std::make_shared<LayerNorm>(o.dim));
   mlp = register_module("mlp", std::make_shared<MLP>(o.dim, o.mlp_dim, gen));
 }

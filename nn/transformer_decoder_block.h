@@ -14,6 +14,7 @@ struct TransformerDecoderBlockOptions {
   std::int64_t dim = 0;      // D
   std::int64_t heads = 1;    // h, for both attentions; must divide D
   std::int64_t mlp_dim = 0;  // the MLP's hidden width
+  AttentionPath attention = AttentionPath::fast;  // of both attentions (nn/multi_head_attention.h)
 
   // Throws an Error naming the offending field when the options cannot work.
   void validate() const;

@@ -18,7 +18,7 @@ TransformerEncoderBlock::TransformerEncoderBlock(const TransformerEncoderBlockOp
   o.validate();
   norm1 = register_module("norm1", std::make_shared<LayerNorm>(o.dim));
   attn = register_module("attn", std::make_shared<MultiHeadAttention>(
-                                     MultiHeadAttentionOptions{.dim = o.dim, .heads = o.heads},
+                                     MultiHeadAttentionOptions{.dim = o.dim, .heads = o.heads, .path = o.attention},
                                      gen));
   norm2 = register_module("norm2", std::make_shared<LayerNorm>(o.dim));
   mlp = register_module("mlp", std::make_shared<MLP>(o.dim, o.mlp_dim, gen));

@@ -19,7 +19,7 @@ std::int64_t VitConfig::forward_flops() const {
 VitBackboneOptions VitConfig::backbone() const {
   return {.image_height = image_size, .image_width = image_size, .channels = channels,
           .patch = patch, .dim = dim, .depth = depth, .heads = heads, .mlp_dim = mlp_dim,
-          .class_token = true};
+          .class_token = true, .attention = attention};
 }
 
 void VitConfig::validate() const {

@@ -31,6 +31,10 @@ struct VitConfig {
   std::int64_t heads = 4;        // h
   std::int64_t mlp_dim = 128;
   std::int64_t num_classes = 10;
+  // How the attention layers compute (nn/multi_head_attention.h): the fused kernel, or the
+  // readable reference path. The same numbers up to rounding; a way of computing, not part of the
+  // model, so it is not in the JSON (a run chooses it with --attention).
+  AttentionPath attention = AttentionPath::fast;
 
   std::int64_t num_patches() const;  // N = (H/P)²; fails unless 1 ≤ P ≤ H
   std::int64_t tokens() const { return num_patches() + 1; }  // N + 1 with the class token

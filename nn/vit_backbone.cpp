@@ -56,7 +56,8 @@ VitBackbone::VitBackbone(const VitBackboneOptions& o, Generator& gen) : options(
     blocks.push_back(register_module(
         "blocks." + std::to_string(i),
         std::make_shared<TransformerEncoderBlock>(
-            TransformerEncoderBlockOptions{.dim = o.dim, .heads = o.heads, .mlp_dim = o.mlp_dim},
+            TransformerEncoderBlockOptions{.dim = o.dim, .heads = o.heads, .mlp_dim = o.mlp_dim,
+                                           .attention = o.attention},
             gen)));
   norm = register_module("norm", std::make_shared<LayerNorm>(o.dim));
 }

@@ -37,6 +37,7 @@ struct VitBackboneOptions {
   std::int64_t heads = 4;          // h; divides D
   std::int64_t mlp_dim = 128;
   bool class_token = true;
+  AttentionPath attention = AttentionPath::fast;  // nn/multi_head_attention.h
 
   std::int64_t grid_height() const { return image_height / patch; }  // H/P
   std::int64_t grid_width() const { return image_width / patch; }    // W/P

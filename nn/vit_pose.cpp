@@ -7,7 +7,7 @@ namespace uwaga::nn {
 VitBackboneOptions PoseConfig::backbone() const {
   return {.image_height = image_height, .image_width = image_width, .channels = channels,
           .patch = patch, .dim = dim, .depth = depth, .heads = heads, .mlp_dim = mlp_dim,
-          .class_token = false};
+          .class_token = false, .attention = attention};
 }
 
 HeatmapDecoderOptions PoseConfig::head() const {

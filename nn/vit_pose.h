@@ -45,6 +45,10 @@ struct PoseConfig {
   std::int64_t joints = 15;        // K
   std::string decoder = "classic";        // "classic" or "simple" (nn/pose_decoders.h)
   std::int64_t decoder_channels = 64;     // the classic decoder's width c (the paper: 256)
+  // How the attention layers compute (nn/multi_head_attention.h): the fused kernel, or the
+  // readable reference path. The same numbers up to rounding; a way of computing, not part of the
+  // model, so it is not in the JSON (a run chooses it with --attention).
+  AttentionPath attention = AttentionPath::fast;
 
   std::int64_t grid_height() const { return image_height / patch; }  // H/P
   std::int64_t grid_width() const { return image_width / patch; }    // W/P

@@ -1,5 +1,6 @@
 #include "optim/gradient_reduction.h"
 
+#include <cstdio>
 #include <cstdlib>
 
 #include "core/error.h"
@@ -21,6 +22,40 @@ std::unique_ptr<GradientReduction> processes_of_this_run() {
          "build again (bash apps/setup.sh)");
 #endif
   return std::make_unique<SingleProcess>();
+}
+
+namespace {
+
+// FNV-1a over the parameters' bytes: equal values, equal checksums.
+std::uint64_t checksum(const std::vector<Tensor>& params) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (const Tensor& p : params) {
+    const auto* bytes = static_cast<const unsigned char*>(p.raw_data());
+    const std::size_t n = static_cast<std::size_t>(p.numel()) * dtype_size(p.dtype());
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ bytes[i]) * 0x100000001b3ull;
+  }
+  return h;
+}
+
+std::string hex(std::uint64_t x) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(x));
+  return buf;
+}
+
+}  // namespace
+
+void start_from_process_0(GradientReduction& processes, const std::vector<Tensor>& params) {
+  if (processes.size() == 1) return;
+  const std::uint64_t mine = checksum(params);
+  processes.broadcast(params);
+  const std::uint64_t theirs = checksum(params);
+  const std::string error =
+      mine == theirs ? std::string()
+                     : "Trainer: this process built other initial parameters than process 0 "
+                       "(checksum " + hex(mine) + " against " + hex(theirs) + "): every process "
+                       "must build the same model from the same seed";
+  if (std::string first = processes.first_error(error); !first.empty()) fail(first);
 }
 
 void end_processes([[maybe_unused]] int status) {

@@ -67,6 +67,12 @@ class SingleProcess final : public GradientReduction {
 // several processes but built without MPI (each would train alone, unaware of the others).
 std::unique_ptr<GradientReduction> processes_of_this_run();
 
+// Every process's `params` set to process 0's values, at the start of a run of several. Every
+// process built its model from the same seed, so the values agree already; they are copied
+// anyway, and a process whose own values differed fails, as all do, naming their checksums
+// (another seed, other flags). Nothing to do in a single process.
+void start_from_process_0(GradientReduction& processes, const std::vector<Tensor>& params);
+
 // The end of this process's part in a run of several: with status 0, or after an error every
 // process agreed on (first_error), MPI is finalised and each exits on its own; after any other
 // failure every process of the run is ended at once (MPI_Abort), so none waits forever for this

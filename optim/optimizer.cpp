@@ -139,4 +139,14 @@ Tensor Optimizer::snapshot(const Tensor& buffer) {
   return copy;
 }
 
+void check_optimizer_of(const Optimizer& optimizer, const nn::Module& model) {
+  std::set<const void*> model_storages;
+  for (const Tensor& p : model.parameters()) model_storages.insert(p.impl().storage.get());
+  for (const ParamGroup& group : optimizer.groups())
+    for (std::size_t i = 0; i < group.params.size(); ++i)
+      if (!model_storages.count(group.params[i].impl().storage.get()))
+        fail("Trainer: the optimizer's parameter '", group.names[i],
+             "' is not a parameter of the model (an optimizer built for another model?)");
+}
+
 }  // namespace uwaga::optim

@@ -72,4 +72,8 @@ class Optimizer {
   std::int64_t steps_ = 0;
 };
 
+// Fails naming the first parameter of `optimizer` that is not one of `model`'s (by storage): an
+// optimizer built on another model's parameters would train nothing the model uses.
+void check_optimizer_of(const Optimizer& optimizer, const nn::Module& model);
+
 }  // namespace uwaga::optim

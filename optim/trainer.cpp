@@ -1,29 +1,23 @@
 #include "optim/trainer.h"
 
-#include <unistd.h>
-
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cmath>
 #include <csignal>
-#include <cstring>
 #include <filesystem>
-#include <optional>
-#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/graph.h"
-#include "core/json_input.h"
 #include "optim/checkpoint.h"
 #include "optim/clip.h"
-#include "optim/directory_lock.h"
 #include "optim/jsonl_log.h"
 #include "optim/meter.h"
 #include "optim/progress.h"
+#include "optim/run_directory.h"
 #include "optim/stop_signal.h"
+#include "optim/trainer_checkpoint.h"
 
 namespace uwaga::optim {
 
@@ -34,23 +28,6 @@ using nlohmann::json;
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-// FNV-1a over the parameters' bytes: equal values, equal checksums.
-std::uint64_t checksum(const std::vector<Tensor>& params) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (const Tensor& p : params) {
-    const auto* bytes = static_cast<const unsigned char*>(p.raw_data());
-    const std::size_t n = static_cast<std::size_t>(p.numel()) * dtype_size(p.dtype());
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ bytes[i]) * 0x100000001b3ull;
-  }
-  return h;
-}
-
-std::string hex(std::uint64_t x) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(x));
-  return buf;
 }
 
 // ---- one call of fit() ------------------------------------------------------------------------
@@ -78,7 +55,7 @@ class Run {
     if (!log_.note().empty()) progress_.line(log_.note());
   }
 
-  TrainSummary fit(const Evaluate& evaluate);
+  TrainSummary fit(const Evaluate& evaluate);  // the loop; end() says how it ended
   void say(const std::string& line) { progress_.line(line); }
   // Logs the stop record of a run ended by an exception (a full disk, a failing task), and clears
   // the progress bar; the caller prints the message.
@@ -92,8 +69,11 @@ class Run {
   }
 
  private:
-  void resume();
-  void start_from_process_0();  // several processes: every one starts from process 0's values
+  // How fit()'s loop ends.
+  enum class Ending { finished, non_finite, interrupted, max_steps };
+  TrainSummary end(Ending ending);
+  void start();   // a new run
+  void resume();  // a run continued from its checkpoint
   bool train_step();  // false: stopped on a non-finite value
   bool end_epoch(const Evaluate& evaluate);  // false: stopped, not saved (non-finite parameters)
   bool save();        // false: stopped instead (a parameter holds NaN or inf)
@@ -102,6 +82,7 @@ class Run {
   void report_step();
   RunPosition position() const;
   bool budget_reached() const { return o_.max_steps > 0 && step_ >= o_.max_steps; }
+  bool interrupted();  // by SIGINT or SIGTERM, here or on another process
   // Records why the run ends early; `loud` messages print even when quiet.
   void stop(const std::string& reason, const std::string& message, bool loud = true);
   // Fails on every process with the message of the lowest rank that has one (none: returns).
@@ -136,28 +117,12 @@ class Run {
   Meter window_, epoch_meter_;
   std::int64_t session_steps_ = 0;
   double session_step_seconds_ = 0;
-  Clock::time_point epoch_start_;
+  Clock::time_point started_, epoch_start_;
 };
 
 void Run::resume() {
-  // Process 0 reads the checkpoint; with several processes it hands the file to the others
-  // (which may run on hosts that cannot see it).
-  std::string error, bytes;
-  if (root_ && !std::filesystem::exists(checkpoint_path_))
-    error = "Trainer: cannot resume: there is no checkpoint at '" + checkpoint_path_ +
-            "' (start without resume first)";
-  else if (root_ && processes_.size() > 1)
-    bytes = read_file_bytes(checkpoint_path_);
-  fail_together(error);
-  processes_.broadcast(bytes);
-  CheckpointInfo info;
-  try {
-    info = root_ ? load_checkpoint(checkpoint_path_, model_, &opt_)
-                 : load_checkpoint_bytes(bytes, checkpoint_path_, model_, &opt_);
-  } catch (const Error& e) {
-    error = e.what();
-  }
-  fail_together(error);
+  const CheckpointInfo info =
+      load_checkpoint_on_every_process(checkpoint_path_, model_, opt_, processes_);
   if (info.batch_in_epoch > batches_)
     fail("Trainer: cannot resume from '", checkpoint_path_, "': it stopped after batch ",
          info.batch_in_epoch, " of an epoch, but the task has ", batches_,
@@ -170,47 +135,18 @@ void Run::resume() {
   opt_.set_lr(info.lr);
   data_.begin_epoch(epoch_);
   epoch_begun_ = true;
-  // The dropout seeds' generator: in trainer_state; checkpoints written before the trainer drew
-  // them kept it in task_state (the translator's), and older ones have neither.
-  std::string dropout_seeds = info.task_state;
-  int saved_processes = 0;  // unknown
-  if (!info.trainer_state.empty()) {  // older checkpoints have none: the epoch's sums restart
-    try {
-      const json state = json::parse(info.trainer_state);
-      epoch_meter_ = Meter::from_json(state.at("epoch"));
-      if (state.contains("dropout_seeds")) dropout_seeds = state.at("dropout_seeds");
-      if (state.contains("processes")) {
-        // A count of processes, read only when it is one (a cast of 1e49 is undefined).
-        const json& n = state.at("processes");
-        if (!n.is_number_unsigned() || n.get<std::uint64_t>() > 1u << 20)
-          fail("\"processes\" is ", json_brief(n), ", not a number of processes");
-        saved_processes = n.get<int>();
-      }
-    } catch (const nlohmann::json::exception& e) {
-      fail("Trainer: cannot resume from '", checkpoint_path_, "': its trainer_state is damaged (",
-           e.what(), ")");
-    } catch (const Error& e) {
-      fail("Trainer: cannot resume from '", checkpoint_path_, "': its trainer_state is damaged (",
-           e.what(), ")");
-    }
-  }
-  if (!dropout_seeds.empty()) {
-    try {
-      dropout_seeds_.set_state(generator_state_from_string(dropout_seeds));
-    } catch (const Error& e) {
-      fail("Trainer: cannot resume from '", checkpoint_path_, "': its dropout seeds are damaged (",
-           e.what(), ")");
-    }
-  }
+  const TrainerState state = TrainerState::from_checkpoint(info, checkpoint_path_);
+  epoch_meter_ = state.epoch;
+  if (state.dropout_seeds) dropout_seeds_.set_state(*state.dropout_seeds);
   summary_.steps = step_;
   summary_.epochs_done = epoch_ + (epoch_finished_ ? 1 : 0);
   json record = {{"type", "resume"},          {"step", step_},
                  {"epoch", epoch_ + 1},          {"batch_in_epoch", batch_},
                  {"processes", processes_.size()}, {"threads", parallel_.threads()}};
-  if (saved_processes > 0 && saved_processes != processes_.size()) {
-    record["processes_before"] = saved_processes;
+  if (state.processes > 0 && state.processes != processes_.size()) {
+    record["processes_before"] = state.processes;
     progress_.line("resuming on " + std::to_string(processes_.size()) + " process(es); the run " +
-                   "was trained on " + std::to_string(saved_processes) + " until now (the same " +
+                   "was trained on " + std::to_string(state.processes) + " until now (the same " +
                    "training, summed in another order)");
   }
   log_.write(record);
@@ -230,19 +166,9 @@ bool Run::stop_non_finite(const std::string& where, const std::string& what) {
 
 bool Run::save() {
   if (checkpoint_path_.empty()) return true;
-  // Finite gradients and a finite learning rate can still overflow a parameter (a learning rate
-  // of 1e30, say); a checkpoint of NaN would be worse than none.
-  const std::string when = "after step " + std::to_string(step_);
-  if (auto name = first_non_finite(model_.named_parameters()))
-    return stop_non_finite(when, "parameter '" + *name + "' holds NaN or inf");
-  // Buffers too: load_checkpoint refuses a non-finite running statistic as it refuses a parameter.
-  if (auto name = first_non_finite(model_.named_buffers()))
-    return stop_non_finite(when, "buffer '" + *name + "' holds NaN or inf");
-  // The same for the optimizer's state: a gradient of 1e21 is finite, its square in float32 is
-  // not, and an inf in Adam's second moment freezes that parameter from then on (and would make
-  // the checkpoint unloadable).
-  if (auto key = first_non_finite(opt_.state()))
-    return stop_non_finite(when, "optimizer state '" + *key + "' holds NaN or inf");
+  // A checkpoint of NaN would be worse than none (optim/trainer_checkpoint.h).
+  if (const std::string what = non_finite_state(model_, opt_); !what.empty())
+    return stop_non_finite("after step " + std::to_string(step_), what);
   CheckpointInfo info;
   info.step = step_;
   info.epoch = epoch_;
@@ -251,9 +177,7 @@ bool Run::save() {
   info.lr = opt_.lr();
   info.config = o_.config;
   info.trainer_state =
-      json{{"epoch", epoch_meter_.to_json()},
-           {"dropout_seeds", generator_state_to_string(dropout_seeds_.state())},
-           {"processes", processes_.size()}}.dump();
+      TrainerState{epoch_meter_, dropout_seeds_.state(), processes_.size()}.to_json();
   std::string error;
   if (root_) {  // the processes hold the same values: one writes them
     try {
@@ -277,20 +201,6 @@ void Run::stop(const std::string& reason, const std::string& message, bool loud)
   if (!root_) return;  // process 0 says it for all
   if (loud) progress_.message(message);
   else progress_.line(message);
-}
-
-void Run::start_from_process_0() {
-  if (processes_.size() == 1) return;
-  // Every process built the model from the same seed, so the values agree already; process 0's
-  // are copied anyway, and a process whose own differed says so (another seed, other flags).
-  const std::uint64_t mine = checksum(params_);
-  processes_.broadcast(params_);
-  const std::uint64_t theirs = checksum(params_);
-  fail_together(mine == theirs ? std::string()
-                               : "Trainer: this process built other initial parameters than "
-                                 "process 0 (checksum " + hex(mine) + " against " + hex(theirs) +
-                                     "): every process must build the same model from the "
-                                     "same seed");
 }
 
 // One step: data → model → loss → backward → gradient reduction → optimizer.
@@ -343,14 +253,10 @@ void Run::report_step() {
   progress_.bar(status_line(position(), epoch_meter_, true), log_now || batch_ == batches_);
   if (!log_now) return;
   if (!progress_.tty()) progress_.line(status_line(position(), window_, false));
-  json record = {{"type", "step"},
-                 {"step", step_},
-                 {"epoch", epoch_ + 1},
-                 {"batch", batch_},
-                 {"loss", window_.mean_loss()},
-                 {"lr", opt_.lr()},
-                 {"grad_norm", window_.mean_grad_norm()},
-                 {"items_per_s", window_.items_per_second()}};
+  json record = {{"type", "step"},          {"step", step_},
+                 {"epoch", epoch_ + 1},        {"batch", batch_},
+                 {"loss", window_.mean_loss()}, {"lr", opt_.lr()},
+                 {"grad_norm", window_.mean_grad_norm()}, {"items_per_s", window_.items_per_second()}};
   if (window_.has_accuracy()) record["accuracy"] = window_.accuracy();
   log_.write(record);
   window_ = Meter{};
@@ -399,65 +305,32 @@ bool Run::end_epoch(const Evaluate& evaluate) {
   return save();
 }
 
+// A new run's first log record, and every process starting from process 0's parameters.
+void Run::start() {
+  // Marks where this run's records begin (a directory whose earlier run never saved a
+  // checkpoint, e.g. one stopped by a NaN, can hold another run's log before it).
+  const std::string& text = o_.config;
+  json config = text.empty() ? json() : json::parse(text, nullptr, false);
+  if (config.is_discarded()) config = text;  // not JSON: kept as the task wrote it
+  log_.write({{"type", "start"},
+              {"epochs", o_.epochs},
+              {"batches_per_epoch", batches_},
+              {"processes", processes_.size()},
+              {"threads", parallel_.threads()},
+              {"config", config}});
+  start_from_process_0(processes_, params_);
+}
+
+// Every process stops after the same step when any of them was interrupted.
+bool Run::interrupted() { return processes_.any(StopSignalGuard::stop_signal() != 0); }
+
 TrainSummary Run::fit(const Evaluate& evaluate) {
-  const auto start = Clock::now();
+  started_ = Clock::now();
   params_ = model_.parameters();
-  if (o_.resume) {
-    resume();
-  } else {
-    // Marks where this run's records begin (a directory whose earlier run never saved a
-    // checkpoint, e.g. one stopped by a NaN, can hold another run's log before it).
-    const std::string& text = o_.config;
-    json config = text.empty() ? json() : json::parse(text, nullptr, false);
-    if (config.is_discarded()) config = text;  // not JSON: kept as the task wrote it
-    log_.write({{"type", "start"},
-                {"epochs", o_.epochs},
-                {"batches_per_epoch", batches_},
-                {"processes", processes_.size()},
-                {"threads", parallel_.threads()},
-                {"config", config}});
-    start_from_process_0();
-  }
+  if (o_.resume) resume();
+  else start();
   StopSignalGuard signals(o_.quiet || !root_);
   model_.train();
-
-  auto finish = [&] {
-    progress_.clear();
-    summary_.seconds = seconds_since(start);
-    return summary_;
-  };
-  // Every process stops after the same step when any of them was interrupted.
-  auto interrupted = [&] { return processes_.any(StopSignalGuard::stop_signal() != 0); };
-  auto stop_interrupted = [&] {
-    summary_.interrupted = true;
-    std::string how = checkpoint_path_.empty()
-                          ? "; nothing was saved (no output directory)"
-                          : "; checkpoint saved to " + checkpoint_path_ + ". To continue: " +
-                                (o_.resume_command.empty() ? std::string("run again with resume")
-                                                           : o_.resume_command);
-    const int signal = StopSignalGuard::stop_signal();
-    stop("interrupted", std::string("interrupted by ") +
-                            (signal == SIGTERM ? "SIGTERM"
-                             : signal == SIGINT ? "SIGINT"
-                                                : "a signal to another process") +
-                            " after step " + std::to_string(step_) + how);
-    return finish();
-  };
-
-  auto stop_unsaved = [&] {  // save() found a non-finite parameter and said so
-    summary_.stopped_non_finite = true;
-    return finish();
-  };
-
-  auto stop_at_budget = [&] {
-    stop("max_steps", "reached max_steps = " + std::to_string(o_.max_steps) +
-                          (saved_step_ == step_ && !checkpoint_path_.empty()
-                               ? "; checkpoint saved to " + checkpoint_path_
-                               : std::string()),
-         /*loud=*/false);
-    return finish();
-  };
-
   for (; epoch_ < o_.epochs; ++epoch_, batch_ = 0, epoch_finished_ = false, epoch_begun_ = false) {
     if (epoch_finished_) continue;
     if (!epoch_begun_) data_.begin_epoch(epoch_);
@@ -465,37 +338,62 @@ TrainSummary Run::fit(const Evaluate& evaluate) {
     epoch_start_ = Clock::now();
     if (batch_ == 0) epoch_meter_ = Meter{};  // resumed mid-epoch: the saved sums go on
     while (batch_ < batches_) {
-      if (budget_reached()) return stop_at_budget();  // resuming a run that used its budget
-      if (!train_step()) {
-        summary_.stopped_non_finite = true;
-        return finish();
-      }
-      if (interrupted()) {  // even after the last batch: evaluation can wait for the resume
-        if (!save()) return stop_unsaved();
-        return stop_interrupted();
-      }
+      if (budget_reached()) return end(Ending::max_steps);  // resuming a run that used its budget
+      if (!train_step()) return end(Ending::non_finite);
+      if (interrupted())  // even after the last batch: evaluation can wait for the resume
+        return end(save() ? Ending::interrupted : Ending::non_finite);
       if (batch_ == batches_) break;  // the epoch's end saves a checkpoint anyway
-      if (budget_reached()) {
-        if (!save()) return stop_unsaved();
-        return stop_at_budget();
-      }
+      if (budget_reached()) return end(save() ? Ending::max_steps : Ending::non_finite);
       if (o_.checkpoint_every > 0 && step_ % o_.checkpoint_every == 0 && !save())
-        return stop_unsaved();
+        return end(Ending::non_finite);
     }
-    if (!end_epoch(evaluate)) return stop_unsaved();
-    if (interrupted()) return stop_interrupted();
-    if (budget_reached()) return stop_at_budget();
+    if (!end_epoch(evaluate)) return end(Ending::non_finite);
+    if (interrupted()) return end(Ending::interrupted);
+    if (budget_reached()) return end(Ending::max_steps);
   }
-  // Every epoch done: the log says so, so a finished run differs from one that crashed (whose
-  // log just ends) or stopped early.
-  // (Not printed: the app reports the result itself.)
-  log_.write({{"type", "stop"},
-              {"reason", "finished"},
-              {"step", step_},
-              {"message", "finished " + std::to_string(o_.epochs) + " epoch" +
-                              (o_.epochs == 1 ? "" : "s") + " after step " +
-                              std::to_string(step_)}});
-  return finish();
+  return end(Ending::finished);
+}
+
+// Says why the run ends (a non-finite value has been reported where it was found), and sums up.
+TrainSummary Run::end(Ending ending) {
+  const std::string saved = checkpoint_path_.empty() ? std::string()
+                                                     : "; checkpoint saved to " + checkpoint_path_;
+  switch (ending) {
+    case Ending::finished:  // the log says so: a finished run differs from a crashed one (whose
+                            // log just ends) or one stopped early; the app prints the result
+      log_.write({{"type", "stop"},
+                  {"reason", "finished"},
+                  {"step", step_},
+                  {"message", "finished " + std::to_string(o_.epochs) + " epoch" +
+                                  (o_.epochs == 1 ? "" : "s") + " after step " +
+                                  std::to_string(step_)}});
+      break;
+    case Ending::non_finite:
+      summary_.stopped_non_finite = true;
+      break;
+    case Ending::interrupted: {
+      summary_.interrupted = true;
+      const int signal = StopSignalGuard::stop_signal();
+      stop("interrupted",
+           std::string("interrupted by ") +
+               (signal == SIGTERM ? "SIGTERM" : signal == SIGINT ? "SIGINT"
+                                                                 : "a signal to another process") +
+               " after step " + std::to_string(step_) +
+               (saved.empty() ? "; nothing was saved (no output directory)"
+                              : saved + ". To continue: " +
+                                    (o_.resume_command.empty() ? std::string("run again with resume")
+                                                               : o_.resume_command)));
+      break;
+    }
+    case Ending::max_steps:
+      stop("max_steps", "reached max_steps = " + std::to_string(o_.max_steps) +
+                            (saved_step_ == step_ ? saved : std::string()),
+           /*loud=*/false);
+      break;
+  }
+  progress_.clear();
+  summary_.seconds = seconds_since(started_);
+  return summary_;
 }
 
 }  // namespace
@@ -535,48 +433,12 @@ TrainSummary Trainer::fit(const Evaluate& evaluate) {
   const std::int64_t batches = data_.batches_per_epoch();
   if (batches <= 0)
     fail("Trainer: the data has ", batches, " batches per epoch; it needs at least one");
-  // An optimizer built on another model's parameters would train nothing the task uses.
-  std::set<const void*> model_storages;
-  for (const Tensor& p : model_.parameters()) model_storages.insert(p.impl().storage.get());
-  for (const ParamGroup& group : optimizer_.groups())
-    for (std::size_t i = 0; i < group.params.size(); ++i)
-      if (!model_storages.count(group.params[i].impl().storage.get()))
-        fail("Trainer: the optimizer's parameter '", group.names[i],
-             "' is not a parameter of the model (an optimizer built for another model?)");
-  // Process 0 alone writes into out_dir; the others fail with its message when it cannot.
+  check_optimizer_of(optimizer_, model_);
   SingleProcess one;
-  GradientReduction& processes = options_.reduction ? *options_.reduction : one;
-  std::optional<DirectoryLock> lock;
-  std::string error;
-  std::vector<std::string> stale;  // temporaries of saves an earlier run did not finish
-  if (processes.rank() == 0 && !options_.out_dir.empty()) {
-    try {
-      std::error_code ec;
-      std::filesystem::create_directories(options_.out_dir, ec);
-      if (ec)
-        fail("Trainer: cannot create the output directory '", options_.out_dir, "': ",
-             ec.message());
-      // A directory this process may read but not write (read-only, immutable, another user's)
-      // would fail only at the first save, an epoch later; it fails now, naming why.
-      if (::access(options_.out_dir.c_str(), W_OK | X_OK) != 0)
-        fail("Trainer: cannot write into the output directory '", options_.out_dir, "': ",
-             std::strerror(errno));
-      lock.emplace(options_.out_dir);
-      // A fresh run would overwrite the checkpoint at its first save: the earlier run's work,
-      // lost.
-      if (!options_.resume && std::filesystem::exists(checkpoint_path()))
-        fail("Trainer: '", options_.out_dir, "' already holds a run (", checkpoint_path(),
-             "); continue it with resume, or train into another out_dir");
-      if (lock->held()) stale = remove_stale_temporaries(options_.out_dir);
-    } catch (const Error& e) {
-      error = e.what();
-    }
-  }
-  if (std::string first = processes.first_error(error); !first.empty()) fail(first);
+  const RunDirectory directory(options_.out_dir, checkpoint_path(), options_.resume,
+                               options_.reduction ? *options_.reduction : one);
   Run run(model_, data_, loss_, optimizer_, schedule_, options_, checkpoint_path(), log_path());
-  if (!stale.empty())
-    run.say("removed " + std::to_string(stale.size()) + " temporary file(s) of an interrupted save "
-            "from " + options_.out_dir + ": " + stale.front() + (stale.size() > 1 ? ", ..." : ""));
+  if (!directory.note().empty()) run.say(directory.note());
   try {
     return run.fit(evaluate);
   } catch (const std::exception& e) {

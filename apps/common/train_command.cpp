@@ -19,6 +19,10 @@ int train_command(TrainProgram& program, int argc, char** argv) {
       ("out", "directory for checkpoint.safetensors and log.jsonl (required)", cxxopts::value<std::string>())
       ("resume", "continue from the checkpoint in --out")
       ("max-steps", "stop after this many optimizer steps in total (counting resumed ones)", cxxopts::value<std::int64_t>()->default_value("0"));
+  o.add_options()
+      ("attention", "fast (every head at once in the fused kernel) or reference (the formula step "
+                    "by step: project, split into heads, attend, concatenate, W_O; slower, the "
+                    "same numbers up to rounding)", cxxopts::value<std::string>()->default_value("fast"));
   program.add_flags(o);
   o.add_options()("h,help", "show this help");
   add_training_flags(o, text.examples, text.seeded, text.label_smoothing);
@@ -37,11 +41,16 @@ int train_command(TrainProgram& program, int argc, char** argv) {
   on_every_process(*processes, [&] { settings = program.set_up(r, output); });
   optim::TrainerOptions options = trainer_options(r, output, text.program);
   options.reduction = processes.get();
-  check_same_settings(*processes, training_settings(settings.run_json, options, settings.eval_items));
+  nlohmann::json shared = training_settings(settings.run_json, options, settings.eval_items);
+  shared["attention"] = r["attention"].as<std::string>();
+  check_same_settings(*processes, shared);
 
   program.start(options);
   if (root) {
     program.print_summary(options.parallel);
+    if (attention_path(r) == nn::AttentionPath::reference)
+      std::printf("  attention the reference path, as the formula reads "
+                  "(nn/multi_head_attention.cpp)\n");
     std::fflush(stdout);
   }
   const optim::TrainSummary summary = program.fit();  // prints its own reason for stopping early

@@ -1,7 +1,7 @@
 #pragma once
 // The train mode of every program, written once. What all four do the same way lives here: the
-// shared flags (--preset, --out, --resume, --max-steps, the optimisation flags, --micro-batch,
-// --threads), the processes under mpirun and the check that they agree, fitting, the exit status
+// shared flags (--preset, --out, --resume, --max-steps, --attention, the optimisation flags,
+// --micro-batch, --threads), the processes under mpirun and the check that they agree, fitting, the exit status
 // and the "next:" lines. What is a program's own it says in a TrainProgram: its flags, its run
 // (a preset or the resumed checkpoint's, with its data), its training setup, its summary and its
 // result line.
@@ -58,7 +58,7 @@ class TrainProgram {
   // Its own flags (model, data), shown after the shared --preset, --out, --resume, --max-steps.
   virtual void add_flags(cxxopts::Options& o) const = 0;
   // The run: a new one (the --preset with the flags on top) or the resumed one (new_or_resumed_run
-  // in training_flags.h), checked, with its data loaded. A uwaga::Error here ends every process
+  // in training_flags.h) with --attention (attention_path), checked, with its data loaded. A uwaga::Error here ends every process
   // with its message.
   virtual RunSettings set_up(const cxxopts::ParseResult& r, const TrainingOutput& output) = 0;
   // Builds the training setup (model, data order, loss, optimiser, schedule, Trainer).

@@ -57,6 +57,13 @@ optim::TrainerOptions trainer_options(const cxxopts::ParseResult& r, const Train
   return to;
 }
 
+nn::AttentionPath attention_path(const cxxopts::ParseResult& r) {
+  const std::string path = r["attention"].as<std::string>();
+  if (path == "fast") return nn::AttentionPath::fast;
+  if (path == "reference") return nn::AttentionPath::reference;
+  fail("train: --attention must be fast or reference, got '", path, "'");
+}
+
 void add_micro_batch_flag(cxxopts::Options& o, std::int64_t default_value, const char* items) {
   o.add_options()("micro-batch",
                   std::string("most ") + items + " per forward/backward pass: each thread trains "

@@ -13,6 +13,7 @@
 #include "apps/common/command_line.h"
 #include "core/error.h"
 #include "core/json_fields.h"
+#include "nn/multi_head_attention.h"
 #include "optim/data_parallel.h"
 #include "optim/trainer.h"
 
@@ -112,6 +113,10 @@ RunConfig new_or_resumed_run(const cxxopts::ParseResult& r, const TrainingOutput
 // interrupted. The run's own settings (epochs, clipping, seed) are the training setup's to add.
 optim::TrainerOptions trainer_options(const cxxopts::ParseResult& r, const TrainingOutput& output,
                                       const std::string& program);
+
+// --attention fast|reference: how the models' attention layers compute (nn/multi_head_attention.h),
+// for the run's model configuration (fails naming any other value).
+nn::AttentionPath attention_path(const cxxopts::ParseResult& r);
 
 // --micro-batch: the most `items` ("images", "sentence pairs") one replica takes per
 // forward/backward pass (optim::DataParallel), `default_value` unless given.

@@ -137,6 +137,7 @@ class GptTrain : public TrainProgram {
 
   RunSettings set_up(const cxxopts::ParseResult& r, const TrainingOutput& output) override {
     run_ = new_or_resumed_run(r, output, read_gpt_run_config, gpt_preset, apply_overrides);
+    run_.model.attention = attention_path(r);
     run_.validate();  // the model's fields are checked before the text is read
     const nn::GptConfig& m = run_.model;
     const double d = static_cast<double>(m.dim), vocab = 256;  // at most 256 characters

@@ -98,6 +98,7 @@ class PoseTrain : public TrainProgram {
 
   RunSettings set_up(const cxxopts::ParseResult& r, const TrainingOutput& output) override {
     run_ = new_or_resumed_run(r, output, read_pose_run_config, pose_preset, apply_overrides);
+    run_.model.attention = attention_path(r);
     run_.validate();
     const nn::PoseConfig& m = run_.model;
     const double d = static_cast<double>(m.dim), tokens = double(m.grid_height() * m.grid_width());

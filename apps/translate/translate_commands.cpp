@@ -114,6 +114,7 @@ class TranslateTrain : public TrainProgram {
   RunSettings set_up(const cxxopts::ParseResult& r, const TrainingOutput& output) override {
     run_ = new_or_resumed_run(r, output, read_translate_run_config, translate_preset,
                               apply_overrides);
+    run_.model.attention = attention_path(r);
     // The model's fields are checked before the corpus is built (vocabulary sizes come after).
     run_.model.src_vocab = std::max<std::int64_t>(run_.model.src_vocab, 4);
     run_.model.tgt_vocab = std::max<std::int64_t>(run_.model.tgt_vocab, 4);

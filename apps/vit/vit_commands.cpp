@@ -80,6 +80,7 @@ class VitTrain : public TrainProgram {
 
   RunSettings set_up(const cxxopts::ParseResult& r, const TrainingOutput& output) override {
     run_ = new_or_resumed_run(r, output, read_vit_run_config, vit_preset, apply_overrides);
+    run_.model.attention = attention_path(r);
     run_.validate();
     const nn::VitConfig& m = run_.model;
     const double d = static_cast<double>(m.dim);
