@@ -31,6 +31,7 @@ struct VitConfig {
   std::int64_t heads = 4;        // h
   std::int64_t mlp_dim = 128;
   std::int64_t num_classes = 10;
+  double drop_path = 0.0;  // stochastic depth of the last block (nn/vit_backbone.h); 0: off
 
   std::int64_t num_patches() const;  // N = (H/P)²; fails unless 1 ≤ P ≤ H
   std::int64_t tokens() const { return num_patches() + 1; }  // N + 1 with the class token
@@ -55,6 +56,7 @@ struct VitConfig {
     field("heads", &VitConfig::heads);
     field("mlp_dim", &VitConfig::mlp_dim);
     field("num_classes", &VitConfig::num_classes);
+    field("drop_path", &VitConfig::drop_path);
   }
 };
 

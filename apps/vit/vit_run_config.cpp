@@ -84,6 +84,10 @@ VitRunConfig VitRunConfig::from_json(const std::string& text) {
   nlohmann::json j = parse_json_input(text, what);
   // Checkpoints from before --train-size have no train_size: they trained on all images.
   if (j.is_object() && !j.contains("train_size")) j["train_size"] = 0;
+  // Nor, before stochastic depth, model.drop_path: they had none.
+  if (j.is_object() && j.contains("model") && j["model"].is_object() &&
+      !j["model"].contains("drop_path"))
+    j["model"]["drop_path"] = 0.0;
   VitRunConfig r;
   fields_from_json(j, r, what);
   r.model.validate();

@@ -142,7 +142,7 @@ void bind_images(py::module_& m) {
   m.def("channel_stats", &channel_stats, py::arg("data"));
 
   py::class_<AugmentOptions>(m, "AugmentOptions")
-      .def(py::init([](std::int64_t shift, bool flip) { return AugmentOptions{shift, flip}; }),
+      .def(py::init([](std::int64_t shift, bool flip) { return AugmentOptions::shift_flip(shift, flip); }),
            py::arg("max_shift") = 0, py::arg("horizontal_flip") = false)
       .def_readwrite("max_shift", &AugmentOptions::max_shift)
       .def_readwrite("horizontal_flip", &AugmentOptions::horizontal_flip);

@@ -55,7 +55,7 @@ TEST_CASE("run configuration JSON: the presets' text is what checkpoints hold", 
   CHECK(vit_preset("mnist-tiny").to_json() ==
         R"({"augment":true,"batch_size":128,"class_names":[],"clip_norm":1.0,"dataset":"mnist",)"
         R"("epochs":15,"label_smoothing":0.0,"lr":0.001,"mean":[],"min_lr":1e-05,"model":)"
-        R"({"channels":1,"depth":6,"dim":64,"heads":4,"image_size":28,"mlp_dim":128,)"
+        R"({"channels":1,"depth":6,"dim":64,"drop_path":0.0,"heads":4,"image_size":28,"mlp_dim":128,)"
         R"("num_classes":10,"patch":7},"preset":"mnist-tiny","seed":0,"std":[],"train_size":0,)"
         R"("warmup":469,"weight_decay":0.05})");
   CHECK(translate_preset("tiny").to_json() ==
@@ -95,6 +95,12 @@ TEST_CASE("run configuration JSON: a checkpoint from before --train-size trains 
   nlohmann::json j = nlohmann::json::parse(vit_run().to_json());
   j.erase("train_size");
   CHECK(VitRunConfig::from_json(j.dump()).train_size == 0);
+}
+
+TEST_CASE("run configuration JSON: a checkpoint from before drop path has none", "[apps][json]") {
+  nlohmann::json j = nlohmann::json::parse(vit_run().to_json());
+  j["model"].erase("drop_path");
+  CHECK(VitRunConfig::from_json(j.dump()).model.drop_path == 0.0);
 }
 
 TEST_CASE("run configuration JSON: errors name the field", "[apps][json]") {
