@@ -150,7 +150,7 @@ void bind_images(py::module_& m) {
       .def(py::init([](std::int64_t batch_size, bool shuffle, bool drop_last, std::uint64_t seed,
                        std::vector<float> mean, std::vector<float> std, AugmentOptions augment) {
              return DataLoaderOptions{batch_size, shuffle, drop_last, seed, std::move(mean),
-                                      std::move(std), augment};
+                                      std::move(std), augment, MixOptions{}};
            }),
            py::arg("batch_size") = 64, py::arg("shuffle") = false, py::arg("drop_last") = false,
            py::arg("seed") = 0, py::arg("mean") = std::vector<float>{},
