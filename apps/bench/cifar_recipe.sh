@@ -6,7 +6,9 @@
 #                                              command after an interruption), then the test
 #                                              accuracy every 10 epochs and the total time
 #   bash apps/bench/cifar_recipe.sh ablation   short runs (EPOCHS, default 10) of the preset's
-#                                              model with the recipe's parts added one by one
+#                                              model: its recipe built up part by part, then
+#                                              one change each (TrivialAugment, erasing,
+#                                              Mixup/CutMix, EMA)
 #   bash apps/bench/cifar_recipe.sh pipeline   ms a batch of the data pipeline with the recipe and
 #                                              without augmentation, beside ms a training step
 #   bash apps/bench/cifar_recipe.sh fashion    fashion-mnist with the same tools (FASHION_FLAGS)
@@ -92,7 +94,8 @@ case $mode in
       [6-mixup-cutmix]="--mixup 0.8 --cutmix 1.0"
       [7-ema]="--ema 0.999"
     )
-    echo "ablation: $epochs epochs each${TRAIN_SIZE:+, the first $TRAIN_SIZE training images}; each row adds to the preset's model:"
+    echo "ablation: $epochs epochs each${TRAIN_SIZE:+, the first $TRAIN_SIZE training images}, the preset's model;" \
+         "rows 0-3 build its recipe up part by part (3 is the preset), rows 4-7 change one thing of it:"
     for name in $(printf '%s\n' "${!variants[@]}" | sort); do
       # shellcheck disable=SC2086
       train "$out/ablation-$name" "${base[@]}" ${variants[$name]}
