@@ -1,5 +1,6 @@
 #include "apps/vit/vit_recipe.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -255,16 +256,20 @@ int vit_augment(int argc, char** argv) {
   }
   // The SVG: the raster as one embedded PNG, with the row names, captions and title as text.
   const double label_w = 120, title_h = 30;
-  const double width = label_w + static_cast<double>(grid.width),
+  // Wide enough for the title too (about 6.5 px a character at 12 px).
+  const double width = std::max(label_w + static_cast<double>(grid.width),
+                                16 + 6.5 * static_cast<double>(title.size())),
                height = title_h + static_cast<double>(grid.height);
-  std::string page = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + number(width) +
+  // xlink:href, which every SVG renderer reads (SVG 2's plain href is newer).
+  std::string page = "<svg xmlns=\"http://www.w3.org/2000/svg\" "
+                     "xmlns:xlink=\"http://www.w3.org/1999/xlink\" width=\"" + number(width) +
                     "\" height=\"" + number(height) + "\" font-family=\"sans-serif\">\n";
   page += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   page += "<text x=\"8\" y=\"20\" font-size=\"12\">" + xml_escaped(title) + "</text>\n";
   page += "<image x=\"" + number(label_w) + "\" y=\"" + number(title_h) + "\" width=\"" +
          number(static_cast<double>(grid.width)) + "\" height=\"" +
          number(static_cast<double>(grid.height)) +
-         "\" style=\"image-rendering:pixelated\" href=\"data:image/png;base64," +
+         "\" style=\"image-rendering:pixelated\" xlink:href=\"data:image/png;base64," +
          base64(png_bytes) + "\"/>\n";
   for (std::size_t i = 0; i < row_names.size(); ++i)
     page += "<text x=\"8\" y=\"" +
