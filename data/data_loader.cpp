@@ -12,6 +12,8 @@ namespace {
 // The shuffle's stream: a counter no image index can take, so it never coincides with an
 // image's augmentation stream.
 constexpr std::uint64_t kShuffleStream = ~std::uint64_t{0};
+// Mixup's stream: the base seed is changed, so (epoch, batch) never meets an image's stream.
+constexpr std::uint64_t kMixStream = 0x6D69787570ull;  // "mixup"
 
 constexpr std::int64_t kParallelPixels = std::int64_t{1} << 20;
 
@@ -34,6 +36,8 @@ DataLoader::DataLoader(const ImageDataset& data, DataLoaderOptions options)
     if (!(s > 0)) fail("DataLoader: std values must be positive, got ", s);
   if (options_.augment.max_shift < 0)
     fail("DataLoader: augment.max_shift must be >= 0, got ", options_.augment.max_shift);
+  options_.augment.validate();
+  options_.mix.validate();
   if (batches_per_epoch() == 0)
     fail("DataLoader: ", data.count, " images make no full batch of ", options_.batch_size,
          " with drop_last");
@@ -98,15 +102,23 @@ ImageBatch DataLoader::make_batch(const std::vector<std::int64_t>& indices, std:
   float* images = batch.images.data<float>();             // (B, C, H, W)
   std::int64_t* labels = batch.labels.data<std::int64_t>();  // (B,)
   const bool augment = options_.augment.enabled();
+  const bool pixel_ops = options_.augment.uses_pixel_ops();
   // Each image has its own generator, so the result does not depend on the thread count.
   // Building a batch costs about 2 ns a pixel; below ~1 ms of work forking threads does not pay.
-  parallel_for(B, B * CHW > kParallelPixels, [&](std::int64_t k0, std::int64_t k1) {
+  // The byte-image pipeline (RandAugment and the rest) costs some 50 ns a pixel: always split.
+  parallel_for(B, B * CHW > kParallelPixels || (pixel_ops && B > 1), [&](std::int64_t k0, std::int64_t k1) {
     for (std::int64_t k = k0; k < k1; ++k) {
       const std::int64_t i = indices[static_cast<std::size_t>(k)];
       ImageTransform t;
       if (augment) {
         Generator gen(derive_seed(options_.seed, static_cast<std::uint64_t>(epoch),
                                   static_cast<std::uint64_t>(i)));
+        if (pixel_ops) {
+          augment_image(d.image(i), C, H, W, options_.augment, gen, lut_.data(),
+                        images + k * CHW);
+          labels[k] = d.labels[static_cast<std::size_t>(i)];
+          continue;
+        }
         t = draw_transform(options_.augment, gen);
       }
       transform_image(d.image(i), C, H, W, t, lut_.data(), images + k * CHW);
@@ -135,7 +147,13 @@ void DataLoader::set_position(const LoaderPosition& position) {
 
 Batch DataLoader::batch(std::int64_t index) {
   ImageBatch b = batch(epoch_, index);
-  return {{b.images}, b.labels};
+  if (!options_.mix.enabled()) return {{b.images}, b.labels};
+  // Mixup / CutMix: one draw per batch, from (seed, epoch, batch) on a stream of its own.
+  Generator gen(derive_seed(options_.seed ^ kMixStream, static_cast<std::uint64_t>(epoch_),
+                            static_cast<std::uint64_t>(index)));
+  const MixDraw draw = draw_mix(options_.mix, data_->height, data_->width, gen);
+  Tensor targets = mix_batch(b.images, b.labels, data_->num_classes(), draw);
+  return {{b.images}, targets};
 }
 
 }  // namespace uwaga

@@ -26,6 +26,7 @@
 #include "data/augment.h"
 #include "data/batch_source.h"
 #include "data/image_dataset.h"
+#include "data/mixup.h"
 
 namespace uwaga {
 
@@ -43,6 +44,9 @@ struct DataLoaderOptions {
   std::vector<float> mean;  // (C,) per-channel mean in pixel / 255 units; empty means 0
   std::vector<float> std;   // (C,) per-channel standard deviation; empty means 1
   AugmentOptions augment;   // training only: evaluation loaders leave it at AugmentOptions::none()
+  // Mixup / CutMix of whole batches, training only: batch(index) (the BatchSource's) then gives
+  // soft targets (B, classes) float32 in place of labels (data/mixup.h).
+  MixOptions mix;
 };
 
 // Where a loader is, for checkpoints: the next batch to build is batch `batch` of epoch `epoch`.
@@ -52,7 +56,8 @@ struct LoaderPosition {
 };
 
 // As a BatchSource (for the Trainer), a loader's batch is images in, labels out:
-// Batch{inputs = {images (B, C, H, W)}, targets = labels (B,)}.
+// Batch{inputs = {images (B, C, H, W)}, targets = labels (B,)}, or with options.mix on, mixed
+// images and targets = class probabilities (B, classes), drawn from (seed, epoch, batch).
 class DataLoader : public BatchSource {
  public:
   // The loader keeps a reference to `data`, which must outlive it (hence no temporaries).

@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "core/reduction.h"
 #include "core/shape_ops.h"
+#include "nn/soft_target_cross_entropy.h"
 
 namespace uwaga::nn {
 namespace {
@@ -19,20 +20,48 @@ std::pair<Tensor, Tensor> as_rows(const Tensor& logits, const Tensor& targets) {
           targets.dim() == 1 ? targets : reshape(targets, {rows})};
 }
 
+// Probability targets (Mixup, CutMix): float, the logits' shape.
+bool soft(const Tensor& targets) {
+  return targets.defined() && (targets.dtype() == DType::Float32 || targets.dtype() == DType::Float64);
+}
+
+// (…, C) logits and (…, C) probability targets as (N, C) each.
+std::pair<Tensor, Tensor> soft_rows(const Tensor& logits, const Tensor& targets) {
+  if (logits.dim() < 2 || targets.shape() != logits.shape() || logits.numel() == 0)
+    fail("CrossEntropyLoss: logits ", shape_str(logits.shape()), " and probability targets ",
+         shape_str(targets.shape()), " do not fit: expected the same shape (…, C)");
+  const std::int64_t C = logits.size(-1), rows = logits.numel() / C;
+  return {reshape(logits, {rows, C}), reshape(targets, {rows, C})};
+}
+
 }  // namespace
 
 Tensor CrossEntropyLoss::operator()(const Tensor& logits, const Tensor& targets) const {
+  if (soft(targets)) {
+    const auto [z, q] = soft_rows(logits, targets);
+    return soft_target_cross_entropy(z, q.dtype() == z.dtype() ? q : q.to(z.dtype()),
+                                     options_.label_smoothing);
+  }
   const auto [z, t] = as_rows(logits, targets);
   return cross_entropy(z, t, options_);
 }
 
 std::int64_t CrossEntropyLoss::count(const Tensor& targets) const {
+  if (soft(targets)) return targets.dim() >= 1 ? targets.numel() / targets.size(-1) : 0;
   std::int64_t n = 0;
   for (std::int64_t t : targets.to_indices()) n += t != options_.ignore_index;
   return n;
 }
 
 std::int64_t CrossEntropyLoss::correct(const Tensor& logits, const Tensor& targets) const {
+  if (soft(targets)) {  // the class the target weighs most (each image's own under mixing)
+    const auto [z, q] = soft_rows(logits, targets);
+    const std::vector<std::int64_t> predicted = argmax(z, 1).to_indices();
+    const std::vector<std::int64_t> truth = argmax(q, 1).to_indices();
+    std::int64_t right = 0;
+    for (std::size_t i = 0; i < truth.size(); ++i) right += predicted[i] == truth[i];
+    return right;
+  }
   const auto [z, t] = as_rows(logits, targets);
   const std::vector<std::int64_t> predicted = argmax(z, 1).to_indices();
   const std::vector<std::int64_t> truth = t.to_indices();

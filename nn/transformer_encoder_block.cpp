@@ -10,6 +10,8 @@ void TransformerEncoderBlockOptions::validate() const {
   if (dim % heads != 0)
     fail("TransformerEncoderBlockOptions: dim ", dim, " is not divisible by heads ", heads);
   if (mlp_dim < 1) fail("TransformerEncoderBlockOptions: mlp_dim must be positive, got ", mlp_dim);
+  if (!(drop_path >= 0 && drop_path < 1))
+    fail("TransformerEncoderBlockOptions: drop_path must be in [0, 1), got ", drop_path);
 }
 
 TransformerEncoderBlock::TransformerEncoderBlock(const TransformerEncoderBlockOptions& o,
@@ -22,10 +24,16 @@ TransformerEncoderBlock::TransformerEncoderBlock(const TransformerEncoderBlockOp
                                      gen));
   norm2 = register_module("norm2", std::make_shared<LayerNorm>(o.dim));
   mlp = register_module("mlp", std::make_shared<MLP>(o.dim, o.mlp_dim, gen));
+  // No parameters, and no draw from `gen`: a model with drop path starts from the same weights.
+  if (o.drop_path > 0) drop_path = register_module("drop_path", std::make_shared<DropPath>(o.drop_path));
 }
 
 Tensor TransformerEncoderBlock::forward(const Tensor& z, const AttentionMask& mask) {
   // z is z_{ℓ−1}, z1 is z′_ℓ.
+  if (drop_path) {
+    Tensor z1 = drop_path->forward(attn->forward(norm1->forward(z), mask)) + z;
+    return drop_path->forward(mlp->forward(norm2->forward(z1))) + z1;
+  }
   Tensor z1 = attn->forward(norm1->forward(z), mask) + z;  // z′_ℓ = MSA(LN(z_{ℓ−1})) + z_{ℓ−1}
   return mlp->forward(norm2->forward(z1)) + z1;            // z_ℓ  = MLP(LN(z′_ℓ)) + z′_ℓ
 }

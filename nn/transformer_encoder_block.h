@@ -4,6 +4,10 @@
 //   z_ℓ  = MLP(LN(z′_ℓ)) + z′_ℓ          the MLP works on each vector on its own
 // for block ℓ = 1…L, taking z_{ℓ−1} and returning z_ℓ.
 // The residual additions need the attention output to have the input's width D.
+// With stochastic depth (drop_path > 0, training only) each branch is dropped per example:
+//   z′_ℓ = DropPath(MSA(LN(z_{ℓ−1}))) + z_{ℓ−1},  z_ℓ = DropPath(MLP(LN(z′_ℓ))) + z′_ℓ
+// (nn/drop_path.h); evaluation and drop_path = 0 compute the lines above exactly.
+#include "nn/drop_path.h"
 #include "nn/layer_norm.h"
 #include "nn/mlp.h"
 #include "nn/multi_head_attention.h"
@@ -15,6 +19,7 @@ struct TransformerEncoderBlockOptions {
   std::int64_t heads = 1;    // h; must divide D
   std::int64_t mlp_dim = 0;  // the MLP's hidden width
   AttentionPath attention = AttentionPath::fast;  // nn/multi_head_attention.h
+  double drop_path = 0.0;    // probability of dropping each branch per example; 0: off
 
   // Throws an Error naming the offending field when the options cannot work.
   void validate() const;
@@ -30,6 +35,7 @@ class TransformerEncoderBlock : public Module {
   std::shared_ptr<MultiHeadAttention> attn;
   std::shared_ptr<LayerNorm> norm2;
   std::shared_ptr<MLP> mlp;
+  std::shared_ptr<DropPath> drop_path;  // only when options.drop_path > 0
 };
 
 }  // namespace uwaga::nn

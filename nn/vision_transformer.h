@@ -35,6 +35,7 @@ struct VitConfig {
   // readable reference path. The same numbers up to rounding; a way of computing, not part of the
   // model, so it is not in the JSON (a run chooses it with --attention).
   AttentionPath attention = AttentionPath::fast;
+  double drop_path = 0.0;  // stochastic depth of the last block (nn/vit_backbone.h); 0: off
 
   std::int64_t num_patches() const;  // N = (H/P)²; fails unless 1 ≤ P ≤ H
   std::int64_t tokens() const { return num_patches() + 1; }  // N + 1 with the class token
@@ -59,6 +60,7 @@ struct VitConfig {
     field("heads", &VitConfig::heads);
     field("mlp_dim", &VitConfig::mlp_dim);
     field("num_classes", &VitConfig::num_classes);
+    field("drop_path", &VitConfig::drop_path);
   }
 };
 

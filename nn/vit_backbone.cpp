@@ -25,6 +25,8 @@ void VitBackboneOptions::validate(const char* what) const {
   if (image_width % patch != 0)
     fail(what, ": image width ", image_width, " is not divisible by patch ", patch);
   if (dim % heads != 0) fail(what, ": dim ", dim, " is not divisible by heads ", heads);
+  if (!(drop_path >= 0 && drop_path < 1))
+    fail(what, ": drop path must be in [0, 1), got ", drop_path);
 }
 
 Tensor patchify(const Tensor& images, std::int64_t P) {
@@ -52,13 +54,16 @@ VitBackbone::VitBackbone(const VitBackboneOptions& o, Generator& gen) : options(
   }
   pos_embed = register_parameter("pos_embed", Tensor::empty({1, o.tokens(), o.dim}));
   init::trunc_normal(pos_embed, gen, 0.02);
-  for (std::int64_t i = 0; i < o.depth; ++i)
+  for (std::int64_t i = 0; i < o.depth; ++i) {
+    const double rate = o.depth > 1 ? o.drop_path * static_cast<double>(i) / (o.depth - 1) : o.drop_path;
     blocks.push_back(register_module(
         "blocks." + std::to_string(i),
         std::make_shared<TransformerEncoderBlock>(
             TransformerEncoderBlockOptions{.dim = o.dim, .heads = o.heads, .mlp_dim = o.mlp_dim,
-                                           .attention = o.attention},
+                                           .attention = o.attention,
+                                           .drop_path = rate},
             gen)));
+  }
   norm = register_module("norm", std::make_shared<LayerNorm>(o.dim));
 }
 

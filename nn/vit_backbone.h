@@ -38,6 +38,9 @@ struct VitBackboneOptions {
   std::int64_t mlp_dim = 128;
   bool class_token = true;
   AttentionPath attention = AttentionPath::fast;  // nn/multi_head_attention.h
+  // Stochastic depth: block i of L drops its branches with probability drop_path · i / (L − 1),
+  // 0 for the first block up to drop_path for the last (timm's linear rule). 0: off.
+  double drop_path = 0.0;
 
   std::int64_t grid_height() const { return image_height / patch; }  // H/P
   std::int64_t grid_width() const { return image_width / patch; }    // W/P

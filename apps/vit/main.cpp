@@ -5,21 +5,25 @@
 //   uwaga-vit attention --checkpoint FILE (IMAGE.pgm | --index N) --out attention.svg [--heads]
 //   uwaga-vit explore --checkpoint FILE (IMAGE.pgm | --index N) --out explorer.html
 //   uwaga-vit plot --run runs/mnist-tiny [--run runs/other ...] [--out curves.svg]
+//   uwaga-vit augment --index N --out grid.svg|png
 // Wiring only: the model is nn/vision_transformer, the loop optim/trainer, the data data/.
 #include "apps/common/command_line.h"
 #include "apps/vit/vit_commands.h"
+#include "apps/vit/vit_recipe.h"
 
 namespace {
 
 const char* kUsage =
     "usage: uwaga-vit MODE [options]\n"
     "modes:\n"
-    "  train       train a ViT (presets: mnist-tiny, mnist-best, fashion-mnist, cifar10-small)\n"
+    "  train       train a ViT (presets: mnist-tiny, mnist-best, fashion-mnist, cifar10-small,\n"
+    "              cifar10-vit)\n"
     "  eval        accuracy, per-class accuracy and confusion matrix of a checkpoint\n"
     "  predict     top-3 classes of images (PGM/PPM) or of test images by index\n"
     "  attention   draw where the class token looks, per layer and as rollout (SVG)\n"
     "  explore     every layer and head of the attention on one image, in one HTML page\n"
     "  plot        training curves of runs from their log.jsonl (SVG, and PNG when possible)\n"
+    "  augment     one image through every augmentation op, as a picture (SVG or PNG)\n"
     "Run 'uwaga-vit MODE --help' for the options of a mode.\n";
 
 }  // namespace
@@ -29,6 +33,6 @@ int main(int argc, char** argv) {
   return run_modes("uwaga-vit", kUsage,
                    {{"train", vit_train}, {"eval", vit_eval}, {"predict", vit_predict},
                     {"attention", vit_attention}, {"explore", vit_explore},
-                    {"plot", vit_plot}},
+                    {"plot", vit_plot}, {"augment", vit_augment}},
                    argc, argv);
 }

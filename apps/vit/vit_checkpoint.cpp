@@ -1,6 +1,8 @@
 #include "apps/vit/vit_checkpoint.h"
 
 #include "apps/common/block_shapes.h"
+#include "core/graph.h"
+#include "core/safetensors.h"
 
 namespace uwaga::apps {
 
@@ -9,8 +11,22 @@ VitRunConfig read_vit_run_config(const std::string& checkpoint) {
 }
 
 LoadedVit load_vit(const std::string& checkpoint) {
-  return load_model<VitRunConfig, nn::VisionTransformer>(checkpoint, "uwaga-vit",
-                                                         vit_parameter_shapes);
+  LoadedVit vit = load_model<VitRunConfig, nn::VisionTransformer>(checkpoint, "uwaga-vit",
+                                                                  vit_parameter_shapes);
+  if (vit.run.ema > 0) {
+    const SafetensorsFile file = load_safetensors(checkpoint);
+    NoGradGuard no_grad;
+    for (auto& [name, param] : vit.model->named_parameters()) {
+      auto it = file.tensors.find("optim." + name + ".ema");
+      if (it == file.tensors.end() || it->second.shape() != param.shape())
+        fail(checkpoint, ": the run averaged its weights (--ema ", vit.run.ema,
+             ") but the checkpoint holds no average of '", name, "' of shape ",
+             shape_str(param.shape()));
+      Tensor p = param;
+      p.copy_from(it->second);
+    }
+  }
+  return vit;
 }
 
 // As VisionTransformer's constructor registers them (tests/apps check the two agree).

@@ -12,6 +12,8 @@ using LoadedVit = LoadedModel<VitRunConfig, nn::VisionTransformer>;
 
 // Errors name the file: missing, not a checkpoint, not written by uwaga-vit, or not matching.
 VitRunConfig read_vit_run_config(const std::string& checkpoint);
+// A run trained with --ema (run.ema > 0) is loaded with the moving average of its weights (the
+// optimizer state's "<name>.ema", optim/ema.h): the model its epochs' test accuracy measured.
 LoadedVit load_vit(const std::string& checkpoint);
 
 // The parameter shapes of the model `config` describes, by name, without building it (what

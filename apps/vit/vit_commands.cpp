@@ -13,6 +13,7 @@
 #include "apps/common/training_plot.h"
 #include "apps/vit/vit_training.h"
 #include "apps/vit/vit_checkpoint.h"
+#include "apps/vit/vit_recipe.h"
 #include "core/threads.h"
 #include "data/datasets.h"
 #include "optim/checkpoint.h"
@@ -45,6 +46,7 @@ void apply_overrides(VitRunConfig& run, const cxxopts::ParseResult& r) {
     fail("train: --augment and --no-augment contradict each other");
   if (r.count("augment")) run.augment = true;
   if (r.count("no-augment")) run.augment = false;
+  apply_recipe_flags(run, r);
 }
 
 void check_geometry(const ImageDataset& data, const VitRunConfig& run, const std::string& what) {
@@ -60,7 +62,7 @@ class VitTrain : public TrainProgram {
  public:
   TrainModeText text() const override {
     return {"uwaga-vit", "Train a Vision Transformer on an image dataset.",
-            "mnist-tiny, mnist-best, fashion-mnist or cifar10-small", "mnist-tiny", "images",
+            "mnist-tiny, mnist-best, fashion-mnist, cifar10-small or cifar10-vit", "mnist-tiny", "images",
             "initialisation and shuffling", true, kDefaultMicroBatch, "images"};
   }
 
@@ -76,6 +78,7 @@ class VitTrain : public TrainProgram {
         ("mlp-dim", "hidden width of the MLPs", value<std::int64_t>())
         ("augment", "random shifts (and flips for CIFAR-10 and Fashion-MNIST) while training")
         ("no-augment", "no augmentation");
+    add_recipe_flags(o);
   }
 
   RunSettings set_up(const cxxopts::ParseResult& r, const TrainingOutput& output) override {
@@ -131,10 +134,10 @@ class VitTrain : public TrainProgram {
     std::printf("  data      %lld training images, %lld test images\n", (long long)train_.count,
                 (long long)test_.count);
     std::printf("  optimiser AdamW lr %g (warm-up %lld steps, cosine to %g), weight decay %g, "
-                "batch %lld, %lld epochs, label smoothing %g, augment %s\n",
+                "batch %lld, %lld epochs, label smoothing %g\n",
                 run_.lr, (long long)training_->warmup(), run_.min_lr, run_.weight_decay,
-                (long long)run_.batch_size, (long long)run_.epochs, run_.label_smoothing,
-                run_.augment ? "on" : "off");
+                (long long)run_.batch_size, (long long)run_.epochs, run_.label_smoothing);
+    std::printf("  recipe    %s\n", describe_recipe(run_).c_str());
     print_replicas(parallel, "images");
   }
 

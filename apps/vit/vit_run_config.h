@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "apps/common/training_settings_json.h"
+#include "data/augment.h"
+#include "data/mixup.h"
 #include "nn/vision_transformer.h"
 
 namespace uwaga::apps {
@@ -22,7 +24,17 @@ struct VitRunConfig {
   std::int64_t warmup = 500;  // optimizer steps of linear warm-up
   double label_smoothing = 0.0;
   double clip_norm = 1.0;
-  bool augment = false;
+  bool augment = false;  // the dataset's random shifts (and flips)
+  // The recipe beyond shifts and flips (apps/vit/vit_recipe.h has the flags); all off by default.
+  std::string policy = "none";  // none, randaugment or trivialaugment (data/auto_augment.h)
+  std::int64_t randaugment_ops = 2;
+  std::int64_t randaugment_magnitude = 9;
+  double crop_scale = 0.0;       // random resized crops down to this area fraction; 0: off
+  double erase = 0.0;            // probability of random erasing
+  double mixup = 0.0;            // Beta(a, a) of mixup; 0: off (data/mixup.h)
+  double cutmix = 0.0;           // Beta(a, a) of CutMix; 0: off
+  double mix_probability = 1.0;  // of mixing a batch when mixup or CutMix is on
+  double ema = 0.0;              // decay of the weights' moving average evaluated; 0: off
   std::uint64_t seed = 0;
   std::int64_t train_size = 0;  // train on the first N training images only; 0: all of them
   std::vector<float> mean, std;  // per-channel normalisation, measured on the training set
@@ -41,6 +53,15 @@ struct VitRunConfig {
     field("model", &VitRunConfig::model);
     training_settings_fields<VitRunConfig>(field);
     field("augment", &VitRunConfig::augment);
+    field("policy", &VitRunConfig::policy);
+    field("randaugment_ops", &VitRunConfig::randaugment_ops);
+    field("randaugment_magnitude", &VitRunConfig::randaugment_magnitude);
+    field("crop_scale", &VitRunConfig::crop_scale);
+    field("erase", &VitRunConfig::erase);
+    field("mixup", &VitRunConfig::mixup);
+    field("cutmix", &VitRunConfig::cutmix);
+    field("mix_probability", &VitRunConfig::mix_probability);
+    field("ema", &VitRunConfig::ema);
     field("seed", &VitRunConfig::seed);
     field("train_size", &VitRunConfig::train_size);
     field("mean", &VitRunConfig::mean);
@@ -52,6 +73,21 @@ struct VitRunConfig {
 // The named presets; throws an Error listing the valid names for an unknown one.
 VitRunConfig vit_preset(const std::string& name);
 std::vector<std::string> vit_preset_names();
+
+// The policy of a --policy name ("none", "randaugment", "trivialaugment"); throws naming `what`.
+AugmentPolicy augment_policy(const std::string& name, const char* what);
+
+// The training loader's augmentation: the dataset's shift and flip when run.augment, then the
+// recipe's pixel ops; and its Mixup / CutMix. Evaluation never augments.
+AugmentOptions training_augment(const VitRunConfig& run);
+MixOptions training_mix(const VitRunConfig& run);
+
+// "shift 4, flip, randaugment 2x9; mixup 0.8; drop path 0.1; ema 0.999": the augmentation, then
+// whatever else of the recipe is on. For run summaries.
+std::string describe_recipe(const VitRunConfig& run);
+
+// Throws an Error naming the flag when a recipe value cannot work (part of validate()).
+void check_recipe(const VitRunConfig& run);
 
 // Image geometry and class count of a dataset ("mnist": 1×28×28, 10 classes, ...).
 void set_dataset_geometry(VitRunConfig& run, const std::string& dataset);

@@ -18,10 +18,9 @@ DataLoaderOptions loader_options(const VitRunConfig& run, bool train, std::int64
   o.seed = run.seed;
   o.mean = run.mean;
   o.std = run.std;
-  if (train && run.augment) {
-    if (run.dataset == "cifar10") o.augment = AugmentOptions::cifar10();
-    else if (run.dataset == "fashion-mnist") o.augment = AugmentOptions::fashion_mnist();
-    else o.augment = AugmentOptions::mnist();
+  if (train) {
+    o.augment = training_augment(run);
+    o.mix = training_mix(run);
   }
   return o;
 }
@@ -74,15 +73,21 @@ VitTraining::VitTraining(const VitRunConfig& run, const ImageDataset& train,
       loader_(train, train_loader_options(run, train)),
       loss_({-100, run.label_smoothing}),
       optimizer_(optim::make_param_groups(*model_, run.weight_decay), {run.lr}),
+      ema_(run.ema > 0 ? std::make_unique<optim::WithEma>(optimizer_, run.ema) : nullptr),
       schedule_(run.lr, std::min(run.warmup, run.epochs * loader_.batches_per_epoch() - 1),
                 run.epochs * loader_.batches_per_epoch(), run.min_lr),
-      trainer_(*model_, loader_, loss_, optimizer_, schedule_,
+      trainer_(*model_, loader_, loss_, ema_ ? static_cast<optim::Optimizer&>(*ema_) : optimizer_,
+               schedule_,
                with_run(std::move(options), run, "test")) {}
 
 optim::TrainSummary VitTraining::fit() {
   return trainer_.fit([this]() -> std::map<std::string, double> {
     const ClassifierEval e = evaluate_classifier(*model_, test_, run_);
-    return {{"accuracy", e.accuracy()}, {"loss", e.loss}};
+    if (!ema_) return {{"accuracy", e.accuracy()}, {"loss", e.loss}};
+    optim::AveragedWeights averaged(*model_, ema_->averages());
+    const ClassifierEval a = evaluate_classifier(*model_, test_, run_);
+    return {{"accuracy", a.accuracy()}, {"loss", a.loss}, {"raw_accuracy", e.accuracy()},
+            {"raw_loss", e.loss}};
   });
 }
 

@@ -12,6 +12,7 @@
 #include "nn/loss.h"
 #include "nn/vision_transformer.h"
 #include "optim/adam.h"
+#include "optim/ema.h"
 #include "optim/lr_schedule.h"
 #include "optim/trainer.h"
 
@@ -33,6 +34,10 @@ ClassifierEval evaluate_classifier(nn::VisionTransformer& model, const ImageData
 // shuffled and augmented by a DataLoader; cross-entropy with the run's label smoothing; AdamW with
 // weight decay on the weights only (not biases, norms, embeddings); warm-up + cosine; the test
 // accuracy and loss after every epoch. `run` holds the training set's normalisation already.
+// The recipe (vit_recipe.h): the loader's pixel ops and Mixup / CutMix (soft targets, which the
+// cross-entropy takes as probabilities), the model's drop path, and with run.ema > 0 the moving
+// average of the weights, which is what the epochs' test accuracy measures then (the weights
+// themselves: raw_accuracy).
 class VitTraining {
  public:
   // `train` and `test` must outlive this object. `options`: the run's files, budget, threads and
@@ -55,6 +60,7 @@ class VitTraining {
   DataLoader loader_;
   nn::CrossEntropyLoss loss_;
   optim::AdamW optimizer_;
+  std::unique_ptr<optim::WithEma> ema_;  // with run.ema > 0: AdamW, then the average
   optim::WarmupCosineLr schedule_;
   optim::Trainer trainer_;
 };

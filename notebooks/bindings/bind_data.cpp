@@ -142,7 +142,7 @@ void bind_images(py::module_& m) {
   m.def("channel_stats", &channel_stats, py::arg("data"));
 
   py::class_<AugmentOptions>(m, "AugmentOptions")
-      .def(py::init([](std::int64_t shift, bool flip) { return AugmentOptions{shift, flip}; }),
+      .def(py::init([](std::int64_t shift, bool flip) { return AugmentOptions::shift_flip(shift, flip); }),
            py::arg("max_shift") = 0, py::arg("horizontal_flip") = false)
       .def_readwrite("max_shift", &AugmentOptions::max_shift)
       .def_readwrite("horizontal_flip", &AugmentOptions::horizontal_flip);
@@ -150,7 +150,7 @@ void bind_images(py::module_& m) {
       .def(py::init([](std::int64_t batch_size, bool shuffle, bool drop_last, std::uint64_t seed,
                        std::vector<float> mean, std::vector<float> std, AugmentOptions augment) {
              return DataLoaderOptions{batch_size, shuffle, drop_last, seed, std::move(mean),
-                                      std::move(std), augment};
+                                      std::move(std), augment, MixOptions{}};
            }),
            py::arg("batch_size") = 64, py::arg("shuffle") = false, py::arg("drop_last") = false,
            py::arg("seed") = 0, py::arg("mean") = std::vector<float>{},

@@ -54,11 +54,13 @@ TEST_CASE("run configuration JSON: the presets' text is what checkpoints hold", 
   // Keys, values and their (sorted) order: a change here makes existing checkpoints unreadable
   // or their configurations differ from a new run's.
   CHECK(vit_preset("mnist-tiny").to_json() ==
-        R"({"augment":true,"batch_size":128,"class_names":[],"clip_norm":1.0,"dataset":"mnist",)"
-        R"("epochs":15,"label_smoothing":0.0,"lr":0.001,"mean":[],"min_lr":1e-05,"model":)"
-        R"({"channels":1,"depth":6,"dim":64,"heads":4,"image_size":28,"mlp_dim":128,)"
-        R"("num_classes":10,"patch":7},"preset":"mnist-tiny","seed":0,"std":[],"train_size":0,)"
-        R"("warmup":469,"weight_decay":0.05})");
+        R"({"augment":true,"batch_size":128,"class_names":[],"clip_norm":1.0,"crop_scale":0.0,)"
+        R"("cutmix":0.0,"dataset":"mnist","ema":0.0,"epochs":15,"erase":0.0,)"
+        R"("label_smoothing":0.0,"lr":0.001,"mean":[],"min_lr":1e-05,"mix_probability":1.0,)"
+        R"("mixup":0.0,"model":{"channels":1,"depth":6,"dim":64,"drop_path":0.0,"heads":4,)"
+        R"("image_size":28,"mlp_dim":128,"num_classes":10,"patch":7},"policy":"none",)"
+        R"("preset":"mnist-tiny","randaugment_magnitude":9,"randaugment_ops":2,"seed":0,)"
+        R"("std":[],"train_size":0,"warmup":469,"weight_decay":0.05})");
   CHECK(translate_preset("tiny").to_json() ==
         R"({"batch_size":32,"clip_norm":1.0,"corpus":{"seed":0,"test_fraction":0.1,)"
         R"("test_size":100,"train_size":2000,"valid_fraction":0.1,"valid_size":100},"epochs":2,)"
@@ -109,6 +111,37 @@ TEST_CASE("run configuration JSON: the image statistics must be those of pixels 
     j[key] = {value};
     CHECK_THROWS_WITH(VitRunConfig::from_json(j.dump()), Catch::Contains(message));
   }
+}
+
+TEST_CASE("run configuration JSON: a checkpoint from before drop path has none", "[apps][json]") {
+  nlohmann::json j = nlohmann::json::parse(vit_run().to_json());
+  j["model"].erase("drop_path");
+  CHECK(VitRunConfig::from_json(j.dump()).model.drop_path == 0.0);
+}
+
+TEST_CASE("run configuration JSON: a checkpoint from before the augmentation recipe has none of it",
+          "[apps][json]") {
+  // The text of mnist-tiny's configuration as checkpoints held it then.
+  const std::string before =
+      R"({"augment":true,"batch_size":128,"class_names":[],"clip_norm":1.0,"dataset":"mnist",)"
+      R"("epochs":15,"label_smoothing":0.0,"lr":0.001,"mean":[0.5],"min_lr":1e-05,"model":)"
+      R"({"channels":1,"depth":6,"dim":64,"heads":4,"image_size":28,"mlp_dim":128,)"
+      R"("num_classes":10,"patch":7},"preset":"mnist-tiny","seed":0,"std":[0.25],)"
+      R"("train_size":0,"warmup":469,"weight_decay":0.05})";
+  VitRunConfig tiny = vit_preset("mnist-tiny");
+  tiny.mean = {0.5f}, tiny.std = {0.25f};
+  CHECK(VitRunConfig::from_json(before).to_json() == tiny.to_json());
+  VitRunConfig run = vit_preset("cifar10-vit");
+  run.mean = {0.5f, 0.5f, 0.5f}, run.std = {0.25f, 0.25f, 0.25f};
+  CHECK(describe_recipe(run) == "shift 4, flip, randaugment 2x9; drop path 0.1");
+  run.mixup = 0.8, run.cutmix = 1.0, run.ema = 0.999;
+  CHECK(describe_recipe(VitRunConfig::from_json(run.to_json())) ==
+        "shift 4, flip, randaugment 2x9; mixup 0.8; cutmix 1; drop path 0.1; ema 0.999");
+  run.policy = "autoaugment";
+  CHECK_THROWS_WITH(run.validate(), Contains("'autoaugment' is not a policy"));
+  run.policy = "none";
+  run.ema = 1.0;
+  CHECK_THROWS_WITH(run.validate(), Contains("--ema must be in [0, 1)"));
 }
 
 TEST_CASE("run configuration JSON: errors name the field", "[apps][json]") {

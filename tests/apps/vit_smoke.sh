@@ -209,5 +209,17 @@ expect_error "t10k-images-idx3-ubyte: holds no images" eval --checkpoint "$ckpt"
 expect_error "--checkpoint is given twice" predict --checkpoint "$ckpt" --checkpoint "$ckpt" --index 0
 expect_error "no such file" predict --checkpoint "$ckpt" "$tmp/a,b.pgm"
 expect_error "Option" attention --checkpoint "$ckpt" --index 0 --no-such-flag
+# The augmentation picture and the recipe's flags.
+"$bin" augment --dataset mnist --data-dir "$data" --index 3 --out "$tmp/grid.svg" >"$tmp/augment.out" 2>&1 &&
+  grep -q "<image" "$tmp/grid.svg" && grep -q ">Equalize<" "$tmp/grid.svg" && pass "augment --out grid.svg" ||
+  failed "augment --out grid.svg: $(cat "$tmp/augment.out")"
+"$bin" augment --dataset mnist --data-dir "$data" --index 3 --out "$tmp/grid.png" >"$tmp/augment.out" 2>&1 &&
+  [[ $(head -c 4 "$tmp/grid.png" | tail -c 3) == PNG ]] && pass "augment --out grid.png" ||
+  failed "augment --out grid.png: $(cat "$tmp/augment.out")"
+expect_error "--out must end in .svg or .png" augment --dataset mnist --data-dir "$data" --out "$tmp/grid.txt"
+expect_error "--index 70000 is outside 0 .. 59999" augment --dataset mnist --data-dir "$data" --index 70000 --out "$tmp/g.svg"
+expect_error "'autoaugment' is not a policy" train --out "$tmp/bad" --data-dir "$data" --policy autoaugment
+expect_error "--drop-path must be in [0, 1)" train --out "$tmp/bad" --data-dir "$data" --drop-path 1
+expect_error "--ema must be in [0, 1)" train --out "$tmp/bad" --data-dir "$data" --ema 2
 if [[ $failures -eq 0 ]]; then echo "vit smoke test: all checks passed"; exit 0; fi
 echo "vit smoke test: $failures check(s) failed"; exit 1

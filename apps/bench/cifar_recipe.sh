@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# The cifar10-vit recipe: its whole schedule, or a short ablation of what each part adds, or the
+# data pipeline's share of a training step. Accuracy targets are measured here, never in CI.
+#
+#   bash apps/bench/cifar_recipe.sh full       the preset's schedule (resumable: rerun the same
+#                                              command after an interruption), then the test
+#                                              accuracy every 10 epochs and the total time
+#   bash apps/bench/cifar_recipe.sh ablation   short runs (EPOCHS, default 10) of the preset's
+#                                              model: its recipe built up part by part, then
+#                                              one change each (TrivialAugment, erasing,
+#                                              Mixup/CutMix, EMA)
+#   bash apps/bench/cifar_recipe.sh pipeline   ms a batch of the data pipeline with the recipe and
+#                                              without augmentation, beside ms a training step
+#   bash apps/bench/cifar_recipe.sh fashion    fashion-mnist with the same tools (FASHION_FLAGS)
+#   bash apps/bench/cifar_recipe.sh report RUN the accuracy every 10 epochs of a run's log.jsonl
+#
+# Environment: THREADS (default 2), OUT (default runs/cifar-recipe), BUILD_DIR (default build),
+# EPOCHS and TRAIN_SIZE (ablation: epochs and training images, default 10 and all), EXTRA (more
+# train flags for every run), CIFAR10_FROM (where data/fetch.sh copies CIFAR-10 from; default
+# ../shared/datasets/cifar10 — a JPEG-rebuilt copy: say so beside its figures).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+mode=${1:-}
+threads=${THREADS:-2}
+out=${OUT:-runs/cifar-recipe}
+build_dir=${BUILD_DIR:-build}
+vit=$build_dir/apps/uwaga-vit
+usage() { echo "usage: cifar_recipe.sh full | ablation | pipeline | fashion | report RUN_DIR" >&2; exit 2; }
+[[ -n $mode ]] || usage
+
+machine() {
+  echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores," \
+       "$threads threads; load average $(cut -d' ' -f1-3 /proc/loadavg); git $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes')"
+}
+
+# The accuracy after every 10th epoch (and the last), the best, and the time, from a log.jsonl.
+report() {
+  /usr/bin/python3 - "$1/log.jsonl" <<'PY'
+import json, sys
+epochs = [json.loads(l) for l in open(sys.argv[1]) if '"type":"epoch"' in l.replace(' ', '')]
+if not epochs:
+    sys.exit("no epoch finished yet in " + sys.argv[1])
+seconds = sum(e.get("seconds", 0) for e in epochs)
+last = epochs[-1]["epoch"]
+for e in epochs:
+    if e["epoch"] % 10 == 0 or e["epoch"] == last:
+        raw = f"  (weights without the average {100 * e['test_raw_accuracy']:.2f} %)" if "test_raw_accuracy" in e else ""
+        print(f"  epoch {e['epoch']:4d}: test accuracy {100 * e['test_accuracy']:.2f} %{raw}")
+best = max(epochs, key=lambda e: e["test_accuracy"])
+print(f"  best {100 * best['test_accuracy']:.2f} % at epoch {best['epoch']}; "
+      f"{len(epochs)} epochs logged, {seconds / 60:.1f} min of training")
+PY
+}
+
+cifar_data() {
+  [[ -f data/cache/cifar10/test_batch.bin ]] ||
+    bash data/fetch.sh cifar10 data/cache/cifar10 --from "${CIFAR10_FROM:-../shared/datasets/cifar10}" >&2
+}
+
+train() {  # train DIR FLAGS...: a run into DIR, resumed when DIR has a checkpoint
+  local dir=$1; shift
+  local resume=()
+  [[ -f $dir/checkpoint.safetensors ]] && resume=(--resume)
+  # shellcheck disable=SC2086
+  "$vit" train --out "$dir" "${resume[@]}" --threads "$threads" "$@" ${EXTRA:-} >"$dir.out" 2>&1 || {
+    echo "run $dir failed; the end of $dir.out:" >&2; tail -5 "$dir.out" >&2; return 1; }
+}
+
+mkdir -p "$out"
+case $mode in
+  full)
+    cifar_data
+    machine
+    echo "cifar10-vit, the whole schedule, into $out/cifar10-vit (CIFAR-10 from ${CIFAR10_FROM:-../shared/datasets/cifar10})"
+    train "$out/cifar10-vit" --preset cifar10-vit
+    grep -E "^test accuracy" "$out/cifar10-vit.out" || true
+    report "$out/cifar10-vit"
+    ;;
+  ablation)
+    cifar_data
+    machine
+    epochs=${EPOCHS:-10}
+    size=()
+    [[ -n ${TRAIN_SIZE:-} ]] && size=(--train-size "$TRAIN_SIZE")
+    base=(--preset cifar10-vit --epochs "$epochs" --warmup 390 "${size[@]}")
+    none=(--policy none --drop-path 0 --label-smoothing 0)
+    declare -A variants=(
+      [0-shift-flip]="${none[*]}"
+      [1-label-smoothing]="--policy none --drop-path 0"
+      [2-randaugment]="--drop-path 0"
+      [3-drop-path]=""
+      [4-trivialaugment]="--policy trivialaugment"
+      [5-erase]="--erase 0.25"
+      [6-mixup-cutmix]="--mixup 0.8 --cutmix 1.0"
+      [7-ema]="--ema 0.999"
+    )
+    echo "ablation: $epochs epochs each${TRAIN_SIZE:+, the first $TRAIN_SIZE training images}, the preset's model;" \
+         "rows 0-3 build its recipe up part by part (3 is the preset), rows 4-7 change one thing of it:"
+    for name in $(printf '%s\n' "${!variants[@]}" | sort); do
+      # shellcheck disable=SC2086
+      train "$out/ablation-$name" "${base[@]}" ${variants[$name]}
+      acc=$(grep -E "^test accuracy" "$out/ablation-$name.out" | sed 's/test accuracy: //')
+      printf '  %-20s %-40s %s\n' "$name" "${variants[$name]:-(the preset recipe)}" "$acc"
+    done
+    ;;
+  pipeline)
+    cifar_data
+    machine
+    "$vit" augment --time "${BATCHES:-20}" --preset cifar10-vit --threads "$threads"
+    # A training step on the same machine, with the recipe: ms a step from the progress log.
+    rm -rf "$out/pipeline-step"
+    train "$out/pipeline-step" --preset cifar10-vit --max-steps "${STEPS:-30}" --log-every 10 --train-size 5120
+    /usr/bin/python3 - "$out/pipeline-step/log.jsonl" <<'PY'
+import json, sys
+steps = [json.loads(l) for l in open(sys.argv[1]) if '"type":"step"' in l.replace(' ', '')]
+rate = steps[-1]["items_per_s"]  # images a second over the last log window (the data included)
+print(f"  a training step (128 images, data included): {128e3 / rate:.1f} ms ({rate:.0f} images/s)")
+PY
+    ;;
+  fashion)
+    [[ -f data/cache/fashion-mnist/t10k-labels-idx1-ubyte ]] || bash data/fetch.sh fashion-mnist data/cache/fashion-mnist >&2
+    machine
+    # shellcheck disable=SC2086
+    train "$out/fashion" --preset fashion-mnist ${FASHION_FLAGS:---policy trivialaugment --drop-path 0.1 --erase 0.25 --label-smoothing 0.1}
+    grep -E "^test accuracy" "$out/fashion.out" || true
+    report "$out/fashion"
+    ;;
+  report)
+    report "${2:?usage: cifar_recipe.sh report RUN_DIR}"
+    ;;
+  *) usage ;;
+esac
