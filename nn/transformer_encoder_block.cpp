@@ -21,13 +21,22 @@ TransformerEncoderBlock::TransformerEncoderBlock(const TransformerEncoderBlockOp
                                      MultiHeadAttentionOptions{.dim = o.dim, .heads = o.heads},
                                      gen));
   norm2 = register_module("norm2", std::make_shared<LayerNorm>(o.dim));
-  mlp = register_module("mlp", std::make_shared<MLP>(o.dim, o.mlp_dim, gen));
+  mlp = register_module("mlp", std::make_shared<MLP>(o.dim, o.mlp_dim, gen, o.gelu));
+}
+
+template <class Attention>
+Tensor TransformerEncoderBlock::residual_steps(const Tensor& z, Attention&& msa) {
+  // z is z_{ℓ−1}, z1 is z′_ℓ.
+  Tensor z1 = msa(norm1->forward(z)) + z;        // z′_ℓ = MSA(LN(z_{ℓ−1})) + z_{ℓ−1}
+  return mlp->forward(norm2->forward(z1)) + z1;  // z_ℓ  = MLP(LN(z′_ℓ)) + z′_ℓ
 }
 
 Tensor TransformerEncoderBlock::forward(const Tensor& z, const AttentionMask& mask) {
-  // z is z_{ℓ−1}, z1 is z′_ℓ.
-  Tensor z1 = attn->forward(norm1->forward(z), mask) + z;  // z′_ℓ = MSA(LN(z_{ℓ−1})) + z_{ℓ−1}
-  return mlp->forward(norm2->forward(z1)) + z1;            // z_ℓ  = MLP(LN(z′_ℓ)) + z′_ℓ
+  return residual_steps(z, [&](const Tensor& x) { return attn->forward(x, mask); });
+}
+
+Tensor TransformerEncoderBlock::forward_cached(const Tensor& z, Tensor& K, Tensor& V) {
+  return residual_steps(z, [&](const Tensor& x) { return attn->forward_cached(x, K, V); });
 }
 
 }  // namespace uwaga::nn

@@ -14,6 +14,7 @@ struct TransformerEncoderBlockOptions {
   std::int64_t dim = 0;      // D
   std::int64_t heads = 1;    // h; must divide D
   std::int64_t mlp_dim = 0;  // the MLP's hidden width
+  GeluApproximation gelu = GeluApproximation::none;  // the MLP's GELU (GPT-2: tanh)
 
   // Throws an Error naming the offending field when the options cannot work.
   void validate() const;
@@ -23,12 +24,21 @@ class TransformerEncoderBlock : public Module {
  public:
   TransformerEncoderBlock(const TransformerEncoderBlockOptions& options, Generator& gen);
   Tensor forward(const Tensor& z, const AttentionMask& mask = {});  // (B, N, D) -> (B, N, D)
+  // The same block for generation: the attention reads and extends the cached keys and values
+  // of the tokens before z (MultiHeadAttention::forward_cached). (B, n, D) -> (B, n, D).
+  Tensor forward_cached(const Tensor& z, Tensor& K, Tensor& V);
 
   const TransformerEncoderBlockOptions options;
   std::shared_ptr<LayerNorm> norm1;
   std::shared_ptr<MultiHeadAttention> attn;
   std::shared_ptr<LayerNorm> norm2;
   std::shared_ptr<MLP> mlp;
+
+ private:
+  // The block's two residual steps around an attention `msa` (LN(z) -> (B, N, D)): the one
+  // definition both forwards use.
+  template <class Attention>
+  Tensor residual_steps(const Tensor& z, Attention&& msa);
 };
 
 }  // namespace uwaga::nn
