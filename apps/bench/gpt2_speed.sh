@@ -44,13 +44,13 @@ bw=$($python apps/bench/gpt2_torch.py bandwidth | $python -c 'import json,sys; p
 weight_bytes=$($python -c 'V, C, D, L = 50257, 1024, 768, 12; print(4 * (V * D + L * (12 * D * D + 13 * D) + 2 * D + D))')
 bound=$(echo "$bw / $weight_bytes" | bc -l)
 printf 'copy bandwidth %.1f GB/s; %.0f MB of weights per token: at most %.1f tokens/s\n' \
-  "$(echo "$bw / 1e9" | bc -l)" "$(echo "$weight_bytes / 1e6" | bc -l)" "$bound"
+  "$(echo "$bw / 1000000000" | bc -l)" "$(echo "$weight_bytes / 1000000" | bc -l)" "$bound"
 echo "{\"tokenizer_mb_per_s\": $mbps, \"copy_bytes_per_s\": $bw, \"weight_bytes_per_token\": $weight_bytes, \"bound_tokens_per_s\": $bound, \"load\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)\", \"git\": \"$(git rev-parse --short HEAD)\"}" >"$out/summary.json"
 for threads in 1 2; do
   u=$("$bin" sample --checkpoint "$model/model.safetensors" --tokenizer "$tok" --prompt "Hello, my dog is a" \
         --tokens "$tokens" --temperature 0 --stats --threads "$threads" 2>&1 >/dev/null | tail -1)
   uw=$(echo "$u" | sed -E 's/.*: ([0-9.]+) tokens\/s.*/\1/')
-  p=$($python apps/bench/gpt2_torch.py decode "$model" --threads "$threads" --tokens "$tokens")
+  p=$(OMP_WAIT_POLICY=PASSIVE $python apps/bench/gpt2_torch.py decode "$model" --threads "$threads" --tokens "$tokens")
   pt=$(echo "$p" | $python -c 'import json,sys; print(json.load(sys.stdin)["tokens_per_s"])')
   printf '%d thread(s): uwaga %.2f tokens/s (%.0f %% of the bound), PyTorch %.2f tokens/s (uwaga / PyTorch %.2f)\n' \
     "$threads" "$uw" "$(echo "100 * $uw / $bound" | bc -l)" "$pt" "$(echo "$uw / $pt" | bc -l)"
