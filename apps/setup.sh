@@ -11,10 +11,11 @@ cd "$(dirname "$0")/.."
 required=(build-essential cmake pkg-config libopenblas-openmp-dev catch2 libcxxopts-dev
           zlib1g-dev libjpeg-dev nlohmann-json3-dev xz-utils curl)
 # For the Python bindings, the notebooks and their tests, for training across processes with
-# mpirun (CMake skips them when these are absent), and a browser for the attention explorer's test
-# (tests/apps/explorer_browser.sh, skipped without it).
+# mpirun (CMake skips them when these are absent), a browser for the attention explorer's test
+# (tests/apps/explorer_browser.sh, skipped without it) and gdb for the debugger's test
+# (tests/apps/walkthrough_gdb.sh, skipped without it).
 optional=(pybind11-dev python3-dev python3-numpy python3-matplotlib jupyter-nbconvert
-          python3-nbclient python3-ipykernel graphviz openmpi-bin libopenmpi-dev chromium
+          python3-nbclient python3-ipykernel graphviz openmpi-bin libopenmpi-dev chromium gdb
           ${UWAGA_EXTRA_PACKAGES:-})
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing_required=() missing_optional=()

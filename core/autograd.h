@@ -32,7 +32,7 @@ Tensor reduce_to(const Tensor& grad, const Shape& shape);
 // ---- a hook for profilers -------------------------------------------------------------------
 // An observer is told, on the thread running the backward pass, when each node's backward rule
 // starts and returns and when the engine has passed the rule's gradients on to the inputs (the
-// engine's own work). core/backward_timer.h is one. Unset (the default), the engine only tests
+// engine's own work). core/op_timer.h is one. Unset (the default), the engine only tests
 // a pointer per node.
 class BackwardObserver {
  public:

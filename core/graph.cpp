@@ -8,6 +8,7 @@ namespace uwaga {
 namespace {
 
 thread_local bool g_grad_enabled = true;
+RecordObserver* g_record_observer = nullptr;  // set by a profiler, never while recording
 // Node ids: creation order within a thread, unique across threads (the thread's serial number
 // in the high bits). A per-thread counter, because one counter shared by threads that build
 // graphs at once (optim::DataParallel's replicas) would bounce its cache line between the cores
@@ -20,6 +21,14 @@ std::size_t next_node_id() {
 }
 
 }  // namespace
+
+RecordObserver* set_record_observer(RecordObserver* observer) {
+  return std::exchange(g_record_observer, observer);
+}
+
+void forward_begins() {
+  if (g_record_observer) g_record_observer->forward_began();
+}
 
 bool grad_enabled() { return g_grad_enabled; }
 void set_grad_enabled(bool on) { g_grad_enabled = on; }
@@ -52,6 +61,7 @@ Tensor record(Tensor out, const char* op, std::vector<Tensor> inputs, BackwardFn
   node->out_shape = out.shape();
   node->out_dtype = out.dtype();
   node->id = next_node_id();
+  if (g_record_observer) g_record_observer->recorded(*node);
   out.impl().requires_grad = true;
   out.impl().grad_fn = std::move(node);
   return out;

@@ -59,4 +59,22 @@ bool needs_grad(const std::vector<Tensor>& inputs);
 Tensor record(Tensor out, const char* op, std::vector<Tensor> inputs, BackwardFn backward,
               std::vector<Tensor> saved = {});
 
+// ---- a hook for profilers -------------------------------------------------------------------
+// A record observer is told, on the thread recording the graph, when a forward pass begins and
+// each time an op records its node (core/op_timer.h times the ops this way). Unset (the
+// default), record() and forward_begins() only test a pointer.
+class RecordObserver {
+ public:
+  virtual ~RecordObserver() = default;
+  virtual void forward_began() = 0;
+  virtual void recorded(const Node& node) = 0;
+};
+
+// Installs `observer` for every thread (nullptr: none) and returns the one it replaces. Call it
+// while no graph is being recorded.
+RecordObserver* set_record_observer(RecordObserver* observer);
+
+// Whoever runs a forward pass (optim::DataParallel, for each micro-batch) calls this first.
+void forward_begins();
+
 }  // namespace uwaga

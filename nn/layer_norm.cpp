@@ -18,6 +18,8 @@ void layer_norm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, c
                         std::int64_t rows, std::int64_t d, double eps) {
   const T inv_d = T(1) / static_cast<T>(d);
   parallel_for(rows, rows * d > kParallelThreshold, [&](std::int64_t r0, std::int64_t r1) {
+    // First every row's μ and rstd, then every row's output: a row is a few vectors long, and
+    // its statistics are chains of dependent sums; independent rows side by side overlap them.
     for (std::int64_t r = r0; r < r1; ++r) {
       const T* xr = x + r * d;  // (d)
       T m = 0;
@@ -28,12 +30,15 @@ void layer_norm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, c
 #pragma omp simd reduction(+ : v)
       for (std::int64_t j = 0; j < d; ++j) v += (xr[j] - m) * (xr[j] - m);
       v *= inv_d;
-      const T s = T(1) / std::sqrt(v + static_cast<T>(eps));
+      mean[r] = m;
+      rstd[r] = T(1) / std::sqrt(v + static_cast<T>(eps));
+    }
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const T* xr = x + r * d;
+      const T m = mean[r], s = rstd[r];
       T* o = out + r * d;
 #pragma omp simd
       for (std::int64_t j = 0; j < d; ++j) o[j] = (xr[j] - m) * s * weight[j] + bias[j];
-      mean[r] = m;
-      rstd[r] = s;
     }
   });
 }
@@ -50,26 +55,39 @@ void layer_norm_backward(T* dx, T* dweight, T* dbias, const T* dout, const T* x,
   if (dx) {
     const T inv_d = T(1) / static_cast<T>(d);
     parallel_for(rows, rows * d > kParallelThreshold, [&](std::int64_t r0, std::int64_t r1) {
-      for (std::int64_t r = r0; r < r1; ++r) {
-        const T* xr = x + r * d;
-        const T* dy = dout + r * d;
-        const T m = mean[r], s = rstd[r];
-        T mean_dxhat = 0, mean_dxhat_xhat = 0;
-#pragma omp simd reduction(+ : mean_dxhat, mean_dxhat_xhat)
-        for (std::int64_t j = 0; j < d; ++j) {
-          const T xhat = (xr[j] - m) * s;
-          const T dxhat = dy[j] * weight[j];
-          mean_dxhat += dxhat;
-          mean_dxhat_xhat += dxhat * xhat;
+      // As in the forward pass, the rows' two means first (in blocks), then their dx.
+      constexpr std::int64_t kBlock = 64;
+      T mean_dxhat[kBlock], mean_dxhat_xhat[kBlock];
+      for (std::int64_t b0 = r0; b0 < r1; b0 += kBlock) {
+        const std::int64_t n = std::min(kBlock, r1 - b0);
+        for (std::int64_t i = 0; i < n; ++i) {
+          const std::int64_t r = b0 + i;
+          const T* xr = x + r * d;
+          const T* dy = dout + r * d;
+          const T m = mean[r], s = rstd[r];
+          T sum_dxhat = 0, sum_dxhat_xhat = 0;
+#pragma omp simd reduction(+ : sum_dxhat, sum_dxhat_xhat)
+          for (std::int64_t j = 0; j < d; ++j) {
+            const T xhat = (xr[j] - m) * s;
+            const T dxhat = dy[j] * weight[j];
+            sum_dxhat += dxhat;
+            sum_dxhat_xhat += dxhat * xhat;
+          }
+          mean_dxhat[i] = sum_dxhat * inv_d;
+          mean_dxhat_xhat[i] = sum_dxhat_xhat * inv_d;
         }
-        mean_dxhat *= inv_d;
-        mean_dxhat_xhat *= inv_d;
-        T* dxr = dx + r * d;
+        for (std::int64_t i = 0; i < n; ++i) {
+          const std::int64_t r = b0 + i;
+          const T* xr = x + r * d;
+          const T* dy = dout + r * d;
+          const T m = mean[r], s = rstd[r], a = mean_dxhat[i], b = mean_dxhat_xhat[i];
+          T* dxr = dx + r * d;
 #pragma omp simd
-        for (std::int64_t j = 0; j < d; ++j) {
-          const T xhat = (xr[j] - m) * s;
-          const T dxhat = dy[j] * weight[j];
-          dxr[j] = s * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
+          for (std::int64_t j = 0; j < d; ++j) {
+            const T xhat = (xr[j] - m) * s;
+            const T dxhat = dy[j] * weight[j];
+            dxr[j] = s * (dxhat - a - xhat * b);
+          }
         }
       }
     });

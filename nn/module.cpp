@@ -36,6 +36,12 @@ void Module::add_child(const std::string& name, std::shared_ptr<Module> module, 
          "part)");
   for (auto& [n, m] : children_)
     if (n == name) fail("register_module: '", name, "' is already registered");
+  // Each tensor carries its name from this module down, so a drawing of the graph (to_dot) or a
+  // debugger shows "blocks.0.attn.qkv.weight" rather than "weight". Modules are built from the
+  // leaves up, so the top module's registration sets the full names last.
+  const std::string prefix = name.empty() ? "" : name + ".";
+  for (auto& [n, t] : module->named_parameters()) t.set_name(prefix + n);
+  for (auto& [n, t] : module->named_buffers()) t.set_name(prefix + n);
   children_.emplace_back(name, std::move(module));
 }
 

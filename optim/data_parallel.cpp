@@ -141,6 +141,7 @@ StepResult DataParallel::gradient(const Batch& batch, const nn::Loss& loss,
     for (const RowRange& range : plan[t]) {
       const Batch part = batch.rows(range.begin, range.end);
       model.seed_dropout(dropout_seed + 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(range.begin + 1));
+      forward_begins();  // for a profiler timing the ops (core/op_timer.h)
       const Tensor output = model.forward_batch(part.inputs);
       const Tensor L_c = loss(output, part.targets);
       if (!L_c.defined() || L_c.numel() != 1)

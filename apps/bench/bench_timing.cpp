@@ -9,7 +9,7 @@
 #include <string>
 
 #include "core/blas_kernels.h"
-
+#include "core/op_timer.h"
 #include "core/threads.h"
 
 namespace uwaga::apps {
@@ -74,6 +74,28 @@ std::vector<double> time_calls(const std::function<void()>& fn, const BenchOptio
   }
   if (calls_per_repeat) *calls_per_repeat = calls;
   return per_call;
+}
+
+json time_ops(const std::function<void()>& train_step, int steps) {
+  OpTimer timer;
+  for (int s = 0; s < steps; ++s) train_step();
+  json ops = json::object();
+  double forward_ms = 0, backward_ms = 0;
+  for (const OpTimes& t : timer.table()) {
+    json row = {{"forward_ms", t.forward_s / steps * 1e3},
+                {"backward_ms", t.backward_s / steps * 1e3},
+                {"calls", t.calls / steps}};
+    if (t.forward_flops > 0 && t.forward_s > 0) {
+      row["forward_gflops"] = t.forward_flops / t.forward_s / 1e9;
+      if (t.backward_s > 0) row["backward_gflops"] = 2 * t.forward_flops / t.backward_s / 1e9;
+    } else if (t.forward_s > 0) {
+      row["forward_gbps"] = t.forward_bytes / t.forward_s / 1e9;
+    }
+    ops[t.op] = row;
+    forward_ms += t.forward_s / steps * 1e3;
+    backward_ms += t.backward_s / steps * 1e3;
+  }
+  return {{"ops", ops}, {"forward_ms", forward_ms}, {"backward_ms", backward_ms}};
 }
 
 }  // namespace uwaga::apps

@@ -19,7 +19,8 @@ struct BenchOptions {
   int repeats = 5;
   int steps = 0;              // calls per repeat; 0: as many as fill min_seconds
   double min_seconds = 0.25;  // length of one repeat when steps is 0
-  bool op_times = false;      // train: also the backward time of every op
+  bool op_times = false;      // train, gpt: also every op's forward and backward time
+  int op_steps = 20;          // … over this many more steps
   std::int64_t micro_batch = 16;  // train: images per forward/backward pass (0: a thread's share)
   std::uint64_t seed = 0;
   std::string model = "mnist-tiny";  // train, eval: a ViT; gpt, gpt-config: a uwaga-gpt preset
@@ -41,5 +42,11 @@ nlohmann::json header(const char* mode);
 std::vector<double> time_calls(const std::function<void()>& fn, const BenchOptions& o,
                                int* calls_per_repeat = nullptr,
                                std::vector<double>* cpu_per_call = nullptr);
+
+// `steps` more calls of a training step with every op's forward and backward timed (core/op_timer.h),
+// per step: {"ops": {op: {forward_ms, backward_ms, calls, forward_gflops and backward_gflops for
+// the products, forward_gbps for the rest}}, "forward_ms", "backward_ms"} (apps/bench/op_table.py
+// prints it as a table).
+nlohmann::json time_ops(const std::function<void()>& train_step, int steps);
 
 }  // namespace uwaga::apps

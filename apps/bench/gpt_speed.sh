@@ -7,8 +7,10 @@
 # rounds. Target: uwaga at least 2x PyTorch on every preset.
 #   bash apps/bench/gpt_speed.sh                                  the measurement (about 7 minutes)
 #   ROUNDS=2 WARMUP=1 REPEATS=1 STEPS=2 bash apps/bench/gpt_speed.sh    a quick check
-# Environment: ROUNDS (4), PRESETS ("shakespeare-tiny shakespeare-small"), THREADS (2: uwaga
-#   --threads, torch.set_num_threads), WARMUP (2), REPEATS (3), STEPS (5, per repeat),
+# Environment: ROUNDS (4), PRESETS ("shakespeare-tiny shakespeare-small"), THREADS (2; a list such
+#   as "1 2 16" measures each: uwaga --threads, torch.set_num_threads), WARMUP (2), REPEATS (3),
+#   STEPS (5, per repeat), PYTHON (the interpreter with PyTorch; /usr/bin/python3, Debian's 1.13),
+#   BF16 (0; 1: PyTorch under bfloat16 autocast as well, gpt_torch.py --bf16),
 #   COMPILE (0; 1: PyTorch with --compile as well, where it has torch.compile), BUILD_DIR
 #   (build-bench; uwaga-bench must be built: bash apps/bench/run.sh builds it), OUT (default
 #   runs/gpt-speed/<date>-<time>, git-ignored), UWAGA_SPINCOUNT (10000).
@@ -18,17 +20,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=${BUILD_DIR:-build-bench}/apps/uwaga-bench
-python=/usr/bin/python3
+python=${PYTHON:-/usr/bin/python3}
 torch_script=apps/bench/gpt_torch.py
 rounds=${ROUNDS:-4}
-threads=${THREADS:-2}
+threads_list=${THREADS:-2}
 presets=${PRESETS:-"shakespeare-tiny shakespeare-small"}
 timing=(--warmup "${WARMUP:-2}" --repeats "${REPEATS:-3}" --steps "${STEPS:-5}")
 out=${OUT:-runs/gpt-speed/$(date +%Y-%m-%d-%H%M)}
 # How idle OpenMP threads wait, as in run.sh: uwaga as its apps run on an idle machine (a short
 # spin, then sleep), PyTorch with OMP_WAIT_POLICY=PASSIVE (its best setting on a loaded machine).
-uwaga_env=(env -u OMP_WAIT_POLICY GOMP_SPINCOUNT=${UWAGA_SPINCOUNT:-10000} OMP_NUM_THREADS=$threads)
-torch_env=(env OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=$threads)
+uwaga_env=(env -u OMP_WAIT_POLICY GOMP_SPINCOUNT=${UWAGA_SPINCOUNT:-10000})
+torch_env=(env OMP_WAIT_POLICY=PASSIVE)
 unset UWAGA_NUM_THREADS
 
 die() { echo "gpt_speed.sh: $*" >&2; exit 2; }
@@ -36,43 +38,48 @@ source apps/bench/bench_lib.sh
 bench_start "$out"
 
 cat >"$out/meta.json" <<EOF
-{$(machine_fields), "threads": $threads,
+{$(machine_fields), "threads": "$threads_list",
  "rounds": $rounds, "timing": "${timing[*]}", "compile": ${COMPILE:-0}}
 EOF
-echo "gpt_speed.sh: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $threads threads, $rounds rounds; results in $out" >&2
+echo "gpt_speed.sh: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), threads $threads_list, $rounds rounds; results in $out" >&2
 
 for preset in $presets; do
   "$bin" --mode gpt-config --model "$preset" >"$out/$preset.json" || die "uwaga-bench --mode gpt-config --model $preset failed"
 done
 
-# measure IMPL PRESET ROUND: one process; its JSON line goes to raw.jsonl with the round and the
-# load average when it started.
+# measure IMPL PRESET THREADS ROUND: one process; its JSON line goes to raw.jsonl with the round,
+# the threads and the load average when it started.
 measure() {
-  local impl=$1 preset=$2 round=$3 cmd
+  local impl=$1 preset=$2 threads=$3 round=$4 cmd
   case $impl in
-    uwaga) cmd=("${uwaga_env[@]}" "$bin" --mode gpt --model "$preset") ;;
-    torch) cmd=("${torch_env[@]}" "$python" "$torch_script" --config "$out/$preset.json") ;;
-    torch-compile) cmd=("${torch_env[@]}" "$python" "$torch_script" --config "$out/$preset.json"
-                        --compile --impl torch-compile) ;;
+    uwaga) cmd=("${uwaga_env[@]}" OMP_NUM_THREADS=$threads "$bin" --mode gpt --model "$preset") ;;
+    torch) cmd=("${torch_env[@]}" OMP_NUM_THREADS=$threads "$python" "$torch_script" --config "$out/$preset.json") ;;
+    torch-compile) cmd=("${torch_env[@]}" OMP_NUM_THREADS=$threads "$python" "$torch_script"
+                        --config "$out/$preset.json" --compile --impl torch-compile) ;;
+    torch-bf16) cmd=("${torch_env[@]}" OMP_NUM_THREADS=$threads "$python" "$torch_script"
+                     --config "$out/$preset.json" --bf16 --impl torch-bf16) ;;
   esac
   local load
   load=$(cut -d' ' -f1 /proc/loadavg)
   "${cmd[@]}" --threads "$threads" "${timing[@]}" >"$tmp/out" 2>"$tmp/err" ||
     { cat "$tmp/err" >&2; die "failed: ${cmd[*]} --threads $threads ${timing[*]}"; }
-  sed "s/^{/{\"round\": $round, \"loadavg\": $load, /" "$tmp/out" >>"$raw"
+  sed "s/^{/{\"round\": $round, \"loadavg\": $load, \"threads_asked\": $threads, /" "$tmp/out" >>"$raw"
   $python -c 'import json, sys; print(round(json.load(sys.stdin)["median_tokens_per_s"]))' <"$tmp/out"
 }
 
 impls=(uwaga torch)
 [[ ${COMPILE:-0} == 1 ]] && impls+=(torch-compile)
-echo "round  preset              tokens/s: ${impls[*]}"
+[[ ${BF16:-0} == 1 ]] && impls+=(torch-bf16)
+echo "round  preset              threads  tokens/s: ${impls[*]}"
 for ((round = 1; round <= rounds; ++round)); do
   for preset in $presets; do
-    order=("${impls[@]}")
-    ((round % 2)) || order=("${impls[@]:1}" uwaga)  # even rounds: PyTorch first
-    line=""
-    for impl in "${order[@]}"; do line+=" $impl $(measure "$impl" "$preset" "$round")"; done
-    printf '%-6s %-19s%s\n' "$round" "$preset" "$line"
+    for threads in $threads_list; do
+      order=("${impls[@]}")
+      ((round % 2)) || order=("${impls[@]:1}" uwaga)  # even rounds: PyTorch first
+      line=""
+      for impl in "${order[@]}"; do line+=" $impl $(measure "$impl" "$preset" "$threads" "$round")"; done
+      printf '%-6s %-19s %7s%s\n' "$round" "$preset" "$threads" "$line"
+    done
   done
 done
 
@@ -82,10 +89,10 @@ import json, statistics, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 pooled, params, notes = {}, {}, {}
 for j in lines:
-    pooled.setdefault((j["model"], j["impl"]), []).extend(j["tokens_per_s"])
+    pooled.setdefault((j["model"], j["threads_asked"], j["impl"]), []).extend(j["tokens_per_s"])
     params.setdefault(j["model"], {})[j["impl"]] = j["parameters"]
     if j["impl"] != "uwaga":
-        notes[j["impl"]] = f'PyTorch {j["torch_version"]}, attention {j["attention"]}, compile {j["compile"]}'
+        notes[j["impl"]] = f'PyTorch {j["torch_version"]}, attention {j["attention"]}, compile {j["compile"]}, bf16 {j.get("bf16", False)}'
 met = True
 print()
 for impl, note in notes.items():
@@ -93,13 +100,16 @@ for impl, note in notes.items():
 for model in dict.fromkeys(j["model"] for j in lines):
     if len(set(params[model].values())) != 1:
         sys.exit(f"gpt_speed.sh: {model}: the two sides' models differ: parameters {params[model]}")
-    u = statistics.median(pooled[(model, "uwaga")])
-    row = f"{model:19s} {params[model]['uwaga']:>9,} parameters  uwaga {u:8.0f} tokens/s"
-    for impl in (i for (m, i) in pooled if m == model and i != "uwaga"):
-        t = statistics.median(pooled[(model, impl)])
-        ok = u >= 2 * t
-        met &= ok
-        row += f"  {impl} {t:8.0f}  ratio {u / t:.2f}x ({'met' if ok else 'NOT MET'}: >= 2x)"
-    print(row)
+    for threads in sorted({t for (m, t, i) in pooled if m == model}):
+        u = statistics.median(pooled[(model, threads, "uwaga")])
+        row = f"{model:19s} {params[model]['uwaga']:>9,} parameters {threads:3d} threads  uwaga {u:8.0f} tokens/s"
+        for impl in sorted(i for (m, t, i) in pooled if m == model and t == threads and i != "uwaga"):
+            o = statistics.median(pooled[(model, threads, impl)])
+            row += f"  {impl} {o:8.0f}  ratio {u / o:.2f}x"
+            if impl == "torch":
+                ok = u >= 2 * o
+                met &= ok
+                row += f" ({'met' if ok else 'NOT MET'}: >= 2x)"
+        print(row)
 sys.exit(0 if met else 1)
 EOF

@@ -114,7 +114,19 @@ json bench_gpt(const std::string& preset, std::int64_t micro_batch, const BenchO
   j["tokens_per_s"] = tokens_per_s;
   j["median_tokens_per_s"] = median(tokens_per_s);
   j["tokens_per_cpu_s"] = tokens_per_cpu_s;
+  // Multiply-adds ×2 of one window's forward pass, counted as VitBackboneOptions::forward_flops
+  // counts a ViT's (the attention over the whole T × T square; the causal mask skips none of the
+  // products uwaga or PyTorch's reference computes), then forward + backward ≈ 3 forwards.
+  const nn::GptConfig& m = run.model;
+  const std::int64_t T = m.context, D = m.dim;
+  const std::int64_t per_block = 2 * T * D * 3 * D + 2 * 2 * T * T * D + 2 * T * D * D +
+                                 2 * 2 * T * D * m.mlp_dim;
+  const double flops_per_token =
+      3.0 * static_cast<double>(m.layers * per_block + 2 * T * D * m.vocab) / static_cast<double>(T);
+  j["flops_per_token"] = flops_per_token;
+  j["effective_gflops"] = median(tokens_per_s) * flops_per_token / 1e9;
   j["phase_ms"] = {{"gradient", timed(gradient_s)}, {"optimizer", timed(update_s)}};
+  if (o.op_times) j["op_times"] = time_ops(train_step, o.op_steps);
   j["checksum"] = sink;
   j["parameters"] = model.num_parameters();
   j["rss_before_model_kb"] = rss_before_model;

@@ -35,7 +35,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_timing import (adamw, choose_attention, compile_model, header,  # noqa: E402
-                          peak_rss_kb, time_calls)
+                          mixed_precision, peak_rss_kb, time_calls)
 from vit_torch import param_groups  # noqa: E402  (optim::make_param_groups' rule)
 
 SCRIPT = "gpt_torch.py"
@@ -165,7 +165,8 @@ def bench_train(args):
     def train_step():
         opt.zero_grad(set_to_none=True)
         t0 = time.perf_counter()
-        loss = loss_of(run, *get_batch())
+        with mixed_precision(args.bf16):
+            loss = loss_of(run, *get_batch())
         t1 = time.perf_counter()
         loss.backward()
         t2 = time.perf_counter()
@@ -188,7 +189,7 @@ def bench_train(args):
                phase_ms={k: statistics.median(v[args.warmup:]) * 1e3 for k, v in phases.items()},
                checksum=sink[0], parameters=sum(p.numel() for p in model.parameters()),
                rss_before_model_kb=rss_before_model, peak_rss_kb=peak_rss_kb(), script=SCRIPT,
-               attention=attention, sdpa=use_sdpa, compile=compile_state,
+               attention=attention, sdpa=use_sdpa, compile=compile_state, bf16=args.bf16,
                adamw="AdamW(fused=False)" if fused_arg else "AdamW (this PyTorch has no fused argument)")
     return out
 
@@ -202,6 +203,8 @@ def main():
     p.add_argument("--steps", type=int, default=0, help="steps per repeat (0: enough for --min-seconds)")
     p.add_argument("--min-seconds", type=float, default=0.25)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--bf16", action="store_true",
+                   help="the forward pass under torch.autocast('cpu', dtype=torch.bfloat16)")
     p.add_argument("--compile", action="store_true", help="torch.compile the model (eager where unavailable)")
     p.add_argument("--compile-mode", default=None, help="torch.compile's mode, e.g. max-autotune")
     p.add_argument("--attention", default="auto", choices=["auto", "sdpa", "written"],

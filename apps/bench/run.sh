@@ -236,7 +236,7 @@ if [[ ${PROFILE:-1} == 1 ]]; then
   fi
   {
     echo
-    echo "## 5. Backward time per op, ms per step, 1 and $max_threads threads (the engine's timers, uwaga-bench --op-times)"
+    echo "## 5. Time per op (forward + backward), ms per step, 1 and $max_threads threads (uwaga-bench --op-times; apps/bench/op_table.py splits it)"
     echo "# Summed over the threads (each runs a replica on its share of the batch): an op whose total"
     echo "# grows with the thread count is one that runs slower when both cores are busy. 'ratio' = 1 thread / N threads."
     echo
@@ -246,7 +246,8 @@ if [[ ${PROFILE:-1} == 1 ]]; then
     done | $python -c '
 import json, sys
 runs = [json.loads(line) for line in sys.stdin]
-lo, hi = runs[0]["backward_ms_per_step_by_op"], runs[-1]["backward_ms_per_step_by_op"]
+lo = {op: r["forward_ms"] + r["backward_ms"] for op, r in runs[0]["op_times"]["ops"].items()}
+hi = {op: r["forward_ms"] + r["backward_ms"] for op, r in runs[-1]["op_times"]["ops"].items()}
 t_lo, t_hi = runs[0]["threads"], runs[-1]["threads"]
 print("%-24s %2d thread  %2d threads  ratio" % ("op", t_lo, t_hi))
 for op in sorted(lo, key=lambda o: -lo[o]):

@@ -55,6 +55,15 @@ def time_calls(fn, args, cpu_per_call=None):
     return per_call, calls
 
 
+def mixed_precision(enabled):
+    """The forward pass under bfloat16 autocast on the CPU (what a PyTorch user with AVX-512 BF16
+    or AMX may switch on: matrix products in bf16, reductions and the loss in float32), or a no-op
+    context when not enabled. The backward pass follows the forward's dtypes by itself."""
+    if not enabled:
+        return torch.autocast("cpu", enabled=False)
+    return torch.autocast("cpu", dtype=torch.bfloat16)
+
+
 def say(script, message):
     print(f"{script}: {message}", file=sys.stderr, flush=True)
 

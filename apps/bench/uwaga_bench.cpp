@@ -32,7 +32,6 @@
 #include "apps/common/thread_policy.h"
 #include "apps/gpt/gpt_training.h"
 #include "apps/translate/translate_training.h"
-#include "core/backward_timer.h"
 #include "core/uwaga.h"
 #include "nn/cross_entropy.h"
 #include "nn/gelu.h"
@@ -131,14 +130,7 @@ json bench_train(const BenchOptions& o) {
   j["flops_per_image"] = flops_per_image;
   j["effective_gflops"] = median(images_per_s) * flops_per_image / 1e9;
   j["phase_ms"] = {{"gradient", timed(gradient_s)}, {"optimizer", timed(update_s)}};
-  if (o.op_times) {  // a few more steps with the engine timing every backward rule
-    BackwardTimer timer;
-    const int steps = 20;
-    for (int s = 0; s < steps; ++s) train_step();
-    json ops = json::object();
-    for (auto& [op, seconds] : timer.times()) ops[op] = seconds / steps * 1e3;
-    j["backward_ms_per_step_by_op"] = ops;
-  }
+  if (o.op_times) j["op_times"] = time_ops(train_step, o.op_steps);
   j["parameters"] = model.num_parameters();
   j["rss_before_model_kb"] = rss_before_model;
   j["peak_rss_kb"] = peak_rss_kb();
@@ -320,8 +312,9 @@ int run(int argc, char** argv) {
       ("repeats", "timed repeats (the median is reported)", cxxopts::value<int>()->default_value("5"))
       ("steps", "calls per repeat (0: enough for --min-seconds)", cxxopts::value<int>()->default_value("0"))
       ("min-seconds", "length of a repeat when --steps is 0", cxxopts::value<double>()->default_value("0.25"))
-      ("op-times", "train: then 20 steps timing each op's backward rule (ms per step by op, "
-       "summed over threads)")
+      ("op-times", "train, gpt: then --op-steps steps timing each op's forward and backward (ms per "
+       "step by op, summed over threads)")
+      ("op-steps", "steps timed by --op-times", cxxopts::value<int>()->default_value("20"))
       ("micro-batch", "train: images per forward/backward pass, per thread (0: a thread's whole "
        "share of the batch)", cxxopts::value<std::int64_t>()->default_value("16"))
       ("op", "micro: any of mha, layernorm, gelu, xent", cxxopts::value<std::vector<std::string>>()->default_value(
@@ -352,6 +345,8 @@ int run(int argc, char** argv) {
   o.steps = args["steps"].as<int>();
   o.min_seconds = args["min-seconds"].as<double>();
   o.op_times = args.count("op-times") > 0;
+  o.op_steps = args["op-steps"].as<int>();
+  if (o.op_steps < 1) fail("--op-steps must be >= 1, got ", o.op_steps);
   o.micro_batch = args["micro-batch"].as<std::int64_t>();
   if (o.micro_batch < 0) fail("--micro-batch must be >= 0, got ", o.micro_batch);
   o.seed = args["seed"].as<std::uint64_t>();

@@ -12,13 +12,16 @@
 #   (3), WARMUP (2), REPEATS (3), MIN_SECONDS (1.0: the length of one repeat), COMPILE (0; 1: PyTorch
 #   with --compile as well, where it has torch.compile), BUILD_DIR (build-bench; uwaga-bench must be
 #   built: bash apps/bench/run.sh builds it), OUT (default runs/vit-speed/<date>-<time>,
-#   git-ignored), UWAGA_SPINCOUNT (10000), TORCH_WAIT (GOMP_SPINCOUNT=10000).
+#   git-ignored), UWAGA_SPINCOUNT (10000), TORCH_WAIT (GOMP_SPINCOUNT=10000), PYTHON (the
+#   interpreter with PyTorch; /usr/bin/python3, Debian's 1.13), BF16 (0; 1: PyTorch under bfloat16
+#   autocast as a third column, vit_torch2.py --bf16).
 # Writes OUT/raw.jsonl (each process's JSON line with its round and load average) and
-# OUT/meta.json. Exit status 0 when uwaga is at least 2x PyTorch everywhere, 1 when not, 2 on errors.
+# OUT/meta.json. The table also gives uwaga's speed-up over its smallest thread count. Exit status 0
+# when uwaga is at least 2x PyTorch float32 everywhere, 1 when not, 2 on errors.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=${BUILD_DIR:-build-bench}/apps/uwaga-bench
-python=/usr/bin/python3
+python=${PYTHON:-/usr/bin/python3}
 rounds=${ROUNDS:-3}
 models=${MODELS:-"mnist-tiny cifar10-small vit-d192"}
 batches=${BATCHES:-128}
@@ -52,6 +55,8 @@ measure() {
     torch) cmd=("${torch_env[@]}" OMP_NUM_THREADS=$t "$python" apps/bench/vit_torch2.py) ;;
     torch-compile) cmd=("${torch_env[@]}" OMP_NUM_THREADS=$t "$python" apps/bench/vit_torch2.py
                         --compile --impl torch-compile) ;;
+    torch-bf16) cmd=("${torch_env[@]}" OMP_NUM_THREADS=$t "$python" apps/bench/vit_torch2.py
+                     --bf16 --impl torch-bf16) ;;
   esac
   local load
   load=$(cut -d' ' -f1 /proc/loadavg)
@@ -63,6 +68,7 @@ measure() {
 
 impls=(uwaga torch)
 [[ ${COMPILE:-0} == 1 ]] && impls+=(torch-compile)
+[[ ${BF16:-0} == 1 ]] && impls+=(torch-bf16)
 echo "round  model          batch threads  images/s: ${impls[*]}"
 for ((round = 1; round <= rounds; ++round)); do
   for model in $models; do
@@ -93,17 +99,21 @@ for j in lines:
 for impl, note in notes.items():
     print(f"{impl}: {note}")
 met = True
-print(f"\n{'model':14s} {'batch':>5s} {'threads':>7s} {'uwaga':>9s}  others (images/s, ratio)   uwaga vs batch 128")
+print(f"\n{'model':14s} {'batch':>5s} {'threads':>7s} {'uwaga':>9s}  others (images/s, ratio)   uwaga vs batch 128, vs fewest threads")
+fewest = min(k[2] for k in pooled)
 for (model, batch, t, impl) in sorted(k for k in pooled if k[3] == "uwaga"):
     u = statistics.median(pooled[(model, batch, t, "uwaga")])
     row = f"{model:14s} {batch:5d} {t:7d} {u:9.0f} "
     for other in sorted({k[3] for k in pooled} - {"uwaga"}):
         if (model, batch, t, other) in pooled:
             o = statistics.median(pooled[(model, batch, t, other)])
-            met &= u >= 2 * o
+            if other == "torch":
+                met &= u >= 2 * o
             row += f"  {other} {o:7.0f} {u / o:5.2f}x"
     if batch != 128 and (model, 128, t, "uwaga") in pooled:
         row += f"   {u / statistics.median(pooled[(model, 128, t, 'uwaga')]):.2f}x"
+    if t != fewest and (model, batch, fewest, "uwaga") in pooled:
+        row += f"   {u / statistics.median(pooled[(model, batch, fewest, 'uwaga')]):.2f}x over {fewest} thread(s)"
     print(row)
 sys.exit(0 if met else 1)
 EOF

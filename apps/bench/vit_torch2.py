@@ -35,7 +35,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_timing import (adamw, choose_attention, compile_model, header,  # noqa: E402
-                          peak_rss_kb, time_calls)
+                          mixed_precision, peak_rss_kb, time_calls)
 import vit_torch  # noqa: E402
 
 
@@ -139,7 +139,8 @@ def bench_train(args):
         step[0] += 1
         opt.zero_grad(set_to_none=True)
         t0 = time.perf_counter()
-        loss = F.cross_entropy(run(images), labels)
+        with mixed_precision(args.bf16):
+            loss = F.cross_entropy(run(images), labels)
         t1 = time.perf_counter()
         loss.backward()
         t2 = time.perf_counter()
@@ -164,7 +165,7 @@ def bench_train(args):
                rss_before_model_kb=rss_before_model, peak_rss_kb=peak_rss_kb(),
                script="vit_torch2.py", model=args.model, tokens=c.tokens(), dim=c.dim, depth=c.depth,
                heads=c.heads, mlp_dim=c.mlp_dim, attention=attention, sdpa=use_sdpa,
-               compile=compile_state, patch_embed=args.patch_embed,
+               compile=compile_state, bf16=args.bf16, patch_embed=args.patch_embed,
                adamw="AdamW(fused=False)" if fused_arg else "AdamW (this PyTorch has no fused argument)")
     return out
 
@@ -180,6 +181,8 @@ def main():
     p.add_argument("--steps", type=int, default=0, help="steps per repeat (0: enough for --min-seconds)")
     p.add_argument("--min-seconds", type=float, default=0.25)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--bf16", action="store_true",
+                   help="the forward pass under torch.autocast('cpu', dtype=torch.bfloat16)")
     p.add_argument("--compile", action="store_true", help="torch.compile the model (eager where unavailable)")
     p.add_argument("--compile-mode", default=None, help="torch.compile's mode, e.g. max-autotune")
     p.add_argument("--attention", default="auto", choices=["auto", "sdpa", "written"],

@@ -16,8 +16,8 @@
 #include "apps/common/attention_explorer.h"
 #include "apps/common/command_line.h"
 #include "apps/common/printable_text.h"
-#include "apps/common/processes.h"
 #include "apps/common/token_attention_svg.h"
+#include "apps/common/train_command.h"
 #include "apps/common/training_flags.h"
 #include "apps/gpt/gpt_checkpoint.h"
 #include "apps/gpt/gpt_tokens.h"
@@ -72,30 +72,6 @@ CharCorpus load_corpus(GptRunConfig& run, bool new_run) {
   run.vocab = corpus.vocab;
   run.model.vocab = corpus.vocab.size();
   return corpus;
-}
-
-void print_summary(const nn::Gpt& model, const GptRunConfig& run, const CharCorpus& corpus,
-                   std::int64_t warmup, const optim::DataParallelOptions& parallel) {
-  const auto& m = run.model;
-  std::printf("uwaga-gpt: %s\n", run.preset.empty() ? "custom" : run.preset.c_str());
-  std::printf("  model     %lld blocks, dim %lld, heads %lld, mlp %lld, context %lld, dropout %g%s\n",
-              (long long)m.layers, (long long)m.dim, (long long)m.heads, (long long)m.mlp_dim,
-              (long long)m.context, m.dropout, m.tie_weights ? ", tied head" : "");
-  std::printf("  params    %lld\n", (long long)model.num_parameters());
-  if (reads_characters(run))
-    std::printf("  data      %s: %zu training, %zu validation characters, %lld distinct\n",
-                run.text.c_str(), corpus.train.size(), corpus.valid.size(), (long long)m.vocab);
-  else
-    std::printf("  data      %s: %zu training, %zu validation tokens of a %s vocabulary of %lld\n",
-                run.text.c_str(), corpus.train.size(), corpus.valid.size(), run.tokenizer.c_str(),
-                (long long)m.vocab);
-  std::printf("  optimiser AdamW lr %g (warm-up %lld steps, cosine to %g), weight decay %g, "
-              "batch %lld windows, %lld epochs of %lld steps, clip %g, seed %llu\n",
-              run.lr, (long long)warmup, run.min_lr, run.weight_decay, (long long)run.batch_size,
-              (long long)run.epochs, (long long)run.steps_per_epoch, run.clip_norm,
-              (unsigned long long)run.seed);
-  print_replicas(parallel, "windows");
-  std::fflush(stdout);
 }
 
 // The ids of --prompt; fails naming the characters the model never saw.
@@ -165,63 +141,107 @@ void prompt_flags(cxxopts::Options& o, const char* out) {
   add_threads_option(o, "1");
 }
 
+// uwaga-gpt's part of `train` (apps/common/train_command.h): a character-level GPT on a text.
+class GptTrain : public TrainProgram {
+ public:
+  TrainModeText text() const override {
+    return {"uwaga-gpt", "Train a GPT on a text, on its characters or (--tokenizer bpe:N) on byte-pair tokens.",
+            "shakespeare-tiny, shakespeare-small or smoke", "shakespeare-tiny", "windows",
+            "initialisation, windows and dropout", true, kGptMicroBatch, "windows"};
+  }
+
+  void add_flags(cxxopts::Options& o) const override {
+    o.add_options()
+        ("text", "the text file (default: data/cache/tinyshakespeare/input.txt)", value<std::string>())
+        ("context", "window length T: characters the model reads", value<std::int64_t>())
+        ("dim", "model width D", value<std::int64_t>())
+        ("layers", "transformer blocks", value<std::int64_t>())
+        ("heads", "attention heads h (must divide D)", value<std::int64_t>())
+        ("mlp-dim", "hidden width of the MLPs", value<std::int64_t>())
+        ("dropout", "dropout on the embeddings, in [0, 1)", value<double>())
+        ("tie-weights", "the output head reuses the token embedding table")
+        ("tokenizer", "char (one token per character) or bpe:N (a byte-level BPE of N merges "
+                      "learned from the training text)", value<std::string>())
+        ("steps-per-epoch", "batches of random windows per epoch", value<std::int64_t>())
+        ("eval-windows", "validation windows scored after each epoch (0: all)", value<std::int64_t>());
+  }
+
+  RunSettings set_up(const cxxopts::ParseResult& r, const TrainingOutput& output) override {
+    run_ = new_or_resumed_run(r, output, read_gpt_run_config, gpt_preset, apply_overrides);
+    run_.validate();  // the model's fields are checked before the text is read
+    corpus_ = load_corpus(run_, !output.resume);
+    return {run_.to_json(), 0};
+  }
+
+  void start(optim::TrainerOptions options) override {
+    training_ = std::make_unique<GptTraining>(run_, corpus_, std::move(options));
+  }
+
+  void print_summary(const optim::DataParallelOptions& parallel) override {
+    const auto& m = run_.model;
+    std::printf("uwaga-gpt: %s\n", run_.preset.empty() ? "custom" : run_.preset.c_str());
+    std::printf("  model     %lld blocks, dim %lld, heads %lld, mlp %lld, context %lld, dropout %g%s\n",
+                (long long)m.layers, (long long)m.dim, (long long)m.heads, (long long)m.mlp_dim,
+                (long long)m.context, m.dropout, m.tie_weights ? ", tied head" : "");
+    std::printf("  params    %lld\n", (long long)training_->model().num_parameters());
+    if (reads_characters(run_))
+      std::printf("  data      %s: %zu training, %zu validation characters, %lld distinct\n",
+                  run_.text.c_str(), corpus_.train.size(), corpus_.valid.size(), (long long)m.vocab);
+    else
+      std::printf("  data      %s: %zu training, %zu validation tokens of a %s vocabulary of %lld\n",
+                  run_.text.c_str(), corpus_.train.size(), corpus_.valid.size(),
+                  run_.tokenizer.c_str(), (long long)m.vocab);
+    std::printf("  optimiser AdamW lr %g (warm-up %lld steps, cosine to %g), weight decay %g, "
+                "batch %lld windows, %lld epochs of %lld steps, clip %g, seed %llu\n",
+                run_.lr, (long long)training_->warmup(), run_.min_lr, run_.weight_decay,
+                (long long)run_.batch_size, (long long)run_.epochs,
+                (long long)run_.steps_per_epoch, run_.clip_norm, (unsigned long long)run_.seed);
+    print_replicas(parallel, "windows");
+  }
+
+  optim::TrainSummary fit() override { return training_->fit(); }
+
+  void print_result(const optim::TrainSummary& summary) override {
+    if (summary.last_eval.count("loss"))
+      std::printf("validation: loss %.4f nats/%s (%.4f bits/char); %lld steps, %.1f s\n",
+                  summary.last_eval.at("loss"), reads_characters(run_) ? "char" : "token",
+                  summary.last_eval.at("bits_per_character"), (long long)summary.steps,
+                  summary.seconds);
+  }
+
+  std::vector<std::string> next_commands(const cxxopts::ParseResult&, const std::string& program,
+                                         const TrainingOutput& output,
+                                         const std::string& checkpoint) const override {
+    // A prompt the model can read: the first line of the training text, up to 16 characters.
+    // (With BPE tokens, the first tokens' text up to 16 characters: fewer tokens than that.)
+    const auto longest = static_cast<std::size_t>(std::min<std::int64_t>(16, run_.model.context));
+    std::string prompt;
+    for (std::size_t i = 0; i < corpus_.train.size() && prompt.size() < longest; ++i) {
+      const std::string piece = decode_ids(run_, {corpus_.train[i]});
+      if (piece.find('\n') != std::string::npos || prompt.size() + piece.size() > longest) break;
+      prompt += piece;
+    }
+    std::vector<std::string> next = {program + " eval --checkpoint " + checkpoint,
+                                     program + " sample --checkpoint " + checkpoint};
+    if (!prompt.empty())
+      next.push_back(program + " explore --checkpoint " + checkpoint + " --prompt " +
+                     shell_quoted(prompt) + " --out " +
+                     shell_quoted(output.out + "/explorer.html") +
+                     "   (every layer and head, in a browser)");
+    return next;
+  }
+
+ private:
+  GptRunConfig run_;
+  CharCorpus corpus_;
+  std::unique_ptr<GptTraining> training_;
+};
+
 }  // namespace
 
 int gpt_train(int argc, char** argv) {
-  cxxopts::Options o("uwaga-gpt train", "Train a character-level GPT on a text.");
-  o.add_options()
-      ("preset", "shakespeare-tiny, shakespeare-small or smoke", value<std::string>()->default_value("shakespeare-tiny"))
-      ("out", "directory for checkpoint.safetensors and log.jsonl (required)", value<std::string>())
-      ("resume", "continue from the checkpoint in --out")
-      ("max-steps", "stop after this many optimizer steps in total (counting resumed ones)", value<std::int64_t>()->default_value("0"))
-      ("text", "the text file (default: data/cache/tinyshakespeare/input.txt)", value<std::string>())
-      ("context", "window length T: characters the model reads", value<std::int64_t>())
-      ("dim", "model width D", value<std::int64_t>())
-      ("layers", "transformer blocks", value<std::int64_t>())
-      ("heads", "attention heads h (must divide D)", value<std::int64_t>())
-      ("mlp-dim", "hidden width of the MLPs", value<std::int64_t>())
-      ("dropout", "dropout on the embeddings, in [0, 1)", value<double>())
-      ("tie-weights", "the output head reuses the token embedding table")
-      ("tokenizer", "char (one token per character) or bpe:N (a byte-level BPE of N merges "
-                    "learned from the training text)", value<std::string>())
-      ("steps-per-epoch", "batches of random windows per epoch", value<std::int64_t>())
-      ("eval-windows", "validation windows scored after each epoch (0: all)", value<std::int64_t>())
-      ("h,help", "show this help");
-  add_training_flags(o, "windows", "initialisation, windows and dropout");
-  add_micro_batch_flag(o, kGptMicroBatch, "windows");
-  add_threads_option(o, "all cores");
-  auto r = o.parse(argc, argv);
-  if (wants_help(o, r)) return 0;
-  reject_unexpected_arguments(r, "train");
-  const TrainingOutput output = training_output(r);
-  set_threads_from_option(r, "uwaga-gpt", true);
-
-  // Under mpirun every process builds the same run; a failure on any of them ends them all.
-  const std::unique_ptr<optim::GradientReduction> processes = optim::processes_of_this_run();
-  const bool root = processes->rank() == 0;
-  GptRunConfig run;
-  CharCorpus corpus;
-  on_every_process(*processes, [&] {
-    run = new_or_resumed_run(r, output, read_gpt_run_config, gpt_preset, apply_overrides);
-    run.validate();  // the model's fields are checked before the text is read
-    corpus = load_corpus(run, !output.resume);
-  });
-
-  optim::TrainerOptions options = trainer_options(r, output, "uwaga-gpt");
-  options.reduction = processes.get();
-  check_same_settings(*processes, training_settings(run.to_json(), options, 0));
-  GptTraining training(run, corpus, options);
-  if (root) print_summary(training.model(), run, corpus, training.warmup(), options.parallel);
-  optim::TrainSummary summary = training.fit();
-  if (summary.last_eval.count("loss"))
-    std::printf("validation: loss %.4f nats/%s (%.4f bits/char); %lld steps, %.1f s\n",
-                summary.last_eval.at("loss"), reads_characters(run) ? "char" : "token",
-                summary.last_eval.at("bits_per_character"), (long long)summary.steps,
-                summary.seconds);
-  if (std::string line = communication_summary(*processes, summary.steps, summary.seconds);
-      root && !line.empty())
-    std::printf("%s\n", line.c_str());
-  return summary.stopped_non_finite ? 1 : (summary.interrupted ? 130 : 0);
+  GptTrain program;
+  return train_command(program, argc, argv);
 }
 
 int gpt_eval(int argc, char** argv) {

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/common/command_line.h"
-#include "apps/common/processes.h"
+#include "apps/common/train_command.h"
 #include "apps/common/training_flags.h"
 #include "apps/common/training_plot.h"
 #include "apps/pose/pose_checkpoint.h"
@@ -46,39 +46,6 @@ void apply_overrides(PoseRunConfig& run, const cxxopts::ParseResult& r) {
   if (r.count("no-flip")) run.flip = false;
 }
 
-// `warmup`: the schedule's warm-up, which a short run cuts to its length.
-void print_summary(PoseTraining& training, const PoseRunConfig& run, const PoseData& data,
-                   std::int64_t warmup, const optim::DataParallelOptions& parallel) {
-  const nn::PoseConfig& m = run.model;
-  std::printf("uwaga-pose: %s, %s decoder\n", run.preset.empty() ? "custom" : run.preset.c_str(),
-              m.decoder.c_str());
-  std::printf("  model     %lldx%lld input, %lld channel(s), patch %lld: %lldx%lld = %lld tokens, "
-              "dim %lld, depth %lld, heads %lld, mlp %lld\n",
-              (long long)m.image_height, (long long)m.image_width, (long long)m.channels,
-              (long long)m.patch, (long long)m.grid_height(), (long long)m.grid_width(),
-              (long long)(m.grid_height() * m.grid_width()), (long long)m.dim, (long long)m.depth,
-              (long long)m.heads, (long long)m.mlp_dim);
-  if (m.decoder == "simple")
-    std::printf("  decoder   simple: ReLU, bilinear x4, 3x3 conv");
-  else
-    std::printf("  decoder   classic: 2 x (4x4 transposed conv stride 2, BatchNorm, ReLU), %lld "
-                "channels, 1x1 conv", (long long)m.decoder_channels);
-  std::printf(" -> %lld heatmaps of %lldx%lld (stride %g px), Gaussians of sigma %g cells\n",
-              (long long)m.joints, (long long)m.heatmap_height(), (long long)m.heatmap_width(),
-              m.heatmap_stride(), run.sigma);
-  std::printf("  params    %lld\n", (long long)training.model().num_parameters());
-  std::printf("  FLOPs     %.1f M per image forward, ~%.0f M per training image\n",
-              m.forward_flops() / 1e6, 3 * m.forward_flops() / 1e6);
-  std::printf("  data      %s; flip %s\n", data.describe().c_str(), run.flip ? "on" : "off");
-  std::printf("  optimiser AdamW lr %g (warm-up %lld steps, cosine to %g), weight decay %g, "
-              "batch %lld, %lld epochs of %lld steps, clip %g, seed %llu\n",
-              run.lr, (long long)warmup, run.min_lr, run.weight_decay, (long long)run.batch_size,
-              (long long)run.epochs, (long long)training.batches_per_epoch(), run.clip_norm,
-              (unsigned long long)run.seed);
-  print_replicas(parallel, "images");
-  std::fflush(stdout);
-}
-
 // A joint worth looking at in the attention picture: a wrist, which the model finds from the
 // arm it hangs on.
 std::string example_joint(const SkeletonSpec& skeleton) {
@@ -97,89 +64,117 @@ void print_scores(std::FILE* out, const char* name, const KeypointScores& s) {
                s.oks.ap50, s.oks.ap75);
 }
 
+// uwaga-pose's part of `train` (apps/common/train_command.h): a ViTPose keypoint model.
+class PoseTrain : public TrainProgram {
+ public:
+  TrainModeText text() const override {
+    return {"uwaga-pose", "Train a ViTPose keypoint model on stick figures or COCO keypoints.",
+            "stick-classic, stick-simple, coco-small or smoke", "stick-classic", "samples",
+            "initialisation, training samples, order and flips", /*label_smoothing=*/false,
+            kPoseMicroBatch, "images"};
+  }
+
+  void add_flags(cxxopts::Options& o) const override {
+    o.add_options()
+        ("data", "synthetic (stick figures made on the fly) or coco (default: the preset's)", value<std::string>())
+        ("coco-annotations", "COCO person_keypoints_*.json (--data coco)", value<std::string>())
+        ("coco-images", "the directory of its photos (--data coco)", value<std::string>())
+        ("decoder", "classic (2 transposed convolutions) or simple (bilinear x4, 3x3 conv)", value<std::string>())
+        ("decoder-channels", "the classic decoder's width", value<std::int64_t>())
+        ("image-height", "input height H", value<std::int64_t>())
+        ("image-width", "input width W", value<std::int64_t>())
+        ("patch", "patch size P (heatmaps at stride P/4)", value<std::int64_t>())
+        ("dim", "embedding width D", value<std::int64_t>())
+        ("depth", "number of encoder blocks L", value<std::int64_t>())
+        ("heads", "attention heads h (must divide D)", value<std::int64_t>())
+        ("mlp-dim", "hidden width of the MLPs", value<std::int64_t>())
+        ("train-size", "training samples per epoch (synthetic: new ones each epoch; coco: 0 for all)", value<std::int64_t>())
+        ("valid-size", "validation samples (coco: the last N persons of the file)", value<std::int64_t>())
+        ("sigma", "the target Gaussians' sigma, in heatmap cells", value<double>())
+        ("flip", "mirror half the training samples, left and right joints swapped (COCO's default)")
+        ("no-flip", "no mirroring (the stick figures' only choice)");
+  }
+
+  RunSettings set_up(const cxxopts::ParseResult& r, const TrainingOutput& output) override {
+    run_ = new_or_resumed_run(r, output, read_pose_run_config, pose_preset, apply_overrides);
+    run_.validate();
+    data_ = std::make_unique<PoseData>(run_);
+    return {run_.to_json(), data_->valid.size};
+  }
+
+  void start(optim::TrainerOptions options) override {
+    training_ = std::make_unique<PoseTraining>(run_, *data_, std::move(options));
+  }
+
+  void print_summary(const optim::DataParallelOptions& parallel) override {
+    const nn::PoseConfig& m = run_.model;
+    std::printf("uwaga-pose: %s, %s decoder\n", run_.preset.empty() ? "custom" : run_.preset.c_str(),
+                m.decoder.c_str());
+    std::printf("  model     %lldx%lld input, %lld channel(s), patch %lld: %lldx%lld = %lld tokens, "
+                "dim %lld, depth %lld, heads %lld, mlp %lld\n",
+                (long long)m.image_height, (long long)m.image_width, (long long)m.channels,
+                (long long)m.patch, (long long)m.grid_height(), (long long)m.grid_width(),
+                (long long)(m.grid_height() * m.grid_width()), (long long)m.dim,
+                (long long)m.depth, (long long)m.heads, (long long)m.mlp_dim);
+    if (m.decoder == "simple")
+      std::printf("  decoder   simple: ReLU, bilinear x4, 3x3 conv");
+    else
+      std::printf("  decoder   classic: 2 x (4x4 transposed conv stride 2, BatchNorm, ReLU), %lld "
+                  "channels, 1x1 conv", (long long)m.decoder_channels);
+    std::printf(" -> %lld heatmaps of %lldx%lld (stride %g px), Gaussians of sigma %g cells\n",
+                (long long)m.joints, (long long)m.heatmap_height(), (long long)m.heatmap_width(),
+                m.heatmap_stride(), run_.sigma);
+    std::printf("  params    %lld\n", (long long)training_->model().num_parameters());
+    std::printf("  FLOPs     %.1f M per image forward, ~%.0f M per training image\n",
+                m.forward_flops() / 1e6, 3 * m.forward_flops() / 1e6);
+    std::printf("  data      %s; flip %s\n", data_->describe().c_str(), run_.flip ? "on" : "off");
+    std::printf("  optimiser AdamW lr %g (warm-up %lld steps, cosine to %g), weight decay %g, "
+                "batch %lld, %lld epochs of %lld steps, clip %g, seed %llu\n",
+                run_.lr, (long long)training_->warmup(), run_.min_lr, run_.weight_decay,
+                (long long)run_.batch_size, (long long)run_.epochs,
+                (long long)training_->batches_per_epoch(), run_.clip_norm,
+                (unsigned long long)run_.seed);
+    print_replicas(parallel, "images");
+  }
+
+  optim::TrainSummary fit() override { return training_->fit(); }
+
+  void print_result(const optim::TrainSummary& summary) override {
+    // A run cut short by --max-steps has not evaluated its last steps yet.
+    std::map<std::string, double> last = summary.last_eval;
+    if (!last.count("pck")) {
+      const PoseEval e = evaluate_pose(training_->model(), data_->valid, heatmap_targets(run_));
+      last = {{"pck", e.model.pck}, {"ap", e.model.oks.ap}};
+    }
+    std::printf("validation: PCK@0.1 %.2f%%, OKS-AP %.3f (%lld samples); %lld steps, %.1f s\n",
+                100 * last.at("pck"), last.at("ap"), (long long)data_->valid.size,
+                (long long)summary.steps, summary.seconds);
+  }
+
+  std::vector<std::string> next_commands(const cxxopts::ParseResult&, const std::string& program,
+                                         const TrainingOutput& output,
+                                         const std::string& checkpoint) const override {
+    return {program + " eval --checkpoint " + checkpoint,
+            program + " predict --checkpoint " + checkpoint + " --index 0 --out " +
+                shell_quoted(output.out + "/predict.svg"),
+            program + " attention --checkpoint " + checkpoint + " --index 0 --joint " +
+                example_joint(pose_skeleton(run_)) + " --out " +
+                shell_quoted(output.out + "/attention.svg"),
+            program + " plot --run " + shell_quoted(output.out) +
+                "   (redraws the curves; more --run flags compare runs)"};
+  }
+
+ private:
+  PoseRunConfig run_;
+  std::unique_ptr<PoseData> data_;
+  std::unique_ptr<PoseTraining> training_;
+};
+
 }  // namespace
 
 int pose_train(int argc, char** argv) {
-  cxxopts::Options o("uwaga-pose train",
-                     "Train a ViTPose keypoint model on stick figures or COCO keypoints.");
-  o.add_options()
-      ("preset", "stick-classic, stick-simple, coco-small or smoke", value<std::string>()->default_value("stick-classic"))
-      ("data", "synthetic (stick figures made on the fly) or coco (default: the preset's)", value<std::string>())
-      ("coco-annotations", "COCO person_keypoints_*.json (--data coco)", value<std::string>())
-      ("coco-images", "the directory of its photos (--data coco)", value<std::string>())
-      ("out", "directory for checkpoint.safetensors and log.jsonl (required)", value<std::string>())
-      ("resume", "continue from the checkpoint in --out")
-      ("max-steps", "stop after this many optimizer steps in total (counting resumed ones)", value<std::int64_t>()->default_value("0"))
-      ("decoder", "classic (2 transposed convolutions) or simple (bilinear x4, 3x3 conv)", value<std::string>())
-      ("decoder-channels", "the classic decoder's width", value<std::int64_t>())
-      ("image-height", "input height H", value<std::int64_t>())
-      ("image-width", "input width W", value<std::int64_t>())
-      ("patch", "patch size P (heatmaps at stride P/4)", value<std::int64_t>())
-      ("dim", "embedding width D", value<std::int64_t>())
-      ("depth", "number of encoder blocks L", value<std::int64_t>())
-      ("heads", "attention heads h (must divide D)", value<std::int64_t>())
-      ("mlp-dim", "hidden width of the MLPs", value<std::int64_t>())
-      ("train-size", "training samples per epoch (synthetic: new ones each epoch; coco: 0 for all)", value<std::int64_t>())
-      ("valid-size", "validation samples (coco: the last N persons of the file)", value<std::int64_t>())
-      ("sigma", "the target Gaussians' sigma, in heatmap cells", value<double>())
-      ("flip", "mirror half the training samples, left and right joints swapped (COCO's default)")
-      ("no-flip", "no mirroring (the stick figures' only choice)")
-      ("h,help", "show this help");
-  add_training_flags(o, "samples", "initialisation, training samples, order and flips",
-                     /*label_smoothing=*/false);
-  add_micro_batch_flag(o, kPoseMicroBatch, "images");
-  add_threads_option(o, "all cores");
-  auto r = o.parse(argc, argv);
-  if (wants_help(o, r)) return 0;
-  reject_unexpected_arguments(r, "train");
-  const TrainingOutput output = training_output(r);
-  set_threads_from_option(r, "uwaga-pose", true);
-
-  // Under mpirun every process builds the same run; a failure on any of them ends them all.
-  const std::unique_ptr<optim::GradientReduction> processes = optim::processes_of_this_run();
-  const bool root = processes->rank() == 0;
-  PoseRunConfig run;
-  std::unique_ptr<PoseData> data;
-  on_every_process(*processes, [&] {
-    run = new_or_resumed_run(r, output, read_pose_run_config, pose_preset, apply_overrides);
-    run.validate();
-    data = std::make_unique<PoseData>(run);
-  });
-
-  optim::TrainerOptions options = trainer_options(r, output, "uwaga-pose");
-  options.reduction = processes.get();
-  check_same_settings(*processes, training_settings(run.to_json(), options, data->valid.size));
-  PoseTraining training(run, *data, options);
-  if (root) print_summary(training, run, *data, training.warmup(), options.parallel);
-  optim::TrainSummary summary = training.fit();  // prints its own reason for stopping early
-  if (summary.stopped_non_finite) return 1;
-  if (summary.interrupted) return 130;
-  if (!root) return 0;
-  // A run cut short by --max-steps has not evaluated its last steps yet.
-  std::map<std::string, double> last = summary.last_eval;
-  if (!last.count("pck")) {
-    const PoseEval e = evaluate_pose(training.model(), data->valid, heatmap_targets(run));
-    last = {{"pck", e.model.pck}, {"ap", e.model.oks.ap}};
-  }
-  std::printf("validation: PCK@0.1 %.2f%%, OKS-AP %.3f (%lld samples); %lld steps, %.1f s\n",
-              100 * last.at("pck"), last.at("ap"), (long long)data->valid.size,
-              (long long)summary.steps, summary.seconds);
-  if (std::string line = communication_summary(*processes, summary.steps, summary.seconds);
-      !line.empty())
-    std::printf("%s\n", line.c_str());
-  // What to do next, as the user would type it (the program as they ran it).
-  const std::string program = program_as_typed("uwaga-pose");
-  const std::string checkpoint = shell_quoted(output.checkpoint);
-  const std::string joint = example_joint(pose_skeleton(run));
-  print_run_files(output.out,
-                  {program + " eval --checkpoint " + checkpoint,
-                   program + " predict --checkpoint " + checkpoint + " --index 0 --out " +
-                       shell_quoted(output.out + "/predict.svg"),
-                   program + " attention --checkpoint " + checkpoint + " --index 0 --joint " +
-                       joint + " --out " + shell_quoted(output.out + "/attention.svg"),
-                   program + " plot --run " + shell_quoted(output.out) +
-                       "   (redraws the curves; more --run flags compare runs)"});
-  return 0;
+  PoseTrain program;
+  return train_command(program, argc, argv);
 }
 
 int pose_eval(int argc, char** argv) {

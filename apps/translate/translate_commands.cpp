@@ -12,9 +12,9 @@
 
 #include "apps/common/attention_explorer.h"
 #include "apps/common/command_line.h"
-#include "apps/common/processes.h"
 #include "apps/common/thread_policy.h"
 #include "apps/common/printable_text.h"
+#include "apps/common/train_command.h"
 #include "apps/common/training_flags.h"
 #include "apps/common/training_plot.h"
 #include "apps/translate/attention_heatmap.h"
@@ -51,32 +51,6 @@ void apply_overrides(TranslateRunConfig& run, const cxxopts::ParseResult& r) {
   set("test-size", run.corpus.test_size);
 }
 
-// `warmup`: the schedule's warm-up, which a short run cuts to its length.
-void print_summary(const nn::Seq2SeqTransformer& model, const TranslateRunConfig& run,
-                   const TranslationCorpus& corpus, std::int64_t warmup,
-                   const optim::DataParallelOptions& parallel) {
-  const auto& m = run.model;
-  std::printf("uwaga-translate: %s\n", run.preset.empty() ? "custom" : run.preset.c_str());
-  std::printf("  model     encoder %lld + decoder %lld blocks, dim %lld, heads %lld, mlp %lld, "
-              "%s positions, dropout %g\n",
-              (long long)m.encoder_layers, (long long)m.decoder_layers, (long long)m.dim,
-              (long long)m.heads, (long long)m.mlp_dim, m.positions.c_str(), m.dropout);
-  std::printf("  vocab     %lld English, %lld Spanish words (with PAD, BOS, EOS, UNK)\n",
-              (long long)m.src_vocab, (long long)m.tgt_vocab);
-  std::printf("  params    %lld\n", (long long)model.num_parameters());
-  std::printf("  data      %zu training, %zu validation, %zu test pairs (corpus seed %llu; "
-              "valid and test use subject-verb-object triples never seen in training)\n",
-              corpus.train.size(), corpus.valid.size(), corpus.test.size(),
-              (unsigned long long)run.corpus.seed);
-  std::printf("  optimiser AdamW lr %g (warm-up %lld steps, cosine to %g), weight decay %g, "
-              "batch %lld, %lld epochs, label smoothing %g, clip %g, seed %llu\n",
-              run.lr, (long long)warmup, run.min_lr, run.weight_decay,
-              (long long)run.batch_size, (long long)run.epochs, run.label_smoothing,
-              run.clip_norm, (unsigned long long)run.seed);
-  print_replicas(parallel, "sentence pairs");
-  std::fflush(stdout);
-}
-
 // `word` followed by spaces up to `width` letters (UTF-8 letters count once: "está" is 4).
 std::string padded(const std::string& word, std::size_t width) {
   std::size_t letters = 0;
@@ -90,84 +64,105 @@ std::string words_of(const std::vector<std::int64_t>& ids, const Vocabulary& voc
   return s;
 }
 
+// uwaga-translate's part of `train` (apps/common/train_command.h): an encoder-decoder on the toy
+// English -> Spanish corpus.
+class TranslateTrain : public TrainProgram {
+ public:
+  TrainModeText text() const override {
+    return {"uwaga-translate",
+            "Train an encoder-decoder transformer on the toy English->Spanish corpus.",
+            "default or tiny", "default", "sentence pairs",
+            "initialisation, shuffling and dropout", true, kTranslateMicroBatch, "sentence pairs"};
+  }
+
+  void add_flags(cxxopts::Options& o) const override {
+    o.add_options()
+        ("dim", "model width D", value<std::int64_t>())
+        ("heads", "attention heads h (must divide D)", value<std::int64_t>())
+        ("encoder-layers", "encoder blocks", value<std::int64_t>())
+        ("decoder-layers", "decoder blocks", value<std::int64_t>())
+        ("mlp-dim", "hidden width of the MLPs", value<std::int64_t>())
+        ("positions", "sinusoidal or learned", value<std::string>())
+        ("dropout", "dropout on the embeddings, in [0, 1)", value<double>())
+        ("max-length", "longest sequence the model takes (positions)", value<std::int64_t>())
+        ("eval-size", "validation sentences translated after each epoch (0: all)", value<std::int64_t>())
+        ("corpus-seed", "seed of the corpus and its train/valid/test split", value<std::uint64_t>())
+        ("train-size", "training sentence pairs", value<std::int64_t>())
+        ("valid-size", "validation sentence pairs", value<std::int64_t>())
+        ("test-size", "test sentence pairs", value<std::int64_t>());
+  }
+
+  RunSettings set_up(const cxxopts::ParseResult& r, const TrainingOutput& output) override {
+    run_ = new_or_resumed_run(r, output, read_translate_run_config, translate_preset,
+                              apply_overrides);
+    // The model's fields are checked before the corpus is built (vocabulary sizes come after).
+    run_.model.src_vocab = std::max<std::int64_t>(run_.model.src_vocab, 4);
+    run_.model.tgt_vocab = std::max<std::int64_t>(run_.model.tgt_vocab, 4);
+    run_.validate();
+    corpus_ = generate_translation_corpus(run_.corpus);
+    if (!output.resume) build_vocabularies(run_, corpus_);
+    return {run_.to_json(), 0};
+  }
+
+  void start(optim::TrainerOptions options) override {
+    training_ = std::make_unique<TranslateTraining>(run_, corpus_, std::move(options));
+  }
+
+  void print_summary(const optim::DataParallelOptions& parallel) override {
+    const auto& m = run_.model;
+    std::printf("uwaga-translate: %s\n", run_.preset.empty() ? "custom" : run_.preset.c_str());
+    std::printf("  model     encoder %lld + decoder %lld blocks, dim %lld, heads %lld, mlp %lld, "
+                "%s positions, dropout %g\n",
+                (long long)m.encoder_layers, (long long)m.decoder_layers, (long long)m.dim,
+                (long long)m.heads, (long long)m.mlp_dim, m.positions.c_str(), m.dropout);
+    std::printf("  vocab     %lld English, %lld Spanish words (with PAD, BOS, EOS, UNK)\n",
+                (long long)m.src_vocab, (long long)m.tgt_vocab);
+    std::printf("  params    %lld\n", (long long)training_->model().num_parameters());
+    std::printf("  data      %zu training, %zu validation, %zu test pairs (corpus seed %llu; "
+                "valid and test use subject-verb-object triples never seen in training)\n",
+                corpus_.train.size(), corpus_.valid.size(), corpus_.test.size(),
+                (unsigned long long)run_.corpus.seed);
+    std::printf("  optimiser AdamW lr %g (warm-up %lld steps, cosine to %g), weight decay %g, "
+                "batch %lld, %lld epochs, label smoothing %g, clip %g, seed %llu\n",
+                run_.lr, (long long)training_->warmup(), run_.min_lr, run_.weight_decay,
+                (long long)run_.batch_size, (long long)run_.epochs, run_.label_smoothing,
+                run_.clip_norm, (unsigned long long)run_.seed);
+    print_replicas(parallel, "sentence pairs");
+  }
+
+  optim::TrainSummary fit() override { return training_->fit(); }
+
+  void print_result(const optim::TrainSummary& summary) override {
+    if (summary.last_eval.count("exact_match"))
+      std::printf("validation (unseen triples): exact match %.2f%%, BLEU %.4f; %lld steps, %.1f s\n",
+                  100 * summary.last_eval.at("exact_match"), summary.last_eval.at("bleu"),
+                  (long long)summary.steps, summary.seconds);
+  }
+
+  std::vector<std::string> next_commands(const cxxopts::ParseResult&, const std::string& program,
+                                         const TrainingOutput& output,
+                                         const std::string& checkpoint) const override {
+    return {program + " eval --checkpoint " + checkpoint,
+            program + " translate --checkpoint " + checkpoint + " --attention " +
+                shell_quoted(output.out + "/attention.svg") + " \"we are eating bread\"",
+            program + " explore --checkpoint " + checkpoint + " --out " +
+                shell_quoted(output.out + "/explorer.html") +
+                " \"we are eating bread\"   (every attention, in a browser)",
+            program + " plot --run " + shell_quoted(output.out) +
+                "   (redraws the curves; more --run flags compare runs)"};
+  }
+
+ private:
+  TranslateRunConfig run_;
+  TranslationCorpus corpus_;
+  std::unique_ptr<TranslateTraining> training_;
+};
+
 }  // namespace
 
 int translate_train(int argc, char** argv) {
-  cxxopts::Options o("uwaga-translate train",
-                     "Train an encoder-decoder transformer on the toy English->Spanish corpus.");
-  o.add_options()
-      ("preset", "default or tiny", value<std::string>()->default_value("default"))
-      ("out", "directory for checkpoint.safetensors and log.jsonl (required)", value<std::string>())
-      ("resume", "continue from the checkpoint in --out")
-      ("max-steps", "stop after this many optimizer steps in total (counting resumed ones)", value<std::int64_t>()->default_value("0"))
-      ("dim", "model width D", value<std::int64_t>())
-      ("heads", "attention heads h (must divide D)", value<std::int64_t>())
-      ("encoder-layers", "encoder blocks", value<std::int64_t>())
-      ("decoder-layers", "decoder blocks", value<std::int64_t>())
-      ("mlp-dim", "hidden width of the MLPs", value<std::int64_t>())
-      ("positions", "sinusoidal or learned", value<std::string>())
-      ("dropout", "dropout on the embeddings, in [0, 1)", value<double>())
-      ("max-length", "longest sequence the model takes (positions)", value<std::int64_t>())
-      ("eval-size", "validation sentences translated after each epoch (0: all)", value<std::int64_t>())
-      ("corpus-seed", "seed of the corpus and its train/valid/test split", value<std::uint64_t>())
-      ("train-size", "training sentence pairs", value<std::int64_t>())
-      ("valid-size", "validation sentence pairs", value<std::int64_t>())
-      ("test-size", "test sentence pairs", value<std::int64_t>())
-      ("h,help", "show this help");
-  add_training_flags(o, "sentence pairs", "initialisation, shuffling and dropout");
-  add_micro_batch_flag(o, kTranslateMicroBatch, "sentence pairs");
-  add_threads_option(o, "all cores");
-  auto r = o.parse(argc, argv);
-  if (wants_help(o, r)) return 0;
-  reject_unexpected_arguments(r, "train");
-  const TrainingOutput output = training_output(r);
-  set_threads_from_option(r, "uwaga-translate", true);
-
-  // Under mpirun every process builds the same run; a failure on any of them ends them all.
-  const std::unique_ptr<optim::GradientReduction> processes = optim::processes_of_this_run();
-  const bool root = processes->rank() == 0;
-  TranslateRunConfig run;
-  TranslationCorpus corpus;
-  on_every_process(*processes, [&] {
-    run = new_or_resumed_run(r, output, read_translate_run_config, translate_preset,
-                             apply_overrides);
-    // The model's fields are checked before the corpus is built (vocabulary sizes come after).
-    run.model.src_vocab = std::max<std::int64_t>(run.model.src_vocab, 4);
-    run.model.tgt_vocab = std::max<std::int64_t>(run.model.tgt_vocab, 4);
-    run.validate();
-    corpus = generate_translation_corpus(run.corpus);
-    if (!output.resume) build_vocabularies(run, corpus);
-  });
-
-  optim::TrainerOptions options = trainer_options(r, output, "uwaga-translate");
-  options.reduction = processes.get();
-  check_same_settings(*processes, training_settings(run.to_json(), options, 0));
-  TranslateTraining training(run, corpus, options);
-  if (root) print_summary(training.model(), run, corpus, training.warmup(), options.parallel);
-  optim::TrainSummary summary = training.fit();
-  if (summary.last_eval.count("exact_match"))
-    std::printf("validation (unseen triples): exact match %.2f%%, BLEU %.4f; %lld steps, %.1f s\n",
-                100 * summary.last_eval.at("exact_match"), summary.last_eval.at("bleu"),
-                (long long)summary.steps, summary.seconds);
-  if (std::string line = communication_summary(*processes, summary.steps, summary.seconds);
-      root && !line.empty())
-    std::printf("%s\n", line.c_str());
-  if (summary.stopped_non_finite) return 1;
-  if (summary.interrupted) return 130;
-  if (root) {  // what to do next, as the user would type it (the program as they ran it)
-    const std::string program = program_as_typed("uwaga-translate");
-    const std::string checkpoint = shell_quoted(output.checkpoint);
-    print_run_files(output.out,
-                    {program + " eval --checkpoint " + checkpoint,
-                     program + " translate --checkpoint " + checkpoint + " --attention " +
-                         shell_quoted(output.out + "/attention.svg") + " \"we are eating bread\"",
-                     program + " explore --checkpoint " + checkpoint + " --out " +
-                         shell_quoted(output.out + "/explorer.html") +
-                         " \"we are eating bread\"   (every attention, in a browser)",
-                     program + " plot --run " + shell_quoted(output.out) +
-                         "   (redraws the curves; more --run flags compare runs)"});
-  }
-  return 0;
+  TranslateTrain program;
+  return train_command(program, argc, argv);
 }
 
 int translate_eval(int argc, char** argv) {

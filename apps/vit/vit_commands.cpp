@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/common/command_line.h"
-#include "apps/common/processes.h"
 #include "apps/common/thread_policy.h"
+#include "apps/common/train_command.h"
 #include "apps/common/training_flags.h"
 #include "apps/common/training_plot.h"
 #include "apps/vit/vit_training.h"
@@ -54,126 +54,120 @@ void check_geometry(const ImageDataset& data, const VitRunConfig& run, const std
          run.model.image_size);
 }
 
-// `warmup`: the schedule's warm-up, which a short run cuts to its length.
-void print_summary(const nn::VisionTransformer& model, const VitRunConfig& run,
-                   const ImageDataset& train, const ImageDataset& test, std::int64_t warmup,
-                   const optim::DataParallelOptions& parallel) {
-  const auto& m = run.model;
-  std::printf("uwaga-vit: %s on %s\n", run.preset.empty() ? "custom" : run.preset.c_str(),
-              run.dataset.c_str());
-  std::printf("  model     patch %lld, dim %lld, depth %lld, heads %lld, mlp %lld\n",
-              (long long)m.patch, (long long)m.dim, (long long)m.depth, (long long)m.heads,
-              (long long)m.mlp_dim);
-  std::printf("  tokens    %lld patches of %lld values + 1 class token = %lld\n",
-              (long long)m.num_patches(), (long long)m.patch_dim(), (long long)m.tokens());
-  std::printf("  params    %lld\n", (long long)model.num_parameters());
-  std::printf("  FLOPs     %.2f M per image forward, ~%.1f M per training image\n",
-              m.forward_flops() / 1e6, 3 * m.forward_flops() / 1e6);
-  std::printf("  data      %lld training images, %lld test images\n", (long long)train.count,
-              (long long)test.count);
-  std::printf("  optimiser AdamW lr %g (warm-up %lld steps, cosine to %g), weight decay %g, "
-              "batch %lld, %lld epochs, label smoothing %g, augment %s\n",
-              run.lr, (long long)warmup, run.min_lr, run.weight_decay,
-              (long long)run.batch_size, (long long)run.epochs, run.label_smoothing,
-              run.augment ? "on" : "off");
-  print_replicas(parallel, "images");
-  std::fflush(stdout);
-}
+// uwaga-vit's part of `train` (apps/common/train_command.h): a ViT on an image dataset.
+class VitTrain : public TrainProgram {
+ public:
+  TrainModeText text() const override {
+    return {"uwaga-vit", "Train a Vision Transformer on an image dataset.",
+            "mnist-tiny, mnist-best, fashion-mnist or cifar10-small", "mnist-tiny", "images",
+            "initialisation and shuffling", true, kDefaultMicroBatch, "images"};
+  }
+
+  void add_flags(cxxopts::Options& o) const override {
+    o.add_options()
+        ("dataset", "mnist, fashion-mnist or cifar10 (default: the preset's)", value<std::string>())
+        ("data-dir", "where the dataset's files are (default: data/cache/DATASET)", value<std::string>())
+        ("train-size", "use only the first N training images (default: all)", value<std::int64_t>())
+        ("patch", "patch size P", value<std::int64_t>())
+        ("dim", "embedding width D", value<std::int64_t>())
+        ("depth", "number of encoder blocks L", value<std::int64_t>())
+        ("heads", "attention heads h (must divide D)", value<std::int64_t>())
+        ("mlp-dim", "hidden width of the MLPs", value<std::int64_t>())
+        ("augment", "random shifts (and flips for CIFAR-10 and Fashion-MNIST) while training")
+        ("no-augment", "no augmentation");
+  }
+
+  RunSettings set_up(const cxxopts::ParseResult& r, const TrainingOutput& output) override {
+    run_ = new_or_resumed_run(r, output, read_vit_run_config, vit_preset, apply_overrides);
+    run_.validate();
+    const std::string dir = r.count("data-dir") ? r["data-dir"].as<std::string>()
+                                                : default_data_dir(run_.dataset);
+    train_ = load_dataset(run_.dataset, dir, true);
+    test_ = load_dataset(run_.dataset, dir, false);
+    if (run_.train_size > train_.count)
+      fail("train: --train-size ", run_.train_size, " but ", run_.dataset, " has ", train_.count,
+           " training images");
+    if (run_.train_size > 0) train_ = take_first(train_, run_.train_size);
+    check_geometry(train_, run_, run_.dataset);
+    const ChannelStats stats = channel_stats(train_);
+    if (!output.resume) {
+      run_.mean = stats.mean;
+      run_.std = stats.std;
+      run_.class_names = train_.class_names;
+    } else if (stats.mean != run_.mean || stats.std != run_.std) {
+      // The same images give the same statistics, bit for bit.
+      fail("train: --resume: the training images in ", dir, " are not those the run was "
+           "trained on (channel 0: mean ", stats.mean[0], ", std ", stats.std[0],
+           "; the checkpoint's: ", run_.mean[0], ", ", run_.std[0], ")");
+    }
+    // The run's configuration holds the training images' statistics: other data files show there.
+    return {run_.to_json(), test_.count};
+  }
+
+  void start(optim::TrainerOptions options) override {
+    training_ = std::make_unique<VitTraining>(run_, train_, test_, std::move(options));
+  }
+
+  void print_summary(const optim::DataParallelOptions& parallel) override {
+    const auto& m = run_.model;
+    std::printf("uwaga-vit: %s on %s\n", run_.preset.empty() ? "custom" : run_.preset.c_str(),
+                run_.dataset.c_str());
+    std::printf("  model     patch %lld, dim %lld, depth %lld, heads %lld, mlp %lld\n",
+                (long long)m.patch, (long long)m.dim, (long long)m.depth, (long long)m.heads,
+                (long long)m.mlp_dim);
+    std::printf("  tokens    %lld patches of %lld values + 1 class token = %lld\n",
+                (long long)m.num_patches(), (long long)m.patch_dim(), (long long)m.tokens());
+    std::printf("  params    %lld\n", (long long)training_->model().num_parameters());
+    std::printf("  FLOPs     %.2f M per image forward, ~%.1f M per training image\n",
+                m.forward_flops() / 1e6, 3 * m.forward_flops() / 1e6);
+    std::printf("  data      %lld training images, %lld test images\n", (long long)train_.count,
+                (long long)test_.count);
+    std::printf("  optimiser AdamW lr %g (warm-up %lld steps, cosine to %g), weight decay %g, "
+                "batch %lld, %lld epochs, label smoothing %g, augment %s\n",
+                run_.lr, (long long)training_->warmup(), run_.min_lr, run_.weight_decay,
+                (long long)run_.batch_size, (long long)run_.epochs, run_.label_smoothing,
+                run_.augment ? "on" : "off");
+    print_replicas(parallel, "images");
+  }
+
+  optim::TrainSummary fit() override { return training_->fit(); }
+
+  void print_result(const optim::TrainSummary& summary) override {
+    // A run cut short by --max-steps has not evaluated its last steps yet.
+    const double accuracy =
+        summary.last_eval.count("accuracy")
+            ? summary.last_eval.at("accuracy")
+            : evaluate_classifier(training_->model(), test_, run_).accuracy();
+    std::printf("test accuracy: %.2f%% (%lld images), %lld steps, %.1f s\n", 100 * accuracy,
+                (long long)test_.count, (long long)summary.steps, summary.seconds);
+  }
+
+  std::vector<std::string> next_commands(const cxxopts::ParseResult& r, const std::string& program,
+                                         const TrainingOutput& output,
+                                         const std::string& checkpoint) const override {
+    const std::string data_dir =
+        r.count("data-dir") ? " --data-dir " + shell_quoted(r["data-dir"].as<std::string>()) : "";
+    return {program + " eval --checkpoint " + checkpoint + data_dir,
+            program + " attention --checkpoint " + checkpoint + data_dir + " --index 0 --out " +
+                shell_quoted(output.out + "/attention.svg"),
+            program + " explore --checkpoint " + checkpoint + data_dir + " --index 0 --out " +
+                shell_quoted(output.out + "/explorer.html") +
+                "   (every layer and head, in a browser)",
+            program + " plot --run " + shell_quoted(output.out) +
+                "   (redraws the curves; more --run flags compare runs)"};
+  }
+
+ private:
+  VitRunConfig run_;
+  ImageDataset train_, test_;
+  std::unique_ptr<VitTraining> training_;
+};
 
 }  // namespace
 
 int vit_train(int argc, char** argv) {
-  cxxopts::Options o("uwaga-vit train", "Train a Vision Transformer on an image dataset.");
-  o.add_options()
-      ("preset", "mnist-tiny, mnist-best, fashion-mnist or cifar10-small", value<std::string>()->default_value("mnist-tiny"))
-      ("dataset", "mnist, fashion-mnist or cifar10 (default: the preset's)", value<std::string>())
-      ("data-dir", "where the dataset's files are (default: data/cache/DATASET)", value<std::string>())
-      ("out", "directory for checkpoint.safetensors and log.jsonl (required)", value<std::string>())
-      ("resume", "continue from the checkpoint in --out")
-      ("max-steps", "stop after this many optimizer steps in total (counting resumed ones)", value<std::int64_t>()->default_value("0"))
-      ("train-size", "use only the first N training images (default: all)", value<std::int64_t>())
-      ("patch", "patch size P", value<std::int64_t>())
-      ("dim", "embedding width D", value<std::int64_t>())
-      ("depth", "number of encoder blocks L", value<std::int64_t>())
-      ("heads", "attention heads h (must divide D)", value<std::int64_t>())
-      ("mlp-dim", "hidden width of the MLPs", value<std::int64_t>())
-      ("augment", "random shifts (and flips for CIFAR-10 and Fashion-MNIST) while training")
-      ("no-augment", "no augmentation")
-      ("h,help", "show this help");
-  add_training_flags(o, "images", "initialisation and shuffling");
-  add_micro_batch_flag(o, kDefaultMicroBatch, "images");
-  add_threads_option(o, "all cores");
-  auto r = o.parse(argc, argv);
-  if (wants_help(o, r)) return 0;
-  reject_unexpected_arguments(r, "train");
-  const TrainingOutput output = training_output(r);
-  set_threads_from_option(r, "uwaga-vit", true);
-
-  // Under mpirun every process builds the same run; a failure on any of them ends them all.
-  const std::unique_ptr<optim::GradientReduction> processes = optim::processes_of_this_run();
-  const bool root = processes->rank() == 0;
-  VitRunConfig run;
-  ImageDataset train, test;
-  on_every_process(*processes, [&] {
-    run = new_or_resumed_run(r, output, read_vit_run_config, vit_preset, apply_overrides);
-    run.validate();
-
-    const std::string dir = r.count("data-dir") ? r["data-dir"].as<std::string>()
-                                                : default_data_dir(run.dataset);
-    train = load_dataset(run.dataset, dir, true);
-    test = load_dataset(run.dataset, dir, false);
-    if (run.train_size > train.count)
-      fail("train: --train-size ", run.train_size, " but ", run.dataset, " has ", train.count,
-           " training images");
-    if (run.train_size > 0) train = take_first(train, run.train_size);
-    check_geometry(train, run, run.dataset);
-    const ChannelStats stats = channel_stats(train);
-    if (!output.resume) {
-      run.mean = stats.mean;
-      run.std = stats.std;
-      run.class_names = train.class_names;
-    } else if (stats.mean != run.mean || stats.std != run.std) {
-      // The same images give the same statistics, bit for bit.
-      fail("train: --resume: the training images in ", dir, " are not those the run was "
-           "trained on (channel 0: mean ", stats.mean[0], ", std ", stats.std[0],
-           "; the checkpoint's: ", run.mean[0], ", ", run.std[0], ")");
-    }
-  });
-
-  optim::TrainerOptions options = trainer_options(r, output, "uwaga-vit");
-  options.reduction = processes.get();
-  // The run's configuration holds the training images' statistics: other data files show there.
-  check_same_settings(*processes, training_settings(run.to_json(), options, test.count));
-  VitTraining training(run, train, test, options);
-  if (root) print_summary(training.model(), run, train, test, training.warmup(), options.parallel);
-  optim::TrainSummary summary = training.fit();  // prints its own reason for stopping early
-  if (summary.stopped_non_finite) return 1;
-  if (summary.interrupted) return 130;
-  if (!root) return 0;
-  // A run cut short by --max-steps has not evaluated its last steps yet.
-  const double accuracy = summary.last_eval.count("accuracy")
-                              ? summary.last_eval.at("accuracy")
-                              : evaluate_classifier(training.model(), test, run).accuracy();
-  std::printf("test accuracy: %.2f%% (%lld images), %lld steps, %.1f s\n", 100 * accuracy,
-              (long long)test.count, (long long)summary.steps, summary.seconds);
-  if (std::string line = communication_summary(*processes, summary.steps, summary.seconds);
-      !line.empty())
-    std::printf("%s\n", line.c_str());
-  // What to do next, as the user would type it (the program as they ran it).
-  const std::string program = program_as_typed("uwaga-vit");
-  const std::string checkpoint = shell_quoted(output.checkpoint);
-  const std::string data_dir =
-      r.count("data-dir") ? " --data-dir " + shell_quoted(r["data-dir"].as<std::string>()) : "";
-  print_run_files(output.out,
-                  {program + " eval --checkpoint " + checkpoint + data_dir,
-                   program + " attention --checkpoint " + checkpoint + data_dir +
-                       " --index 0 --out " + shell_quoted(output.out + "/attention.svg"),
-                   program + " explore --checkpoint " + checkpoint + data_dir +
-                       " --index 0 --out " + shell_quoted(output.out + "/explorer.html") +
-                       "   (every layer and head, in a browser)",
-                   program + " plot --run " + shell_quoted(output.out) +
-                       "   (redraws the curves; more --run flags compare runs)"});
-  return 0;
+  VitTrain program;
+  return train_command(program, argc, argv);
 }
 
 int vit_eval(int argc, char** argv) {

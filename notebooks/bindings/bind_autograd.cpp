@@ -4,8 +4,10 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/autograd.h"
 #include "core/gradcheck.h"
@@ -46,6 +48,44 @@ std::vector<std::shared_ptr<Node>> graph_nodes(const Tensor& root) {
   std::vector<std::shared_ptr<Node>> out;
   for (const Node* node : order) out.push_back(owner.at(node));
   return out;
+}
+
+// A node's op name is a `const char*` that must outlive the graph: the names Python ops use are
+// kept here, one copy each.
+const char* interned(const std::string& name) {
+  static std::mutex mutex;
+  static std::unordered_set<std::string> names;
+  std::lock_guard<std::mutex> lock(mutex);
+  return names.insert(name).first->c_str();
+}
+
+// uwaga.Function.apply's link to the engine: attaches a node named `op` to `out` whose backward
+// rule calls the Python function `backward(grad_output)` and expects one gradient (a Tensor or
+// None) per input. Without an input that requires a gradient, out is returned as it is.
+Tensor record_python_op(const Tensor& out, const std::string& op, const std::vector<Tensor>& inputs,
+                        const py::function& backward, const std::vector<Tensor>& saved) {
+  if (out.grad_fn()) fail(op, ": forward must compute its output without recording a graph");
+  const std::size_t n = inputs.size();
+  // The node may be freed wherever the graph is; a Python object is released holding the GIL.
+  const std::shared_ptr<py::function> rule(new py::function(backward), [](py::function* f) {
+    py::gil_scoped_acquire gil;
+    delete f;
+  });
+  BackwardFn fn = [rule, n, op](const Tensor& grad_output) {
+    py::gil_scoped_acquire gil;
+    py::object result = (*rule)(grad_output);
+    std::vector<Tensor> grads;
+    if (py::isinstance<py::tuple>(result) || py::isinstance<py::list>(result)) {
+      for (const py::handle item : result)
+        grads.push_back(item.is_none() ? Tensor() : item.cast<Tensor>());
+    } else {
+      grads.push_back(result.is_none() ? Tensor() : result.cast<Tensor>());
+    }
+    if (grads.size() != n)
+      fail(op, ".backward returned ", grads.size(), " gradients for ", n, " inputs");
+    return grads;
+  };
+  return record(out, interned(op), inputs, std::move(fn), saved);
 }
 
 }  // namespace
@@ -109,6 +149,10 @@ void bind_autograd(py::module_& m) {
                std::to_string(n.inputs.size()) + " inputs>";
       });
 
+  m.def("_record", &record_python_op, py::arg("out"), py::arg("op"), py::arg("inputs"),
+        py::arg("backward"), py::arg("saved") = std::vector<Tensor>{},
+        "The engine side of uwaga.Function: out with a node whose backward rule is a Python "
+        "function.");
   m.def("topological_order", &graph_nodes, py::arg("root"),
         "Every node reachable from root, inputs before the nodes that use them.");
   m.def("grad_enabled", &grad_enabled);

@@ -76,3 +76,28 @@ TEST_CASE("attention_heads names the shapes at fault", "[nn][mha][attention]") {
                                       {.key_padding = Tensor::zeros({2, 4})}),
                       Catch::Contains("key padding mask (2, 4) does not fit qkv (2, 3, 12)"));
 }
+
+TEST_CASE("fused attention agrees with the composed formula over more rows than a softmax block",
+          "[nn][mha][attention]") {
+  // masked_softmax_rows works through 64 rows at a time; 70 queries make a second, partial block.
+  // Float32 as in training, against the composed path (softmax of primitives) in float64.
+  const std::int64_t B = 2, T = 70, h = 2, d = 8, D = h * d;
+  std::vector<double> pad(B * T, 0.0);
+  for (std::int64_t j = 60; j < T; ++j) pad[T + j] = 1;  // the second element's last 10 keys
+  Tensor pad_t = Tensor::from_vector(pad, {B, T}, DType::Float64);
+  for (const AttentionMask& mask : {AttentionMask{}, AttentionMask{.causal = true},
+                                    AttentionMask{.key_padding = pad_t, .causal = true}}) {
+    INFO("causal " << mask.causal << " padded " << mask.key_padding.defined());
+    Tensor qkv64 = leaf({B, T, 3 * D}, 9);
+    Tensor qkv32 = qkv64.detach().to(DType::Float32).requires_grad_();
+    Tensor y = attention_heads(qkv32, h, mask);
+    std::vector<Tensor> parts = chunk(qkv64, 3, -1);
+    Tensor ref = merge_heads(scaled_dot_product_attention_composed(
+        split_heads(parts[0], h), split_heads(parts[1], h), split_heads(parts[2], h), mask));
+    CHECK(max_abs_diff(y.to(DType::Float64), ref) < 1e-5);
+    Tensor up = leaf(y.shape(), 10).detach();
+    y.backward(up.to(DType::Float32));
+    ref.backward(up);
+    CHECK(max_abs_diff(qkv32.grad().to(DType::Float64), qkv64.grad()) < 1e-4);
+  }
+}

@@ -56,6 +56,17 @@ TEST_CASE("parameters are named hierarchically, as PyTorch names them", "[nn][mo
   REQUIRE(modules[2].first == "attn.qkv");
 }
 
+TEST_CASE("each parameter carries its full name, which to_dot draws", "[nn][module]") {
+  Generator gen(0);
+  TransformerEncoderBlock block(kBlock, gen);
+  for (auto& [name, p] : block.named_parameters()) REQUIRE(p.name() == name);
+  for (auto& [name, b] : ConvBn(gen).named_buffers()) REQUIRE(b.name() == name);
+  const Tensor x = Tensor::randn({1, 3, 8}, gen);
+  const std::string dot = to_dot(sum(block.forward(x)));
+  REQUIRE_THAT(dot, Contains("attn.qkv.weight (24, 8)"));
+  REQUIRE_THAT(dot, Contains("mlp.fc2.bias (8,)"));
+}
+
 TEST_CASE("train/eval and zero_grad reach every submodule", "[nn][module]") {
   Generator gen(0);
   TransformerEncoderBlock block(kBlock, gen);

@@ -1,50 +1,7 @@
-#include "apps/common/attention_explorer_page.h"
-
-namespace uwaga::apps {
-
-const char* attention_explorer_style() {
-  return R"css(body { font-family: system-ui, sans-serif; margin: 0; color: #222; background: #fff;
-       }
-main { max-width: 1280px; margin: 0 auto; padding: 12px 20px 40px; }
-h1 { font-size: 22px; margin: 8px 0 4px; }
-h2 { font-size: 18px; margin: 28px 0 6px; }
-h3 { font-size: 15px; margin: 22px 0 6px; }
-.subtitle { color: #555; margin: 0 0 8px; }
-.notes p, .about { max-width: 900px; line-height: 1.45; margin: 6px 0; }
-.controls { margin: 10px 0; font-size: 14px; }
-#readout { position: sticky; top: 0; z-index: 2; background: #fff8dc; border: 1px solid #e0d29a;
-           padding: 6px 10px; font-family: ui-monospace, monospace; font-size: 13px;
-           min-height: 18px; white-space: pre-wrap; }
-.legend { display: grid; grid-template-columns: 256px auto; column-gap: 12px; align-items: center;
-          margin: 8px 0 12px; }
-.legend canvas { grid-row: 1; grid-column: 1; }
-.ticks { grid-row: 2; grid-column: 1; display: flex; justify-content: space-between;
-         font-size: 11px; color: #444; }
-.legend-caption { grid-row: 1 / span 2; grid-column: 2; font-size: 12px; color: #444; }
-.grid { display: grid; gap: 10px 12px; align-items: start; justify-content: start;
-        overflow-x: auto; }
-.row-label { font-size: 12px; color: #555; align-self: center; white-space: nowrap; }
-.panel { font-size: 11px; text-align: center; }
-.panel canvas { display: block; image-rendering: pixelated; border: 1px solid #ccc;
-                cursor: crosshair; }
-.caption { margin-top: 2px; color: #333; }
-.value, .self { font-family: ui-monospace, monospace; color: #555; min-height: 14px; }
-.token-controls { font-size: 13px; margin-bottom: 6px; }
-.hint { color: #666; }
-.token-columns { display: flex; align-items: flex-start; overflow-x: auto; }
-.column-head { font-size: 12px; color: #555; height: 20px; line-height: 20px;
-               white-space: nowrap; }
-.token { height: 20px; line-height: 20px; font-family: ui-monospace, monospace; font-size: 13px;
-         padding: 0 6px; display: flex; gap: 8px; border-radius: 3px; white-space: pre; }
-.queries .token { justify-content: flex-end; }
-.token.focus { outline: 2px solid #e8412c; }
-.token .w { color: #222; font-size: 11px; }
-.token-middle svg { display: block; }
-)css";
-}
-
-const char* attention_explorer_script() {
-  return R"js("use strict";
+// The attention explorer's script (apps/common/attention_explorer.h writes it into every page).
+// It reads the page's data, the JSON in <script id="explorer-data">, and draws every section from
+// it: plain JavaScript, no library, nothing fetched.
+"use strict";
 (function () {
   const data = JSON.parse(document.getElementById("explorer-data").textContent);
   const main = document.getElementById("explorer");
@@ -435,7 +392,3 @@ const char* attention_explorer_script() {
   for (const f of data.families) familySection(f);
   document.body.setAttribute("data-ready", "yes");
 })();
-)js";
-}
-
-}  // namespace uwaga::apps

@@ -1,0 +1,60 @@
+#include "apps/common/train_command.h"
+
+#include <cstdio>
+#include <memory>
+
+#include "apps/common/command_line.h"
+#include "apps/common/processes.h"
+#include "apps/common/training_plot.h"
+#include "optim/gradient_reduction.h"
+
+namespace uwaga::apps {
+
+int train_command(TrainProgram& program, int argc, char** argv) {
+  const TrainModeText text = program.text();
+  const char* name = text.program.c_str();
+  cxxopts::Options o(text.program + " train", text.description);
+  o.add_options()
+      ("preset", text.presets, cxxopts::value<std::string>()->default_value(text.default_preset))
+      ("out", "directory for checkpoint.safetensors and log.jsonl (required)", cxxopts::value<std::string>())
+      ("resume", "continue from the checkpoint in --out")
+      ("max-steps", "stop after this many optimizer steps in total (counting resumed ones)", cxxopts::value<std::int64_t>()->default_value("0"));
+  program.add_flags(o);
+  o.add_options()("h,help", "show this help");
+  add_training_flags(o, text.examples, text.seeded, text.label_smoothing);
+  add_micro_batch_flag(o, text.micro_batch, text.micro_batch_items.c_str());
+  add_threads_option(o, "all cores");
+  auto r = o.parse(argc, argv);
+  if (wants_help(o, r)) return 0;
+  reject_unexpected_arguments(r, "train");
+  const TrainingOutput output = training_output(r);
+  set_threads_from_option(r, name, true);
+
+  // Under mpirun every process builds the same run; a failure on any of them ends them all.
+  const std::unique_ptr<optim::GradientReduction> processes = optim::processes_of_this_run();
+  const bool root = processes->rank() == 0;
+  RunSettings settings;
+  on_every_process(*processes, [&] { settings = program.set_up(r, output); });
+  optim::TrainerOptions options = trainer_options(r, output, text.program);
+  options.reduction = processes.get();
+  check_same_settings(*processes, training_settings(settings.run_json, options, settings.eval_items));
+
+  program.start(options);
+  if (root) {
+    program.print_summary(options.parallel);
+    std::fflush(stdout);
+  }
+  const optim::TrainSummary summary = program.fit();  // prints its own reason for stopping early
+  if (summary.stopped_non_finite) return 1;
+  if (summary.interrupted) return 130;
+  if (!root) return 0;
+  program.print_result(summary);
+  if (std::string line = communication_summary(*processes, summary.steps, summary.seconds);
+      !line.empty())
+    std::printf("%s\n", line.c_str());
+  print_run_files(output.out, program.next_commands(r, program_as_typed(name), output,
+                                                    shell_quoted(output.checkpoint)));
+  return 0;
+}
+
+}  // namespace uwaga::apps
