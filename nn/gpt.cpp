@@ -32,7 +32,9 @@ std::string GptConfig::to_json() const { return fields_to_json(*this).dump(); }
 
 GptConfig GptConfig::from_json(const std::string& text) {
   GptConfig c;
-  fields_from_json(parse_json_input(text, "gpt config"), c, "gpt config");
+  nlohmann::json j = parse_json_input(text, "gpt config");
+  if (j.is_object() && !j.contains("gelu")) j["gelu"] = "erf";  // written before GPT-2's GELU
+  fields_from_json(j, c, "gpt config");
   c.validate();
   return c;
 }
