@@ -39,11 +39,13 @@ template <class T>
 void masked_softmax_rows(T* A, std::int64_t rows, std::int64_t S, bool causal,
                          const unsigned char* pad) {
   constexpr T kMinusInf = -std::numeric_limits<T>::infinity();
-  constexpr std::int64_t kBlock = 64;
-  T row_max[kBlock], inv_total[kBlock];
+  // At most 64 rows a block, and no more than fit the L1 cache (16 KiB) between the passes.
+  const std::int64_t block =
+      std::clamp<std::int64_t>(static_cast<std::int64_t>(16384 / sizeof(T)) / std::max<std::int64_t>(S, 1), 1, 64);
+  T row_max[64], inv_total[64];
   auto end_of = [&](std::int64_t i) { return causal ? std::min(S, i + 1) : S; };
-  for (std::int64_t i0 = 0; i0 < rows; i0 += kBlock) {
-    const std::int64_t n = std::min(kBlock, rows - i0);
+  for (std::int64_t i0 = 0; i0 < rows; i0 += block) {
+    const std::int64_t n = std::min(block, rows - i0);
     for (std::int64_t r = 0; r < n; ++r) {  // masked keys, then m_i
       T* e = A + (i0 + r) * S;
       const std::int64_t end = end_of(i0 + r);

@@ -13,32 +13,43 @@ namespace uwaga::nn {
 // Each row of d values is normalised on its own: μ = mean(x), σ = √(mean((x − μ)²) + ε) (ε inside
 // σ, as in the header), x̂ = (x − μ)·rstd with rstd = 1/σ, y = γ ⊙ x̂ + β. The sums accumulate in T (the row is
 // short: 64 to 256 values) and `omp simd` lets the compiler reorder them into vector lanes.
+// Rows per block in the two-pass loops below: at most 64, and few enough that a block of
+// x (and of dy) stays in the L1 cache between the passes (16 KiB of each).
+inline std::int64_t rows_per_block(std::int64_t d, std::size_t element_size) {
+  const std::int64_t fit = static_cast<std::int64_t>(16384 / element_size) / std::max<std::int64_t>(d, 1);
+  return std::clamp<std::int64_t>(fit, 1, 64);
+}
+
 template <class T>
 void layer_norm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, const T* bias,
                         std::int64_t rows, std::int64_t d, double eps) {
   const T inv_d = T(1) / static_cast<T>(d);
+  const std::int64_t block = rows_per_block(d, sizeof(T));
   parallel_for(rows, rows * d > kParallelThreshold, [&](std::int64_t r0, std::int64_t r1) {
-    // First every row's μ and rstd, then every row's output: a row is a few vectors long, and
-    // its statistics are chains of dependent sums; independent rows side by side overlap them.
-    for (std::int64_t r = r0; r < r1; ++r) {
-      const T* xr = x + r * d;  // (d)
-      T m = 0;
+    // A block's μ and rstd first, then its outputs: a row is a few vectors long, and its
+    // statistics are chains of dependent sums; independent rows side by side overlap them.
+    for (std::int64_t b0 = r0; b0 < r1; b0 += block) {
+      const std::int64_t b1 = std::min(r1, b0 + block);
+      for (std::int64_t r = b0; r < b1; ++r) {
+        const T* xr = x + r * d;  // (d)
+        T m = 0;
 #pragma omp simd reduction(+ : m)
-      for (std::int64_t j = 0; j < d; ++j) m += xr[j];
-      m *= inv_d;
-      T v = 0;
+        for (std::int64_t j = 0; j < d; ++j) m += xr[j];
+        m *= inv_d;
+        T v = 0;
 #pragma omp simd reduction(+ : v)
-      for (std::int64_t j = 0; j < d; ++j) v += (xr[j] - m) * (xr[j] - m);
-      v *= inv_d;
-      mean[r] = m;
-      rstd[r] = T(1) / std::sqrt(v + static_cast<T>(eps));
-    }
-    for (std::int64_t r = r0; r < r1; ++r) {
-      const T* xr = x + r * d;
-      const T m = mean[r], s = rstd[r];
-      T* o = out + r * d;
+        for (std::int64_t j = 0; j < d; ++j) v += (xr[j] - m) * (xr[j] - m);
+        v *= inv_d;
+        mean[r] = m;
+        rstd[r] = T(1) / std::sqrt(v + static_cast<T>(eps));
+      }
+      for (std::int64_t r = b0; r < b1; ++r) {
+        const T* xr = x + r * d;
+        const T m = mean[r], s = rstd[r];
+        T* o = out + r * d;
 #pragma omp simd
-      for (std::int64_t j = 0; j < d; ++j) o[j] = (xr[j] - m) * s * weight[j] + bias[j];
+        for (std::int64_t j = 0; j < d; ++j) o[j] = (xr[j] - m) * s * weight[j] + bias[j];
+      }
     }
   });
 }
@@ -55,11 +66,11 @@ void layer_norm_backward(T* dx, T* dweight, T* dbias, const T* dout, const T* x,
   if (dx) {
     const T inv_d = T(1) / static_cast<T>(d);
     parallel_for(rows, rows * d > kParallelThreshold, [&](std::int64_t r0, std::int64_t r1) {
-      // As in the forward pass, the rows' two means first (in blocks), then their dx.
-      constexpr std::int64_t kBlock = 64;
-      T mean_dxhat[kBlock], mean_dxhat_xhat[kBlock];
-      for (std::int64_t b0 = r0; b0 < r1; b0 += kBlock) {
-        const std::int64_t n = std::min(kBlock, r1 - b0);
+      // As in the forward pass, a block's two means first, then its dx.
+      const std::int64_t block = rows_per_block(2 * d, sizeof(T));  // x and dy
+      T mean_dxhat[64], mean_dxhat_xhat[64];
+      for (std::int64_t b0 = r0; b0 < r1; b0 += block) {
+        const std::int64_t n = std::min(block, r1 - b0);
         for (std::int64_t i = 0; i < n; ++i) {
           const std::int64_t r = b0 + i;
           const T* xr = x + r * d;

@@ -79,7 +79,8 @@ TEST_CASE("attention_heads names the shapes at fault", "[nn][mha][attention]") {
 
 TEST_CASE("fused attention agrees with the composed formula over more rows than a softmax block",
           "[nn][mha][attention]") {
-  // masked_softmax_rows works through 64 rows at a time; 70 queries make a second, partial block.
+  // masked_softmax_rows works through blocks of rows (58 rows of 70 keys in float32); 70 queries
+  // make a second, partial block.
   // Float32 as in training, against the composed path (softmax of primitives) in float64.
   const std::int64_t B = 2, T = 70, h = 2, d = 8, D = h * d;
   std::vector<double> pad(B * T, 0.0);

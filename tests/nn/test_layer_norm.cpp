@@ -22,16 +22,21 @@ TEST_CASE("fused layer_norm passes gradcheck", "[nn][layer_norm]") {
 }
 
 TEST_CASE("fused layer_norm equals the composed one, values and gradients", "[nn][layer_norm]") {
-  Tensor x1 = leaf({4, 7}, 1), w1 = leaf({7}, 2), b1 = leaf({7}, 3);
-  Tensor x2 = leaf({4, 7}, 1), w2 = leaf({7}, 2), b2 = leaf({7}, 3);
-  Tensor up = leaf({4, 7}, 4).detach();
-  Tensor y1 = layer_norm(x1, w1, b1), y2 = layer_norm_composed(x2, w2, b2);
-  REQUIRE(max_abs_diff(y1, y2) < 1e-12);
-  y1.backward(up);
-  y2.backward(up);
-  REQUIRE(max_abs_diff(x1.grad(), x2.grad()) < 1e-12);
-  REQUIRE(max_abs_diff(w1.grad(), w2.grad()) < 1e-12);
-  REQUIRE(max_abs_diff(b1.grad(), b2.grad()) < 1e-12);
+  // 4 rows of 7, and 150 rows of 96 (float64: blocks of 21 rows, so several and a partial one).
+  for (const Shape& shape : {Shape{4, 7}, Shape{150, 96}}) {
+    const std::int64_t d = shape[1];
+    INFO(shape_str(shape));
+    Tensor x1 = leaf(shape, 1), w1 = leaf({d}, 2), b1 = leaf({d}, 3);
+    Tensor x2 = leaf(shape, 1), w2 = leaf({d}, 2), b2 = leaf({d}, 3);
+    Tensor up = leaf(shape, 4).detach();
+    Tensor y1 = layer_norm(x1, w1, b1), y2 = layer_norm_composed(x2, w2, b2);
+    REQUIRE(max_abs_diff(y1, y2) < 1e-12);
+    y1.backward(up);
+    y2.backward(up);
+    REQUIRE(max_abs_diff(x1.grad(), x2.grad()) < 1e-12);
+    REQUIRE(max_abs_diff(w1.grad(), w2.grad()) < 1e-12);
+    REQUIRE(max_abs_diff(b1.grad(), b2.grad()) < 1e-12);
+  }
   require_gradcheck(
       [](const std::vector<Tensor>& in) { return layer_norm_composed(in[0], in[1], in[2]); },
       {leaf({3, 5}, 5), leaf({5}, 6), leaf({5}, 7)});
