@@ -138,6 +138,35 @@ void check_savable(const std::string& path, const std::map<std::string, Tensor>&
 
 // ---- reading --------------------------------------------------------------------------------
 
+// IEEE half precision (1 sign, 5 exponent, 10 mantissa bits) as float: exact, every half is a
+// float. Subnormal halves are normal floats, so their mantissa is shifted up.
+float float16_to_float(std::uint16_t h) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000) << 16;
+  std::uint32_t exponent = (h >> 10) & 0x1F, mantissa = h & 0x3FF, bits;
+  if (exponent == 0x1F) {
+    bits = sign | 0x7F800000u | (mantissa << 13);  // inf, NaN
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    bits = sign;  // ±0
+  } else {
+    exponent = 127 - 15 + 1;
+    while (!(mantissa & 0x400)) mantissa <<= 1, --exponent;
+    bits = sign | (exponent << 23) | ((mantissa & 0x3FF) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// bfloat16 is the upper half of a float32.
+float bfloat16_to_float(std::uint16_t b) {
+  const std::uint32_t bits = static_cast<std::uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
 struct Entry : SafetensorsEntry {
   std::string name;
 };
@@ -197,8 +226,14 @@ Entry parse_entry(const std::string& name, const json& value, std::uint64_t data
   Entry e;
   e.name = name;
   const json& dtype = value["dtype"];
-  if (!dtype.is_string() || !dtype_from_name(dtype.get<std::string>(), &e.dtype))
-    fail(what, ": unsupported dtype ", json_brief(dtype), " (uwaga reads F32, F64 and I64)");
+  if (dtype == "F16" || dtype == "BF16") {
+    e.dtype = DType::Float32;
+    e.storage = dtype == "F16" ? Entry::Storage::float16 : Entry::Storage::bfloat16;
+  } else if (!dtype.is_string() || !dtype_from_name(dtype.get<std::string>(), &e.dtype)) {
+    fail(what, ": unsupported dtype ", json_brief(dtype),
+         " (uwaga reads F32, F64, I64, and F16 and BF16 as float32)");
+  }
+  const std::uint64_t element_bytes = e.storage == Entry::Storage::native ? dtype_size(e.dtype) : 2;
 
   const json& shape = value["shape"];
   bool shape_ok = shape.is_array();
@@ -219,7 +254,7 @@ Entry parse_entry(const std::string& name, const json& value, std::uint64_t data
   if (!shape_ok)
     fail(what, ": shape must be a list of non-negative integers, got ", json_brief(shape));
   std::uint64_t bytes = 0;
-  overflow = overflow || __builtin_mul_overflow(numel, dtype_size(e.dtype), &bytes);
+  overflow = overflow || __builtin_mul_overflow(numel, element_bytes, &bytes);
   if (overflow) fail(what, ": shape ", json_brief(shape), " is too large");
 
   const json& offsets = value["data_offsets"];
@@ -401,14 +436,23 @@ SafetensorsFile load_safetensors(const std::string& path) {
   for (const auto& [name, e] : header.tensors) {
     Tensor t = Tensor::empty(e.shape, e.dtype);
     std::size_t bytes = static_cast<std::size_t>(e.end - e.begin);
+    const bool half = e.storage != SafetensorsEntry::Storage::native;
+    std::vector<std::uint16_t> halves(half ? bytes / 2 : 0);
+    void* target = half ? static_cast<void*>(halves.data()) : t.raw_data();
     if (bytes > 0) {
       if (::fseeko(file.get(), static_cast<off_t>(header.data_start + e.begin), SEEK_SET) != 0 ||
-          std::fread(t.raw_data(), 1, bytes, file.get()) != bytes)
+          std::fread(target, 1, bytes, file.get()) != bytes)
         fail(where, ": cannot read the data of tensor ", quoted(name), ": ",
              std::ferror(file.get()) ? std::strerror(errno) : "unexpected end of file");
     }
+    if (half) {
+      float* out = t.data<float>();
+      for (std::size_t i = 0; i < halves.size(); ++i)
+        out[i] = e.storage == SafetensorsEntry::Storage::float16 ? float16_to_float(halves[i])
+                                                                 : bfloat16_to_float(halves[i]);
+    }
     if (auto it = header.checksums.find(name); it != header.checksums.end()) {
-      const std::uint32_t crc = safetensors_crc32(t.raw_data(), bytes);
+      const std::uint32_t crc = safetensors_crc32(target, bytes);
       if (crc != it->second)
         fail(where, ": tensor ", quoted(name), " is damaged: the CRC-32 of its ", bytes,
              " bytes is ", hex32(crc), ", the file recorded ", hex32(it->second),

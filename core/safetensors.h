@@ -8,6 +8,8 @@
 //                             "data_offsets": [begin, end]},
 //                  ...,
 //                  "__metadata__": {"<key>": "<string value>", ...} }       (optional)
+//              (reading also accepts "F16" and "BF16", Hugging Face's half-precision
+//              checkpoints, converted to float32 as they are read)
 //   [rest]     the tensors' bytes, row-major, little-endian; tensor `name` occupies
 //              [begin, end) counted from the first byte after the header. The ranges tile the
 //              data section exactly: no gaps, no overlaps, nothing after the last one.
@@ -35,7 +37,9 @@ struct SafetensorsFile {
 
 // One tensor's entry in the header: where its bytes lie in the data section.
 struct SafetensorsEntry {
-  DType dtype = DType::Float32;
+  DType dtype = DType::Float32;  // the tensor's dtype once read
+  // How its elements are stored: as dtype, or as 16-bit floats that become float32 when read.
+  enum class Storage { native, float16, bfloat16 } storage = Storage::native;
   Shape shape;
   std::uint64_t begin = 0, end = 0;  // [begin, end) in the data section
 };

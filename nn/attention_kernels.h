@@ -14,7 +14,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "nn/scaled_dot_product_attention.h"
+#include "core/tensor.h"
+#include "nn/attention_mask.h"
 
 namespace uwaga::nn {
 

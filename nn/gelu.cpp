@@ -59,6 +59,33 @@ void gelu_kernel(const T* x, T* y, T* dydx, std::int64_t n) {
   });
 }
 
+// Forward:   gelu_tanh(x) = ½ x (1 + t),  t = tanh(u),  u = k (x + a x³),  k = √(2/π), a = 0.044715
+// Backward:  d/dx = ½ (1 + t) + ½ x (1 − t²) · du/dx,  du/dx = k (1 + 3 a x²)   (tanh′ = 1 − tanh²)
+// Kept from the forward pass as with gelu. Beyond ±X the limits again: x (and 1) above X, 0 (and
+// 0) below −X, where 1 + t has underflowed to 0 and t to 1 already (X = 10: u = ±44; float64
+// X = 20, u = ±301), so only ±∞ (∞ · 0 = NaN otherwise) is affected.
+template <class T>
+void gelu_tanh_kernel(const T* x, T* y, T* dydx, std::int64_t n) {
+  constexpr T X = std::is_same_v<T, float> ? T(10) : T(20);
+  constexpr T k = T(0.79788456080286535588), a = T(0.044715);
+  parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
+    for (std::int64_t i = i0; i < i1; ++i) {
+      const T v = x[i];
+      if (v > X) {
+        y[i] = v;
+        if (dydx) dydx[i] = T(1);
+      } else if (v < -X) {
+        y[i] = T(0);
+        if (dydx) dydx[i] = T(0);
+      } else {
+        const T t = std::tanh(k * (v + a * v * v * v));
+        y[i] = T(0.5) * v * (T(1) + t);
+        if (dydx) dydx[i] = T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * k * (T(1) + T(3) * a * v * v);
+      }
+    }
+  });
+}
+
 }  // namespace
 
 Tensor gelu(const Tensor& x) {
@@ -82,6 +109,31 @@ Tensor gelu_composed(const Tensor& x) {
   return x * 0.5 * (1.0 + erf(x * kInvSqrt2));
 }
 
-Tensor GELU::forward(const Tensor& x) const { return gelu(x); }
+Tensor gelu_tanh(const Tensor& x) {
+  check_float(x, "gelu_tanh");
+  const bool grad = needs_grad({&x});
+  Tensor out = Tensor::empty_like(x);
+  Tensor derivative = grad ? Tensor::empty_like(x) : Tensor();
+  dispatch_float(x.dtype(), "gelu_tanh", [&](auto tag) {
+    using T = decltype(tag);
+    gelu_tanh_kernel<T>(x.data<T>(), out.data<T>(), grad ? derivative.data<T>() : nullptr,
+                        x.numel());
+  });
+  if (!grad) return out;
+  return record(out, "gelu_tanh", {x}, [derivative](const Tensor& g) -> std::vector<Tensor> {
+    return {g * derivative};
+  });
+}
+
+// The same function from primitives; autograd chains mul, add and tanh's own rule.
+Tensor gelu_tanh_composed(const Tensor& x) {
+  check_float(x, "gelu_tanh_composed");
+  const double k = 0.79788456080286535588;  // √(2/π)
+  return x * 0.5 * (1.0 + tanh((x + x * x * x * 0.044715) * k));
+}
+
+Tensor GELU::forward(const Tensor& x) const {
+  return approximate == GeluApproximation::tanh ? gelu_tanh(x) : gelu(x);
+}
 
 }  // namespace uwaga::nn

@@ -7,7 +7,6 @@
 #include "core/matmul.h"
 #include "core/shape_ops.h"
 #include "nn/init.h"
-#include "nn/multi_head_attention.h"
 
 namespace uwaga::nn {
 
@@ -23,6 +22,8 @@ void GptConfig::validate() const {
   in_range("heads", heads, 65536);
   in_range("mlp_dim", mlp_dim, 262144);
   if (dim % heads != 0) fail("gpt config: dim ", dim, " is not divisible by heads ", heads);
+  if (gelu != "erf" && gelu != "tanh")
+    fail("gpt config: gelu must be \"erf\" or \"tanh\", got \"", gelu, "\"");
   if (!(dropout >= 0 && dropout < 1))
     fail("gpt config: dropout must be in [0, 1), got ", dropout);
 }
@@ -31,7 +32,9 @@ std::string GptConfig::to_json() const { return fields_to_json(*this).dump(); }
 
 GptConfig GptConfig::from_json(const std::string& text) {
   GptConfig c;
-  fields_from_json(parse_json_input(text, "gpt config"), c, "gpt config");
+  nlohmann::json j = parse_json_input(text, "gpt config");
+  if (j.is_object() && !j.contains("gelu")) j["gelu"] = "erf";  // written before GPT-2's GELU
+  fields_from_json(j, c, "gpt config");
   c.validate();
   return c;
 }
@@ -45,8 +48,12 @@ Gpt::Gpt(const GptConfig& c, Generator& gen) : config(c) {
     blocks.push_back(register_module(
         "blocks." + std::to_string(i),
         std::make_shared<TransformerEncoderBlock>(
-            TransformerEncoderBlockOptions{.dim = c.dim, .heads = c.heads, .mlp_dim = c.mlp_dim,
-                                           .attention = c.attention},
+            TransformerEncoderBlockOptions{
+                .dim = c.dim,
+                .heads = c.heads,
+                .mlp_dim = c.mlp_dim,
+                .attention = c.attention,
+                .gelu = c.gelu == "tanh" ? GeluApproximation::tanh : GeluApproximation::none},
             gen)));
   norm = register_module("norm", std::make_shared<LayerNorm>(c.dim));
   if (!c.tie_weights)
@@ -111,24 +118,6 @@ Tensor Gpt::forward(const Tensor& ids) {
   return logits(h);                                           // (B, T, V)
 }
 
-Tensor Gpt::block_step(TransformerEncoderBlock& block, const Tensor& x, Tensor& K, Tensor& V) {
-  // The block's own forward (h′ = MSA(LN(h)) + h, h_ℓ = MLP(LN(h′)) + h′), with the attention
-  // spelled out so that the keys and values of earlier tokens come from the cache.
-  MultiHeadAttention& attn = *block.attn;
-  const std::int64_t D = config.dim, h = config.heads;
-  const bool first = !K.defined();
-  std::vector<Tensor> qkv = split(attn.qkv->forward(block.norm1->forward(x)), D, 2);  // (B, n, D) ×3
-  Tensor Q = split_heads(qkv[0], h);                                       // (B, h, n, d_k)
-  K = first ? split_heads(qkv[1], h) : cat({K, split_heads(qkv[1], h)}, 2);  // (B, h, t + n, d_k)
-  V = first ? split_heads(qkv[2], h) : cat({V, split_heads(qkv[2], h)}, 2);  // (B, h, t + n, d_k)
-  // The prompt's tokens attend causally among themselves; a later single token may see every
-  // cached key, all of which come before it.
-  const AttentionMask mask{.causal = first};
-  Tensor Y = scaled_dot_product_attention(Q, K, V, mask);                  // (B, h, n, d_k)
-  Tensor x1 = attn.proj->forward(merge_heads(Y)) + x;                      // h′ (B, n, D)
-  return block.mlp->forward(block.norm2->forward(x1)) + x1;                // h_ℓ (B, n, D)
-}
-
 Tensor Gpt::forward_cached(const Tensor& ids, KvCache& cache) {
   const std::int64_t t = cache.length();
   if (t > 0 && ids.size(1) != 1)
@@ -136,7 +125,7 @@ Tensor Gpt::forward_cached(const Tensor& ids, KvCache& cache) {
   if (cache.K.empty()) cache.K.resize(blocks.size()), cache.V.resize(blocks.size());
   Tensor x = embed(ids, t);                                                // (B, n, D)
   for (std::size_t l = 0; l < blocks.size(); ++l)
-    x = block_step(*blocks[l], x, cache.K[l], cache.V[l]);
+    x = blocks[l]->forward_cached(x, cache.K[l], cache.V[l]);         // h_ℓ of the new tokens
   const std::int64_t n = x.size(1);
   Tensor last = reshape(slice(x, 1, n - 1, n), {x.size(0), config.dim});   // (B, D)
   return logits(last);                                                     // (B, V)

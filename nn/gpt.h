@@ -9,6 +9,10 @@
 //                                             h′ = MSA(LN(h)) + h,  h_ℓ = MLP(LN(h′)) + h′
 //   logits = LN(h_L) W_headᵀ                  (B, T, V): row t scores the token after x_t
 //
+// Everything GPT-2 has: biases in every Linear and LayerNorm (ε = 1e-5), learned positions, the
+// tied head below, and with gelu = "tanh" the MLPs' GELU in the tanh form GPT-2 was trained with
+// (nn/gpt2_checkpoint.h loads its Hugging Face checkpoints into this class).
+//
 // With tie_weights the head is the token table itself (W_head = W_tok, as in GPT-2): a token's
 // input and output vectors are one and the same.
 //
@@ -47,6 +51,7 @@ struct GptConfig {
   // readable reference path. The same numbers up to rounding; a way of computing, not part of the
   // model, so it is not in the JSON (a run chooses it with --attention).
   AttentionPath attention = AttentionPath::fast;
+  std::string gelu = "erf";    // the MLPs' GELU: "erf" (exact) or "tanh" (GPT-2's approximation)
 
   // Throws an Error naming the offending field when the configuration cannot work.
   void validate() const;
@@ -64,6 +69,7 @@ struct GptConfig {
     field("mlp_dim", &GptConfig::mlp_dim);
     field("dropout", &GptConfig::dropout);
     field("tie_weights", &GptConfig::tie_weights);
+    field("gelu", &GptConfig::gelu);
   }
 };
 
@@ -109,9 +115,6 @@ class Gpt : public Model {
   // h_0 for tokens at positions first … first + n − 1: (B, n) -> (B, n, D).
   Tensor embed(const Tensor& ids, std::int64_t first_position);
   Tensor logits(const Tensor& h);  // LN(h) W_headᵀ: (..., D) -> (..., V)
-  // One block over the new tokens' states x (B, n, D), attending to the cached keys and values
-  // (B, h, t, d_k) and its own; K and V grow by n.
-  Tensor block_step(TransformerEncoderBlock& block, const Tensor& x, Tensor& K, Tensor& V);
 };
 
 }  // namespace uwaga::nn

@@ -2,7 +2,8 @@
 
 namespace uwaga::nn {
 
-MLP::MLP(std::int64_t dim, std::int64_t hidden, Generator& gen) {
+MLP::MLP(std::int64_t dim, std::int64_t hidden, Generator& gen, GeluApproximation approximate)
+    : act(approximate) {
   fc1 = register_module("fc1",
                         std::make_shared<Linear>(LinearOptions{.in = dim, .out = hidden}, gen));
   fc2 = register_module("fc2",

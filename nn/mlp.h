@@ -8,7 +8,8 @@ namespace uwaga::nn {
 
 class MLP : public Module {
  public:
-  MLP(std::int64_t dim, std::int64_t hidden, Generator& gen);
+  MLP(std::int64_t dim, std::int64_t hidden, Generator& gen,
+      GeluApproximation approximate = GeluApproximation::none);
   Tensor forward(const Tensor& x) const;  // (..., dim) -> (..., dim)
 
   std::shared_ptr<Linear> fc1, fc2;

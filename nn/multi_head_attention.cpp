@@ -76,6 +76,22 @@ Tensor MultiHeadAttention::forward(const Tensor& x, const AttentionMask& mask) {
   return proj->forward(heads);
 }
 
+Tensor MultiHeadAttention::forward_cached(const Tensor& x, Tensor& K, Tensor& V) {
+  if (options.cross) fail("MultiHeadAttention::forward_cached: this layer is cross-attention");
+  check_input(x, options.dim, "input");
+  const bool first = !K.defined();
+  if (!first && x.size(1) != 1)
+    fail("MultiHeadAttention::forward_cached: after the first call, one token at a time (got ",
+         x.size(1), ")");
+  const std::int64_t D = options.dim, h = options.heads;
+  std::vector<Tensor> QKV = split(qkv->forward(x), D, 2);                   // (B, n, D) ×3
+  Tensor Q = split_heads(QKV[0], h);                                         // (B, h, n, d_k)
+  K = first ? split_heads(QKV[1], h) : cat({K, split_heads(QKV[1], h)}, 2);  // (B, h, t + n, d_k)
+  V = first ? split_heads(QKV[2], h) : cat({V, split_heads(QKV[2], h)}, 2);  // (B, h, t + n, d_v)
+  Tensor Y = scaled_dot_product_attention(Q, K, V, AttentionMask{.causal = first});  // (B, h, n, d_v)
+  return proj->forward(merge_heads(Y));                                      // (B, n, D)
+}
+
 Tensor MultiHeadAttention::forward(const Tensor& x, const Tensor& memory,
                                    const AttentionMask& mask) {
   if (!options.cross)

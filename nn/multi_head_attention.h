@@ -51,6 +51,14 @@ class MultiHeadAttention : public Module {
   // Cross-attention: queries from x (B, T, D), keys and values from memory (B, S, D).
   Tensor forward(const Tensor& x, const Tensor& memory, const AttentionMask& mask = {});
 
+  // Self-attention for generation, one new token at a time after a prompt: x (B, n, D) are the
+  // new tokens; K and V (B, h, t, d_k) hold the keys and values, split into heads, of the t tokens
+  // before them (undefined: none yet) and grow by the new tokens' own. The prompt's tokens
+  // (no earlier ones) attend causally among themselves; a later token (n = 1) attends to every
+  // cached key, all of which come before it, and to itself. -> (B, n, D), the rows forward()
+  // with a causal mask gives for those tokens.
+  Tensor forward_cached(const Tensor& x, Tensor& K, Tensor& V);
+
   // With keep_attention(true) each forward keeps the per-head weights A (B, h, T, S).
   void keep_attention(bool on) { keep_attention_ = on; }
   const Tensor& attention() const { return attention_; }

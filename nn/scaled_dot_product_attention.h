@@ -7,19 +7,9 @@
 //   A_it = exp(q_i·k_t/√d_k) / Σ_j exp(q_i·k_j/√d_k),   y_i = Σ_t A_it v_t
 // Names: T = N_Q queries, S = N_X keys and values, d_k = D_Q, d_v = D_V (SEEDS §2).
 #include "core/tensor.h"
+#include "nn/attention_mask.h"
 
 namespace uwaga::nn {
-
-// Which keys a query may not look at. Masked scores become −∞ before the softmax, so their
-// weight is exactly 0.
-struct AttentionMask {
-  // (B, S), nonzero = padding: no query attends to that key. B is the first dim of Q.
-  Tensor key_padding{};
-  // Query i may attend to keys j ≤ i only (the decoder may not look at future words). With
-  // T ≠ S the mask is aligned top-left, as torch.tril(ones(T, S)).
-  bool causal = false;
-  bool empty() const { return !key_padding.defined() && !causal; }
-};
 
 // Q (..., T, d_k), K (..., S, d_k), V (..., S, d_v), with identical leading dims (e.g. (B, H)).
 // Returns Y (..., T, d_v). When `weights` is given it receives A (..., T, S).

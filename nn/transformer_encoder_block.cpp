@@ -23,19 +23,28 @@ TransformerEncoderBlock::TransformerEncoderBlock(const TransformerEncoderBlockOp
                                      MultiHeadAttentionOptions{.dim = o.dim, .heads = o.heads, .path = o.attention},
                                      gen));
   norm2 = register_module("norm2", std::make_shared<LayerNorm>(o.dim));
-  mlp = register_module("mlp", std::make_shared<MLP>(o.dim, o.mlp_dim, gen));
+  mlp = register_module("mlp", std::make_shared<MLP>(o.dim, o.mlp_dim, gen, o.gelu));
   // No parameters, and no draw from `gen`: a model with drop path starts from the same weights.
   if (o.drop_path > 0) drop_path = register_module("drop_path", std::make_shared<DropPath>(o.drop_path));
 }
 
-Tensor TransformerEncoderBlock::forward(const Tensor& z, const AttentionMask& mask) {
+template <class Attention>
+Tensor TransformerEncoderBlock::residual_steps(const Tensor& z, Attention&& msa) {
   // z is z_{ℓ−1}, z1 is z′_ℓ.
-  if (drop_path) {
-    Tensor z1 = drop_path->forward(attn->forward(norm1->forward(z), mask)) + z;
+  if (drop_path) {  // stochastic depth: each branch dropped per example before its residual sum
+    Tensor z1 = drop_path->forward(msa(norm1->forward(z))) + z;
     return drop_path->forward(mlp->forward(norm2->forward(z1))) + z1;
   }
-  Tensor z1 = attn->forward(norm1->forward(z), mask) + z;  // z′_ℓ = MSA(LN(z_{ℓ−1})) + z_{ℓ−1}
-  return mlp->forward(norm2->forward(z1)) + z1;            // z_ℓ  = MLP(LN(z′_ℓ)) + z′_ℓ
+  Tensor z1 = msa(norm1->forward(z)) + z;        // z′_ℓ = MSA(LN(z_{ℓ−1})) + z_{ℓ−1}
+  return mlp->forward(norm2->forward(z1)) + z1;  // z_ℓ  = MLP(LN(z′_ℓ)) + z′_ℓ
+}
+
+Tensor TransformerEncoderBlock::forward(const Tensor& z, const AttentionMask& mask) {
+  return residual_steps(z, [&](const Tensor& x) { return attn->forward(x, mask); });
+}
+
+Tensor TransformerEncoderBlock::forward_cached(const Tensor& z, Tensor& K, Tensor& V) {
+  return residual_steps(z, [&](const Tensor& x) { return attn->forward_cached(x, K, V); });
 }
 
 }  // namespace uwaga::nn

@@ -20,6 +20,7 @@ struct TransformerEncoderBlockOptions {
   std::int64_t mlp_dim = 0;  // the MLP's hidden width
   AttentionPath attention = AttentionPath::fast;  // nn/multi_head_attention.h
   double drop_path = 0.0;    // probability of dropping each branch per example; 0: off
+  GeluApproximation gelu = GeluApproximation::none;  // the MLP's GELU (GPT-2: tanh)
 
   // Throws an Error naming the offending field when the options cannot work.
   void validate() const;
@@ -29,6 +30,9 @@ class TransformerEncoderBlock : public Module {
  public:
   TransformerEncoderBlock(const TransformerEncoderBlockOptions& options, Generator& gen);
   Tensor forward(const Tensor& z, const AttentionMask& mask = {});  // (B, N, D) -> (B, N, D)
+  // The same block for generation: the attention reads and extends the cached keys and values
+  // of the tokens before z (MultiHeadAttention::forward_cached). (B, n, D) -> (B, n, D).
+  Tensor forward_cached(const Tensor& z, Tensor& K, Tensor& V);
 
   const TransformerEncoderBlockOptions options;
   std::shared_ptr<LayerNorm> norm1;
@@ -36,6 +40,12 @@ class TransformerEncoderBlock : public Module {
   std::shared_ptr<LayerNorm> norm2;
   std::shared_ptr<MLP> mlp;
   std::shared_ptr<DropPath> drop_path;  // only when options.drop_path > 0
+
+ private:
+  // The block's two residual steps around an attention `msa` (LN(z) -> (B, N, D)): the one
+  // definition both forwards use.
+  template <class Attention>
+  Tensor residual_steps(const Tensor& z, Attention&& msa);
 };
 
 }  // namespace uwaga::nn

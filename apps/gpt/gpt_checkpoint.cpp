@@ -1,6 +1,10 @@
 #include "apps/gpt/gpt_checkpoint.h"
 
+#include <filesystem>
+
 #include "apps/common/block_shapes.h"
+#include "core/safetensors.h"
+#include "nn/gpt2_checkpoint.h"
 
 namespace uwaga::apps {
 
@@ -10,6 +14,49 @@ GptRunConfig read_gpt_run_config(const std::string& checkpoint) {
 
 LoadedGpt load_gpt(const std::string& checkpoint) {
   return load_model<GptRunConfig, nn::Gpt>(checkpoint, "uwaga-gpt", gpt_parameter_shapes);
+}
+
+bool is_gpt2_checkpoint(const std::string& path) {
+  if (!std::filesystem::is_regular_file(path)) return false;
+  const SafetensorsHeader header = read_safetensors_header(path);
+  return header.tensors.count("wte.weight") || header.tensors.count("transformer.wte.weight");
+}
+
+BpeTokenizer load_tokenizer_files(const std::string& tokenizer) {
+  if (tokenizer == "gpt2") {
+    const std::string dir = "data/cache/gpt2-tokenizer";
+    if (!std::filesystem::exists(dir + "/encoder.json"))
+      fail("--tokenizer gpt2: ", dir, "/encoder.json does not exist (run: bash data/fetch.sh "
+           "gpt2-tokenizer, or give the directory holding encoder.json and vocab.bpe)");
+    return BpeTokenizer::load(dir);
+  }
+  if (!std::filesystem::is_directory(tokenizer))
+    fail("--tokenizer '", tokenizer, "' is not a directory (expected gpt2, or a directory "
+         "holding encoder.json and vocab.bpe, or vocab.json and merges.txt)");
+  return BpeTokenizer::load(tokenizer);
+}
+
+LoadedGpt load_any_gpt(const std::string& checkpoint, const std::string& tokenizer) {
+  if (!std::filesystem::exists(checkpoint)) fail("checkpoint '", checkpoint, "' does not exist");
+  if (!is_gpt2_checkpoint(checkpoint)) {
+    if (!tokenizer.empty())
+      fail("--tokenizer is for GPT-2 checkpoints; '", checkpoint,
+           "' is a uwaga-gpt checkpoint, which carries its own");
+    return load_gpt(checkpoint);
+  }
+  if (tokenizer.empty())
+    fail("'", checkpoint, "' is a GPT-2 checkpoint, which carries no tokenizer: give --tokenizer "
+         "gpt2 (after bash data/fetch.sh gpt2-tokenizer) or --tokenizer DIR");
+  LoadedGpt g;
+  g.run.preset = "gpt2";
+  g.run.model = nn::gpt2_config(checkpoint);
+  g.run.tokenizer = "gpt2";
+  g.run.bpe = load_tokenizer_files(tokenizer);
+  if (g.run.bpe.size() != g.run.model.vocab)
+    fail("the tokenizer '", tokenizer, "' has ", g.run.bpe.size(), " tokens, but the embedding of '",
+         checkpoint, "' has ", g.run.model.vocab, " rows");
+  g.model = nn::load_gpt2(checkpoint);
+  return g;
 }
 
 // As Gpt's constructor registers them.

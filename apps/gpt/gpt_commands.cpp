@@ -3,9 +3,14 @@
 #include <cxxopts.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <iterator>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "apps/common/attention_explorer.h"
@@ -16,10 +21,12 @@
 #include "apps/common/train_command.h"
 #include "apps/common/training_flags.h"
 #include "apps/gpt/gpt_checkpoint.h"
+#include "apps/gpt/gpt_tokens.h"
 #include "apps/gpt/gpt_training.h"
 #include "core/graph.h"
 #include "core/shape_ops.h"
 #include "core/threads.h"
+#include "data/bpe_corpus.h"
 #include "nn/sampling.h"
 #include "nn/softmax.h"
 
@@ -39,14 +46,28 @@ void apply_overrides(GptRunConfig& run, const cxxopts::ParseResult& r) {
   set("mlp-dim", run.model.mlp_dim);
   set("dropout", run.model.dropout);
   if (r.count("tie-weights")) run.model.tie_weights = true;
+  set("tokenizer", run.tokenizer);
   override_training_flags(r, run);
   set("steps-per-epoch", run.steps_per_epoch);
   set("eval-windows", run.eval_windows);
 }
 
-// The text of `run`, split and encoded; a new run builds its vocabulary from the training part.
+// The text of `run`, split and encoded; a new run builds its vocabulary from the training part
+// (its characters, or with --tokenizer bpe:N a BPE of N merges learned from it).
 CharCorpus load_corpus(GptRunConfig& run, bool new_run) {
   const std::string text = read_run_text(run, new_run);
+  if (!reads_characters(run)) {
+    const bool learn = new_run && run.tokenizer != "gpt2";
+    BpeCorpus c = learn ? split_bpe_corpus(text, run.text, run.model.context,
+                                           bpe_merges_of(run.tokenizer))
+                        : split_bpe_corpus(text, run.text, run.model.context, run.bpe);
+    if (learn) {
+      run.bpe = c.tokenizer, run.model.vocab = c.tokenizer.size();
+      // The training text's characters travel too (for the record; the tokens are the bpe's).
+      run.vocab = CharVocabulary::build(text.substr(0, static_cast<std::size_t>(c.train_bytes)));
+    }
+    return CharCorpus{CharVocabulary(), std::move(c.train), std::move(c.valid)};
+  }
   if (!new_run) return split_char_corpus(text, run.text, run.model.context, run.vocab);
   CharCorpus corpus = split_char_corpus(text, run.text, run.model.context);
   run.vocab = corpus.vocab;
@@ -58,53 +79,62 @@ CharCorpus load_corpus(GptRunConfig& run, bool new_run) {
 std::vector<std::int64_t> encode_prompt(const GptRunConfig& run, const std::string& prompt,
                                         const char* mode) {
   if (prompt.empty()) fail(mode, ": --prompt is empty; give at least one character");
-  if (const std::string missing = run.vocab.unknown(prompt); !missing.empty()) {
-    std::string listed;
-    for (char c : missing) listed += (listed.empty() ? "'" : ", '") + printable(std::string(1, c)) + "'";
-    fail(mode, ": --prompt has characters the model never saw in training: ", listed);
-  }
-  return run.vocab.encode(prompt);
+  return encode_text(run, prompt, (std::string(mode) + ": --prompt").c_str());
 }
 
 // What the model did with a prompt it reads whole: every block's causal attention, and its
-// guess at the character after it.
+// guess at the token (character) after it.
 struct ReadPrompt {
-  std::vector<std::string> characters;  // T, as labels (' ' as '␣', newline as '↵')
+  std::vector<std::string> characters;  // T tokens, as labels (' ' as '␣', newline as '↵')
   std::vector<Tensor> maps;             // per block, A (h, T, T)
-  char next = 0;                        // the most probable next character
+  std::string next;                     // the most probable next token, as a label
   double next_probability = 0;
+  const char* unit = "character";       // or "token"
 };
 
 ReadPrompt read_prompt(LoadedGpt& g, const std::string& prompt, const char* mode) {
   const std::vector<std::int64_t> ids = encode_prompt(g.run, prompt, mode);
   const auto T = static_cast<std::int64_t>(ids.size());
   if (T > g.run.model.context)
-    fail(mode, ": --prompt has ", T, " characters; the model reads at most its context of ",
-         g.run.model.context);
+    fail(mode, ": --prompt has ", T, " ", token_unit(g.run), "s; the model reads at most its "
+         "context of ", g.run.model.context);
   NoGradGuard no_grad;
   g.model->keep_attention(true);
   const Tensor logits = g.model->forward(Tensor::from_indices(ids, {1, T}));  // (1, T, V)
   g.model->keep_attention(false);
   ReadPrompt p;
-  for (char c : prompt) p.characters.push_back(visible_character(c));
+  p.unit = token_unit(g.run);
+  for (std::int64_t id : ids) p.characters.push_back(token_label(g.run, id));
   for (const Tensor& A : g.model->attention_maps())  // (1, h, T, T)
     p.maps.push_back(reshape(A, {A.size(1), T, T}));
   const std::vector<double> last = nn::softmax(slice(logits, 1, T - 1, T), 2).to_vector();  // (V)
   const auto best = std::max_element(last.begin(), last.end()) - last.begin();
-  p.next = g.run.vocab.character(best);
+  p.next = token_label(g.run, best);
   p.next_probability = last[best];
   return p;
 }
 
 // "its guess at the next character: 'e' (34%)".
 std::string next_character_line(const ReadPrompt& p) {
-  return "its guess at the next character: '" + visible_character(p.next) + "' (" +
+  return std::string("its guess at the next ") + p.unit + ": '" + p.next + "' (" +
          std::to_string(static_cast<int>(100 * p.next_probability + 0.5)) + "%)";
 }
 
-void prompt_flags(cxxopts::Options& o, const char* out) {
+void tokenizer_flag(cxxopts::Options& o) {
   o.add_options()
-      ("checkpoint", "a checkpoint written by uwaga-gpt train", value<std::string>())
+      ("tokenizer", "for a GPT-2 checkpoint (Hugging Face's model.safetensors): its vocabulary, "
+                    "gpt2 (data/cache/gpt2-tokenizer) or a directory with encoder.json and "
+                    "vocab.bpe", value<std::string>());
+}
+
+std::string tokenizer_of(const cxxopts::ParseResult& r) {
+  return r.count("tokenizer") ? r["tokenizer"].as<std::string>() : "";
+}
+
+void prompt_flags(cxxopts::Options& o, const char* out) {
+  tokenizer_flag(o);
+  o.add_options()
+      ("checkpoint", "a checkpoint written by uwaga-gpt train, or a GPT-2 model.safetensors", value<std::string>())
       ("prompt", "the text the model reads (its characters must occur in the training text; at "
                  "most the model's context)", value<std::string>())
       ("out", out, value<std::string>())
@@ -116,7 +146,7 @@ void prompt_flags(cxxopts::Options& o, const char* out) {
 class GptTrain : public TrainProgram {
  public:
   TrainModeText text() const override {
-    return {"uwaga-gpt", "Train a character-level GPT on a text.",
+    return {"uwaga-gpt", "Train a GPT on a text, on its characters or (--tokenizer bpe:N) on byte-pair tokens.",
             "shakespeare-tiny, shakespeare-small or smoke", "shakespeare-tiny", "windows",
             "initialisation, windows and dropout", true, kGptMicroBatch, "windows"};
   }
@@ -131,6 +161,8 @@ class GptTrain : public TrainProgram {
         ("mlp-dim", "hidden width of the MLPs", value<std::int64_t>())
         ("dropout", "dropout on the embeddings, in [0, 1)", value<double>())
         ("tie-weights", "the output head reuses the token embedding table")
+        ("tokenizer", "char (one token per character) or bpe:N (a byte-level BPE of N merges "
+                      "learned from the training text)", value<std::string>())
         ("steps-per-epoch", "batches of random windows per epoch", value<std::int64_t>())
         ("eval-windows", "validation windows scored after each epoch (0: all)", value<std::int64_t>());
   }
@@ -160,8 +192,13 @@ class GptTrain : public TrainProgram {
                 (long long)m.layers, (long long)m.dim, (long long)m.heads, (long long)m.mlp_dim,
                 (long long)m.context, m.dropout, m.tie_weights ? ", tied head" : "");
     std::printf("  params    %lld\n", (long long)training_->model().num_parameters());
-    std::printf("  data      %s: %zu training, %zu validation characters, %lld distinct\n",
-                run_.text.c_str(), corpus_.train.size(), corpus_.valid.size(), (long long)m.vocab);
+    if (reads_characters(run_))
+      std::printf("  data      %s: %zu training, %zu validation characters, %lld distinct\n",
+                  run_.text.c_str(), corpus_.train.size(), corpus_.valid.size(), (long long)m.vocab);
+    else
+      std::printf("  data      %s: %zu training, %zu validation tokens of a %s vocabulary of %lld\n",
+                  run_.text.c_str(), corpus_.train.size(), corpus_.valid.size(),
+                  run_.tokenizer.c_str(), (long long)m.vocab);
     std::printf("  optimiser AdamW lr %g (warm-up %lld steps, cosine to %g), weight decay %g, "
                 "batch %lld windows, %lld epochs of %lld steps, clip %g, seed %llu\n",
                 run_.lr, (long long)training_->warmup(), run_.min_lr, run_.weight_decay,
@@ -174,21 +211,23 @@ class GptTrain : public TrainProgram {
 
   void print_result(const optim::TrainSummary& summary) override {
     if (summary.last_eval.count("loss"))
-      std::printf("validation: loss %.4f nats/char (%.4f bits/char); %lld steps, %.1f s\n",
-                  summary.last_eval.at("loss"), summary.last_eval.at("bits_per_character"),
-                  (long long)summary.steps, summary.seconds);
+      std::printf("validation: loss %.4f nats/%s (%.4f bits/char); %lld steps, %.1f s\n",
+                  summary.last_eval.at("loss"), reads_characters(run_) ? "char" : "token",
+                  summary.last_eval.at("bits_per_character"), (long long)summary.steps,
+                  summary.seconds);
   }
 
   std::vector<std::string> next_commands(const cxxopts::ParseResult&, const std::string& program,
                                          const TrainingOutput& output,
                                          const std::string& checkpoint) const override {
     // A prompt the model can read: the first line of the training text, up to 16 characters.
+    // (With BPE tokens, the first tokens' text up to 16 characters: fewer tokens than that.)
     const auto longest = static_cast<std::size_t>(std::min<std::int64_t>(16, run_.model.context));
     std::string prompt;
     for (std::size_t i = 0; i < corpus_.train.size() && prompt.size() < longest; ++i) {
-      const char c = run_.vocab.character(corpus_.train[i]);
-      if (c == '\n') break;
-      prompt += c;
+      const std::string piece = decode_ids(run_, {corpus_.train[i]});
+      if (piece.find('\n') != std::string::npos || prompt.size() + piece.size() > longest) break;
+      prompt += piece;
     }
     std::vector<std::string> next = {program + " eval --checkpoint " + checkpoint,
                                      program + " sample --checkpoint " + checkpoint};
@@ -217,11 +256,12 @@ int gpt_eval(int argc, char** argv) {
   cxxopts::Options o("uwaga-gpt eval",
                      "Validation loss, bits per character and perplexity of a checkpoint.");
   o.add_options()
-      ("checkpoint", "a checkpoint written by uwaga-gpt train", value<std::string>())
-      ("text", "the text file (default: the one the run trained on)", value<std::string>())
+      ("checkpoint", "a checkpoint written by uwaga-gpt train, or a GPT-2 model.safetensors", value<std::string>())
+      ("text", "the text file (default: the one the run trained on; for GPT-2 tinyshakespeare)", value<std::string>())
       ("windows", "score only the first N validation windows (0: all)", value<std::int64_t>()->default_value("0"))
-      ("json", "end with one line of JSON: loss, bits_per_character, perplexity, characters")
+      ("json", "end with one line of JSON: loss, bits_per_character, perplexity, characters (predictions), bytes")
       ("h,help", "show this help");
+  tokenizer_flag(o);
   add_threads_option(o, "all cores");
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
@@ -231,23 +271,26 @@ int gpt_eval(int argc, char** argv) {
   const std::int64_t windows = r["windows"].as<std::int64_t>();
   if (windows < 0) fail("eval: --windows must be >= 0 (0: all), got ", windows);
 
-  LoadedGpt g = load_gpt(r["checkpoint"].as<std::string>());
+  LoadedGpt g = load_any_gpt(r["checkpoint"].as<std::string>(), tokenizer_of(r));
   if (r.count("text")) {  // another text, or the same one named another way: no hash to match
     g.run.text = text_path_for_run(r["text"].as<std::string>());
     g.run.text_hash.clear();
   }
   const CharCorpus corpus = load_corpus(g.run, false);
-  const LanguageModelEval e = evaluate_language_model(*g.model, corpus.valid, windows);
-  std::printf("validation (last 10 %% of %s, %lld characters predicted):\n", g.run.text.c_str(),
-              (long long)e.characters);
-  std::printf("  loss            %.4f nats per character\n", e.loss);
+  const LanguageModelEval e =
+      evaluate_language_model(*g.model, corpus.valid, windows, token_lengths(g.run));
+  const char* unit = token_unit(g.run);
+  std::printf("validation (last 10 %% of %s, %lld %ss predicted, %lld characters):\n",
+              g.run.text.c_str(), (long long)e.characters, unit, (long long)e.bytes);
+  std::printf("  loss            %.4f nats per %s\n", e.loss, unit);
   std::printf("  bits/character  %.4f\n", e.bits_per_character());
-  std::printf("  perplexity      %.3f\n", e.perplexity());
+  std::printf("  perplexity      %.3f (per %s)\n", e.perplexity(), unit);
   if (r.count("json")) {
     const nlohmann::json j = {{"loss", e.loss},
                               {"bits_per_character", e.bits_per_character()},
                               {"perplexity", e.perplexity()},
-                              {"characters", e.characters}};
+                              {"characters", e.characters},
+                              {"bytes", e.bytes}};
     std::printf("%s\n", j.dump().c_str());
   }
   return 0;
@@ -257,9 +300,9 @@ int gpt_sample(int argc, char** argv) {
   cxxopts::Options o("uwaga-gpt sample",
                      "Write text from a prompt, character by character, to stdout.");
   o.add_options()
-      ("checkpoint", "a checkpoint written by uwaga-gpt train", value<std::string>())
+      ("checkpoint", "a checkpoint written by uwaga-gpt train, or a GPT-2 model.safetensors", value<std::string>())
       ("prompt", "the text to continue (its characters must occur in the training text)", value<std::string>()->default_value("\n"))
-      ("tokens", "characters to write", value<std::int64_t>()->default_value("500"))
+      ("tokens", "tokens (characters, for a character model) to write", value<std::int64_t>()->default_value("500"))
       ("temperature", "sharpen (< 1) or flatten (> 1) the distribution; 0: greedy", value<double>()->default_value("0.8"))
       ("top-k", "draw only from the k most probable characters (default: all)", value<std::int64_t>())
       ("top-p", "draw only from the most probable characters whose probabilities sum to p, in (0, 1]", value<double>()->default_value("1"))
@@ -267,6 +310,7 @@ int gpt_sample(int argc, char** argv) {
       ("no-cache", "recompute the whole window for every character (slow; for comparison)")
       ("stats", "end with one line on stderr: characters written, seconds, characters/s")
       ("h,help", "show this help");
+  tokenizer_flag(o);
   add_threads_option(o, "1");
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
@@ -283,23 +327,27 @@ int gpt_sample(int argc, char** argv) {
     if (sampling.top_k < 1) fail("sample: --top-k must be at least 1, got ", sampling.top_k);
   }
 
-  LoadedGpt g = load_gpt(r["checkpoint"].as<std::string>());
+  LoadedGpt g = load_any_gpt(r["checkpoint"].as<std::string>(), tokenizer_of(r));
   sampling.validate(g.run.model.vocab);
   const std::string prompt = r["prompt"].as<std::string>();
-  nn::TokenStream stream(*g.model, encode_prompt(g.run, prompt, "sample"), sampling,
-                         r["seed"].as<std::uint64_t>(), !r.count("no-cache"));
+  const std::vector<std::int64_t> prompt_ids = encode_prompt(g.run, prompt, "sample");
+  if (static_cast<std::int64_t>(prompt_ids.size()) > g.run.model.context)
+    fail("sample: --prompt has ", prompt_ids.size(), " ", token_unit(g.run), "s; the model reads "
+         "at most its context of ", g.run.model.context);
+  nn::TokenStream stream(*g.model, prompt_ids, sampling, r["seed"].as<std::uint64_t>(),
+                         !r.count("no-cache"));
   std::fputs(prompt.c_str(), stdout);
   const auto start = std::chrono::steady_clock::now();
   for (std::int64_t i = 0; i < count; ++i) {
-    std::fputc(g.run.vocab.character(stream.next()), stdout);
+    std::fputs(decode_ids(g.run, {stream.next()}).c_str(), stdout);
     std::fflush(stdout);
   }
   std::fputc('\n', stdout);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (r.count("stats"))
-    std::fprintf(stderr, "sampled %lld characters in %.3f s: %.1f characters/s (%s)\n",
-                 (long long)count, seconds, static_cast<double>(count) / seconds,
+    std::fprintf(stderr, "sampled %lld %ss in %.3f s: %.1f %ss/s (%s)\n", (long long)count,
+                 token_unit(g.run), seconds, static_cast<double>(count) / seconds, token_unit(g.run),
                  r.count("no-cache") ? "no cache" : "key/value cache");
   return 0;
 }
@@ -316,7 +364,7 @@ int gpt_attention(int argc, char** argv) {
   if (!r.count("prompt")) fail("attention: --prompt TEXT is required");
   if (!r.count("out")) fail("attention: --out FILE.svg is required");
   set_threads_from_option(r, "uwaga-gpt", false);
-  LoadedGpt g = load_gpt(r["checkpoint"].as<std::string>());
+  LoadedGpt g = load_any_gpt(r["checkpoint"].as<std::string>(), tokenizer_of(r));
   const std::string prompt = r["prompt"].as<std::string>();
   const ReadPrompt p = read_prompt(g, prompt, "attention");
   const std::string out = r["out"].as<std::string>();
@@ -347,7 +395,7 @@ int gpt_explore(int argc, char** argv) {
   if (!r.count("out")) fail("explore: --out FILE.html is required");
   set_threads_from_option(r, "uwaga-gpt", false);
   const std::string checkpoint = r["checkpoint"].as<std::string>();
-  LoadedGpt g = load_gpt(checkpoint);
+  LoadedGpt g = load_any_gpt(checkpoint, tokenizer_of(r));
   const std::string prompt = r["prompt"].as<std::string>();
   const ReadPrompt p = read_prompt(g, prompt, "explore");
   const auto& m = g.run.model;
@@ -356,7 +404,7 @@ int gpt_explore(int argc, char** argv) {
   e.title = "uwaga-gpt: attention over \"" + prompt + "\"";
   e.subtitle = next_character_line(p) + "  ·  " + checkpoint + "  ·  " +
                std::to_string(m.layers) + " layers × " + std::to_string(m.heads) + " heads, " +
-               std::to_string(p.characters.size()) + " characters (␣ a space, ↵ a new line)";
+               std::to_string(p.characters.size()) + " " + p.unit + "s (␣ a space, ↵ a new line)";
   e.notes = attention_explorer_basics();
   e.notes.push_back(
       "A GPT is a decoder (SEEDS §5): causal self-attention, Q, K and V all from the same "
@@ -377,6 +425,52 @@ int gpt_explore(int argc, char** argv) {
   std::printf("%s; %lld layers x %lld heads written to %s (open it in a browser)\n",
               next_character_line(p).c_str(), (long long)m.layers, (long long)m.heads,
               out.c_str());
+  return 0;
+}
+
+int gpt_tokenize(int argc, char** argv) {
+  cxxopts::Options o("uwaga-gpt tokenize",
+                     "Read text on stdin and print its token ids on one line, separated by "
+                     "spaces (with --decode: read ids, print their text).");
+  o.add_options()
+      ("tokenizer", "gpt2 (data/cache/gpt2-tokenizer), a directory with encoder.json and "
+                    "vocab.bpe (or vocab.json and merges.txt), or a uwaga-gpt checkpoint",
+       value<std::string>())
+      ("decode", "read token ids, write the text they spell")
+      ("h,help", "show this help");
+  auto r = o.parse(argc, argv);
+  if (wants_help(o, r)) return 0;
+  reject_unexpected_arguments(r, "tokenize");
+  if (!r.count("tokenizer")) fail("tokenize: --tokenizer gpt2|DIR|CHECKPOINT is required");
+  const std::string flag = r["tokenizer"].as<std::string>();
+  GptRunConfig run;
+  if (flag != "gpt2" && std::filesystem::is_regular_file(flag)) {
+    run = read_gpt_run_config(flag);
+  } else {
+    run.tokenizer = "gpt2";
+    run.bpe = load_tokenizer_files(flag);
+  }
+  std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  if (!r.count("decode")) {
+    std::string line;
+    for (std::int64_t id : encode_text(run, text, "tokenize: the text on stdin"))
+      line += (line.empty() ? "" : " ") + std::to_string(id);
+    std::printf("%s\n", line.c_str());
+    return 0;
+  }
+  std::vector<std::int64_t> ids;
+  std::istringstream in(text);
+  std::string word;
+  const std::int64_t V = reads_characters(run) ? run.vocab.size() : run.bpe.size();
+  while (in >> word) {
+    std::int64_t id = -1;
+    const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), id);
+    if (ec != std::errc() || end != word.data() + word.size() || id < 0 || id >= V)
+      fail("tokenize --decode: '", printable(word), "' is not a token id from 0 to ", V - 1);
+    ids.push_back(id);
+  }
+  const std::string decoded = decode_ids(run, ids);
+  std::fwrite(decoded.data(), 1, decoded.size(), stdout);
   return 0;
 }
 

@@ -8,5 +8,6 @@ int gpt_eval(int argc, char** argv);
 int gpt_sample(int argc, char** argv);
 int gpt_attention(int argc, char** argv);
 int gpt_explore(int argc, char** argv);  // apps/common/attention_explorer
+int gpt_tokenize(int argc, char** argv);
 
 }  // namespace uwaga::apps

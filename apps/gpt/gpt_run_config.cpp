@@ -1,5 +1,6 @@
 #include "apps/gpt/gpt_run_config.h"
 
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 
@@ -23,6 +24,25 @@ std::string fnv1a_hex(const std::string& bytes) {
 }
 
 }  // namespace
+
+std::int64_t bpe_merges_of(const std::string& tokenizer) {
+  if (tokenizer == "char") return 0;
+  std::int64_t n = 0;
+  const char* end = tokenizer.c_str() + tokenizer.size();
+  if (tokenizer.rfind("bpe:", 0) != 0 || tokenizer.size() == 4 ||
+      std::from_chars(tokenizer.c_str() + 4, end, n).ptr != end || n < 1 || n > 100000)
+    fail("--tokenizer must be char or bpe:N with N merges from 1 to 100000 (bpe:256 learns 256 "
+         "tokens beyond the 256 bytes), got '", tokenizer, "'");
+  return n;
+}
+
+std::vector<std::int64_t> token_lengths(const GptRunConfig& run) {
+  if (run.tokenizer == "char") return std::vector<std::int64_t>(run.vocab.size(), 1);
+  std::vector<std::int64_t> lengths(run.bpe.size());
+  for (std::int64_t id = 0; id < run.bpe.size(); ++id)
+    lengths[id] = static_cast<std::int64_t>(run.bpe.token(id).size());
+  return lengths;
+}
 
 std::vector<std::string> gpt_preset_names() {
   return {"shakespeare-tiny", "shakespeare-small", "smoke"};
@@ -66,6 +86,7 @@ void GptRunConfig::validate() const {
   if (steps_per_epoch < 1) fail("--steps-per-epoch must be at least 1, got ", steps_per_epoch);
   if (eval_windows < 0) fail("--eval-windows must be >= 0 (0: all), got ", eval_windows);
   if (text.empty()) fail("--text must name a text file");
+  if (tokenizer != "gpt2") bpe_merges_of(tokenizer);
 }
 
 std::string GptRunConfig::to_json() const {
@@ -99,9 +120,14 @@ std::string read_run_text(GptRunConfig& run, bool new_run) {
 
 GptRunConfig GptRunConfig::from_json(const std::string& json) {
   const char* what = "the run configuration";
-  const nlohmann::json j = parse_json_input(json, what);
+  nlohmann::json j = parse_json_input(json, what);
   if (!j.is_object() || !j.contains("format") || j.at("format") != kFormat)
     fail("no \"format\": \"", kFormat, "\" in its configuration");
+  // Checkpoints written before the BPE tokenizer and GPT-2's GELU: characters and exact GELU.
+  if (!j.contains("tokenizer")) j["tokenizer"] = "char";
+  if (!j.contains("bpe")) j["bpe"] = nlohmann::json{{"merges", nlohmann::json::array()}};
+  if (j.contains("model") && j["model"].is_object() && !j["model"].contains("gelu"))
+    j["model"]["gelu"] = "erf";
   GptRunConfig r;
   fields_from_json(j, r, what);
   if (j.contains("text_hash")) {
@@ -112,9 +138,12 @@ GptRunConfig GptRunConfig::from_json(const std::string& json) {
     r.text_hash = h.get<std::string>();
   }
   r.model.validate();
-  if (r.model.vocab != r.vocab.size())
-    fail("the run configuration's vocabulary (", r.vocab.size(),
-         " characters) does not match its model (", r.model.vocab, ")");
+  bpe_merges_of(r.tokenizer);
+  const bool chars = r.tokenizer == "char";
+  const std::int64_t size = chars ? r.vocab.size() : r.bpe.size();
+  if (r.model.vocab != size)
+    fail("the run configuration's vocabulary (", size, chars ? " characters" : " tokens",
+         ") does not match its model (", r.model.vocab, ")");
   return r;
 }
 

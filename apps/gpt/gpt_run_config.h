@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "apps/common/training_settings_json.h"
+#include "data/bpe_tokenizer.h"
 #include "data/char_corpus.h"
 #include "nn/gpt.h"
 
@@ -27,11 +28,16 @@ struct GptRunConfig {
   double clip_norm = 1.0;
   std::int64_t eval_windows = 0;  // validation windows scored after each epoch (0: all)
   std::uint64_t seed = 0;         // initialisation, windows and dropout
+  // What the model reads (apps/gpt/gpt_tokens.h): "char", the characters of `vocab`; "bpe:N",
+  // the tokens of `bpe`, learned from the training text; "gpt2", GPT-2's (an imported checkpoint,
+  // never saved in one).
+  std::string tokenizer = "char";
   CharVocabulary vocab;
   // FNV-1a 64 of the text's bytes (16 hex digits) when the run began; in the JSON beside the
   // fields below (older runs have none). A resume compares it: the same path may hold another
   // text by then.
   std::string text_hash;
+  BpeTokenizer bpe;
 
   std::string to_json() const;
   static GptRunConfig from_json(const std::string& json);
@@ -49,7 +55,9 @@ struct GptRunConfig {
     field("steps_per_epoch", &GptRunConfig::steps_per_epoch);
     field("eval_windows", &GptRunConfig::eval_windows);
     field("seed", &GptRunConfig::seed);
+    field("tokenizer", &GptRunConfig::tokenizer);
     field("vocab", &GptRunConfig::vocab);
+    field("bpe", &GptRunConfig::bpe);
   }
 };
 
@@ -61,6 +69,13 @@ std::string text_path_for_run(const std::string& typed);
 // The run's text, read whole (read_text_file). A new run records its path (text_path_for_run)
 // and text_hash; otherwise, when the run has a text_hash, the text must still have it.
 std::string read_run_text(GptRunConfig& run, bool new_run);
+
+// N of --tokenizer bpe:N (1 ≤ N ≤ 100000), 0 for char; fails naming --tokenizer for anything else.
+std::int64_t bpe_merges_of(const std::string& tokenizer);
+
+// The bytes each token id of the run's tokenizer stands for (1 for each character): what turns a
+// loss per token into bits per character.
+std::vector<std::int64_t> token_lengths(const GptRunConfig& run);
 
 // The named presets; throws an Error listing the valid names for an unknown one.
 GptRunConfig gpt_preset(const std::string& name);

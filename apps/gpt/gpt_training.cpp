@@ -8,11 +8,15 @@
 
 namespace uwaga::apps {
 
-double LanguageModelEval::bits_per_character() const { return loss / std::log(2.0); }
+double LanguageModelEval::bits_per_character() const {
+  if (bytes == characters || bytes == 0) return loss / std::log(2.0);
+  return loss * static_cast<double>(characters) / (static_cast<double>(bytes) * std::log(2.0));
+}
 double LanguageModelEval::perplexity() const { return std::exp(loss); }
 
 LanguageModelEval evaluate_language_model(nn::Gpt& model, const std::vector<std::int64_t>& ids,
-                                          std::int64_t windows) {
+                                          std::int64_t windows,
+                                          const std::vector<std::int64_t>& lengths) {
   NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
@@ -29,6 +33,9 @@ LanguageModelEval evaluate_language_model(nn::Gpt& model, const std::vector<std:
     const std::int64_t n = loss.count(b.targets);
     loss_sum += loss(logits, b.targets).item() * static_cast<double>(n);
     result.characters += n;
+    const std::int64_t* target = b.targets.data<std::int64_t>();
+    for (std::int64_t i = 0; i < b.targets.numel(); ++i)
+      if (target[i] >= 0) result.bytes += lengths.empty() ? 1 : lengths.at(target[i]);
   }
   result.loss = result.characters ? loss_sum / static_cast<double>(result.characters) : 0.0;
   model.train(was_training);
@@ -42,6 +49,7 @@ GptTraining::GptTraining(const GptRunConfig& run, const CharCorpus& corpus,
     : run_(run),
       corpus_(corpus),
       model_(initial_model<nn::Gpt>(run)),
+      token_lengths_(token_lengths(run)),
       windows_(corpus.train, run.batch_size, run.model.context, run.steps_per_epoch, run.seed),
       loss_({-100, run.label_smoothing}),
       optimizer_(optim::make_param_groups(*model_, run.weight_decay), gpt_adam_options(run)),
@@ -52,7 +60,8 @@ GptTraining::GptTraining(const GptRunConfig& run, const CharCorpus& corpus,
 
 optim::TrainSummary GptTraining::fit() {
   return trainer_.fit([this]() -> std::map<std::string, double> {
-    const LanguageModelEval e = evaluate_language_model(*model_, corpus_.valid, run_.eval_windows);
+    const LanguageModelEval e =
+        evaluate_language_model(*model_, corpus_.valid, run_.eval_windows, token_lengths_);
     return {{"loss", e.loss}, {"bits_per_character", e.bits_per_character()}};
   });
 }

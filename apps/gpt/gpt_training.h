@@ -20,16 +20,21 @@ namespace uwaga::apps {
 constexpr std::int64_t kGptMicroBatch = 16;
 
 struct LanguageModelEval {
-  std::int64_t characters = 0;  // predictions scored
-  double loss = 0;              // mean cross-entropy in nats per character
-  double bits_per_character() const;  // loss / ln 2
-  double perplexity() const;          // exp(loss)
+  std::int64_t characters = 0;  // predictions scored (tokens; characters for a character model)
+  std::int64_t bytes = 0;       // the characters (bytes) those predicted tokens spell
+  double loss = 0;              // mean cross-entropy in nats per prediction
+  // loss / ln 2 per character: loss · predictions / (bytes · ln 2), so character and BPE models
+  // compare on one scale.
+  double bits_per_character() const;
+  double perplexity() const;          // exp(loss), per prediction
 };
 
-// The mean next-character loss of `model` over consecutive windows of `ids` (all of them, or
-// the first `windows` when > 0), in eval mode without a graph.
+// The mean next-token loss of `model` over consecutive windows of `ids` (all of them, or
+// the first `windows` when > 0), in eval mode without a graph. `lengths`: the bytes of each
+// token id (token_lengths); none: one each.
 LanguageModelEval evaluate_language_model(nn::Gpt& model, const std::vector<std::int64_t>& ids,
-                                          std::int64_t windows = 0);
+                                          std::int64_t windows = 0,
+                                          const std::vector<std::int64_t>& lengths = {});
 
 // AdamW as uwaga-gpt trains with it: the run's learning rate, β1 = 0.9 and β2 = 0.99 (as small
 // character models use). apps/bench/gpt_throughput.cpp measures the same optimiser.
@@ -56,6 +61,7 @@ class GptTraining {
   GptRunConfig run_;
   const CharCorpus& corpus_;
   std::shared_ptr<nn::Gpt> model_;
+  std::vector<std::int64_t> token_lengths_;
   CharWindows windows_;
   nn::CrossEntropyLoss loss_;
   optim::AdamW optimizer_;

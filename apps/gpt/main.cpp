@@ -1,11 +1,13 @@
-// uwaga-gpt: a character-level GPT that learns to write like Shakespeare.
-//   uwaga-gpt train [--preset shakespeare-tiny] --out runs/gpt
+// uwaga-gpt: a character-level GPT that learns to write like Shakespeare, and GPT-2 itself.
+//   uwaga-gpt train [--preset shakespeare-tiny] [--tokenizer bpe:1024] --out runs/gpt
 //   uwaga-gpt eval --checkpoint runs/gpt/checkpoint.safetensors
 //   uwaga-gpt sample --checkpoint FILE --prompt "ROMEO:" --tokens 500 --temperature 0.8
 //   uwaga-gpt attention --checkpoint FILE --prompt "ROMEO:" --out attention.svg
 //   uwaga-gpt explore --checkpoint FILE --prompt "ROMEO:" --out explorer.html
+//   uwaga-gpt sample --checkpoint gpt2/model.safetensors --tokenizer gpt2 --prompt "Hello"
+//   echo "Hello world" | uwaga-gpt tokenize --tokenizer gpt2
 // Wiring only: the model is nn/gpt, sampling nn/sampling, the loop optim/trainer, the text
-// data/char_corpus.
+// data/char_corpus and data/bpe_tokenizer, GPT-2's weights nn/gpt2_checkpoint.
 #include "apps/common/command_line.h"
 #include "apps/gpt/gpt_commands.h"
 
@@ -15,11 +17,15 @@ const char* kUsage =
     "usage: uwaga-gpt MODE [options]\n"
     "modes:\n"
     "  train      train a character-level GPT on a text (tinyshakespeare: bash data/fetch.sh\n"
-    "             tinyshakespeare); presets: shakespeare-tiny, shakespeare-small, smoke\n"
+    "             tinyshakespeare); presets: shakespeare-tiny, shakespeare-small, smoke;\n"
+    "             --tokenizer bpe:N for byte-pair tokens instead of characters\n"
     "  eval       validation loss, bits per character and perplexity of a checkpoint\n"
     "  sample     write text from a prompt, streamed as it is generated\n"
     "  attention  draw every layer's and head's attention over a prompt's characters (SVG)\n"
     "  explore    every layer and head of the attention over a prompt, in one HTML page\n"
+    "  tokenize   text on stdin -> token ids (--decode: ids -> text), GPT-2's or a checkpoint's\n"
+    "eval, sample, attention and explore also read a Hugging Face GPT-2 model.safetensors\n"
+    "(with --tokenizer gpt2, after bash data/fetch.sh gpt2-tokenizer).\n"
     "Run 'uwaga-gpt MODE --help' for the options of a mode.\n";
 
 }  // namespace
@@ -28,6 +34,7 @@ int main(int argc, char** argv) {
   using namespace uwaga::apps;
   return run_modes("uwaga-gpt", kUsage,
                    {{"train", gpt_train}, {"eval", gpt_eval}, {"sample", gpt_sample},
-                    {"attention", gpt_attention}, {"explore", gpt_explore}},
+                    {"attention", gpt_attention}, {"explore", gpt_explore},
+                    {"tokenize", gpt_tokenize}},
                    argc, argv);
 }

@@ -8,6 +8,7 @@
 
 #include "apps/gpt/gpt_run_config.h"
 #include "apps/gpt/gpt_training.h"
+#include "nn/gpt2_checkpoint.h"
 #include "apps/pose/pose_checkpoint.h"
 #include "apps/pose/pose_training.h"
 #include "apps/translate/attention_heatmap.h"
@@ -370,6 +371,8 @@ void bind_gpt_app(py::module_& m) {
       .def_readwrite("eval_windows", &GptRunConfig::eval_windows)
       .def_readwrite("seed", &GptRunConfig::seed)
       .def_readwrite("vocab", &GptRunConfig::vocab)
+      .def_readwrite("tokenizer", &GptRunConfig::tokenizer)
+      .def_readwrite("bpe", &GptRunConfig::bpe)
       .def("validate", &GptRunConfig::validate)
       .def("to_json", &GptRunConfig::to_json)
       .def("__repr__", [](const GptRunConfig& r) { return "GptRunConfig(" + r.to_json() + ")"; });
@@ -402,6 +405,16 @@ void bind_gpt_app(py::module_& m) {
       py::arg("model"), py::arg("ids"), py::arg("windows") = 0,
       "The mean next-character loss over consecutive windows of `ids` (the first `windows`, or "
       "all), in eval mode without a graph, as `uwaga-gpt eval`.");
+  m.def(
+      "load_gpt2",
+      [](const std::string& path) {
+        py::gil_scoped_release release;
+        return std::shared_ptr<nn::Gpt>(nn::load_gpt2(path));
+      },
+      py::arg("path"),
+      "A GPT-2 from a Hugging Face model.safetensors (config.json beside it, or sizes from the "
+      "shapes), as a uwaga.nn.Gpt in eval mode; its tokenizer: "
+      "uwaga.data.BpeTokenizer.load('data/cache/gpt2-tokenizer').");
 }
 
 // ---- uwaga-pose ---------------------------------------------------------------------------------

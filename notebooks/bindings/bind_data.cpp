@@ -5,11 +5,13 @@
 
 #include "data/batch_source.h"
 #include "data/bleu.h"
+#include "data/bpe_tokenizer.h"
 #include "data/char_corpus.h"
 #include "data/data_loader.h"
 #include "data/datasets.h"
 #include "data/image_dataset.h"
 #include "data/keypoints.h"
+#include "data/pretokenizer.h"
 #include "data/stick_figures.h"
 #include "data/translation_corpus.h"
 #include "data/vocabulary.h"
@@ -411,6 +413,65 @@ void bind_keypoints(py::module_& m) {
       .def_property_readonly("config", &StickFigures::config);
 }
 
+// The byte-level BPE tokenizer (data/bpe_tokenizer.h) and GPT-2's pre-tokenizer. Text goes in as
+// a str or bytes; a token's own bytes come out as bytes (a token may be part of a character).
+void bind_bpe(py::module_& m) {
+  py::class_<BpeTokenizer>(m, "BpeTokenizer",
+                           "Byte-level BPE: the 256 bytes, then merges of pairs by rank.")
+      .def(py::init<>())
+      .def_static(
+          "train",
+          [](const std::string& text, std::int64_t merges) {
+            py::gil_scoped_release release;
+            return BpeTokenizer::train(text, merges);
+          },
+          py::arg("text"), py::arg("merges"),
+          "Learns `merges` merges from `text` (minbpe's algorithm on GPT-2's pieces).")
+      .def_static("load", &BpeTokenizer::load, py::arg("dir"),
+                  "From encoder.json + vocab.bpe (OpenAI, npm) or vocab.json + merges.txt "
+                  "(Hugging Face) in `dir`.")
+      .def("save", &BpeTokenizer::save, py::arg("dir"))
+      .def("__len__", &BpeTokenizer::size)
+      .def_property_readonly("merge_count", &BpeTokenizer::merge_count)
+      .def(
+          "encode",
+          [](const BpeTokenizer& t, const std::string& text) { return ids_to_numpy(t.encode(text)); },
+          py::arg("text"))
+      .def(
+          "decode",
+          [](const BpeTokenizer& t, const py::handle& ids) {
+            return text_of(t.decode(ids_from(ids, "BpeTokenizer.decode")));
+          },
+          py::arg("ids"), "The text of `ids` (a str; bytes that are not UTF-8 become U+FFFD).")
+      .def(
+          "token",
+          [](const BpeTokenizer& t, std::int64_t id) { return py::bytes(t.token(id)); },
+          py::arg("id"), "The bytes of token `id`.")
+      .def(
+          "merge",
+          [](const BpeTokenizer& t, std::int64_t rank) {
+            if (rank < 0 || rank >= t.merge_count())
+              fail("BpeTokenizer.merge: rank ", rank, " is outside 0 … ", t.merge_count() - 1);
+            const auto& mg = t.merge(rank);
+            return py::make_tuple(mg.a, mg.b, mg.merged);
+          },
+          py::arg("rank"), "(a, b, merged): the two token ids merge `rank` glues, and the new one.")
+      .def("to_json", &BpeTokenizer::to_json)
+      .def_static("from_json", &BpeTokenizer::from_json, py::arg("json"))
+      .def("__repr__", [](const BpeTokenizer& t) {
+        return "<uwaga.data.BpeTokenizer of " + std::to_string(t.size()) + " tokens, " +
+               std::to_string(t.merge_count()) + " merges>";
+      });
+  m.def(
+      "pretokenize",
+      [](const std::string& text) {
+        py::list out;
+        for (std::string_view piece : pretokenize(text)) out.append(py::bytes(std::string(piece)));
+        return out;
+      },
+      py::arg("text"), "GPT-2's pre-tokenizer: the pieces (bytes) no merge crosses.");
+}
+
 }  // namespace
 
 void bind_data(py::module_& m) {
@@ -418,6 +479,7 @@ void bind_data(py::module_& m) {
   bind_images(m);
   bind_translation(m);
   bind_characters(m);
+  bind_bpe(m);
   bind_keypoints(m);
 }
 

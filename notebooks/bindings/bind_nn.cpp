@@ -16,6 +16,7 @@
 #include "nn/embedding.h"
 #include "nn/gelu.h"
 #include "nn/gpt.h"
+#include "nn/gpt2_checkpoint.h"
 #include "nn/keypoint_heatmaps.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
@@ -248,7 +249,12 @@ void bind_layers(py::module_& m) {
       .def("__call__", &nn::Embedding::forward, py::arg("ids"))
       .def_readonly("weight", &nn::Embedding::weight);
 
-  ModuleClass<nn::GELU>(m, "GELU").def(py::init<>()).def("__call__", &nn::GELU::forward);
+  py::enum_<nn::GeluApproximation>(m, "GeluApproximation")
+      .value("none", nn::GeluApproximation::none)
+      .value("tanh", nn::GeluApproximation::tanh);
+  ModuleClass<nn::GELU>(m, "GELU")
+      .def(py::init<nn::GeluApproximation>(), py::arg("approximate") = nn::GeluApproximation::none)
+      .def("__call__", &nn::GELU::forward);
   ModuleClass<nn::ReLU>(m, "ReLU").def(py::init<>()).def("__call__", &nn::ReLU::forward);
 
   ModuleClass<nn::MLP>(m, "MLP", "fc2(GELU(fc1(x)))")
@@ -541,6 +547,7 @@ void bind_gpt(py::module_& m) {
       .def_readwrite("mlp_dim", &nn::GptConfig::mlp_dim)
       .def_readwrite("dropout", &nn::GptConfig::dropout)
       .def_readwrite("tie_weights", &nn::GptConfig::tie_weights)
+      .def_readwrite("gelu", &nn::GptConfig::gelu)
       .def("validate", &nn::GptConfig::validate)
       .def("to_json", &nn::GptConfig::to_json)
       .def_static("from_json", &nn::GptConfig::from_json, py::arg("json"))

@@ -440,6 +440,8 @@ void bind_tensor(py::module_& m) {
   m.def("log_softmax_composed", &nn::log_softmax_composed, py::arg("x"), py::arg("dim"));
   m.def("gelu", &nn::gelu, py::arg("x"));
   m.def("gelu_composed", &nn::gelu_composed, py::arg("x"));
+  m.def("gelu_tanh", &nn::gelu_tanh, py::arg("x"));
+  m.def("gelu_tanh_composed", &nn::gelu_tanh_composed, py::arg("x"));
   m.def("cross_entropy", [](const Tensor& logits, const Tensor& targets, std::int64_t ignore,
                             double smoothing) {
     return nn::cross_entropy(logits, targets, {ignore, smoothing});

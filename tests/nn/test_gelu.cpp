@@ -140,3 +140,61 @@ TEST_CASE("gelu matches x Phi(x) from erfc across the clamp, in float32 and floa
     }
   }
 }
+
+TEST_CASE("gelu_tanh (GPT-2's GELU) and its derivative at known points", "[nn][gelu]") {
+  // From PyTorch 1.13, float64:
+  //   v = torch.tensor([-3, -1, -0.5, 0, 0.5, 1, 3], dtype=torch.float64, requires_grad=True)
+  //   F.gelu(v, approximate="tanh");  .sum().backward(); v.grad
+  const std::vector<double> xs = {-3, -1, -0.5, 0, 0.5, 1, 3};
+  const std::vector<double> y = {-0.0036373920817729943, -0.15880800939172324,
+                                 -0.15428599017485606,   0.0,
+                                 0.34571400982514394,    0.8411919906082768,
+                                 2.996362607918227};
+  const std::vector<double> dy = {-0.011584166630969648, -0.08296408384578252,
+                                  0.13263009646535764,   0.5,
+                                  0.8673699035346424,    1.0829640838457826,
+                                  1.0115841666309695};
+  Tensor x = Tensor::from_vector(xs, {7}, DType::Float64).requires_grad_();
+  Tensor out = gelu_tanh(x);
+  for (int i = 0; i < 7; ++i) REQUIRE(out.flat(i) == Approx(y[i]).epsilon(1e-14).margin(1e-16));
+  sum(out).backward();
+  for (int i = 0; i < 7; ++i) REQUIRE(x.grad().flat(i) == Approx(dy[i]).epsilon(1e-13));
+}
+
+TEST_CASE("gelu_tanh passes gradcheck, equals its composed form, and has its limits",
+          "[nn][gelu]") {
+  Tensor x = leaf({3, 5}, 2);
+  require_gradcheck([](const std::vector<Tensor>& in) { return gelu_tanh(in[0]); }, {x});
+  require_gradcheck([](const std::vector<Tensor>& in) { return gelu_tanh_composed(in[0]); }, {x});
+  Generator gen(5);
+  Tensor x0 = Tensor::randn({4, 6}, gen, DType::Float64, 0.0, 3.0);
+  Tensor v = Tensor::randn({4, 6}, gen, DType::Float64);
+  Tensor a = x0.clone().requires_grad_(), b = x0.clone().requires_grad_();
+  Tensor ya = gelu_tanh(a), yb = gelu_tanh_composed(b);
+  REQUIRE(max_abs_diff(ya, yb) < 1e-14);
+  ya.backward(v);
+  yb.backward(v);
+  REQUIRE(max_abs_diff(a.grad(), b.grad()) < 1e-13);
+  REQUIRE(std::string(ya.grad_fn()->op) == "gelu_tanh");
+  REQUIRE(max_abs_diff(gelu_tanh(x0.to(DType::Float32)), gelu_tanh(x0)) < 1e-6);
+  // Close to the erf form, but not equal: loading GPT-2 needs the right one.
+  const double gap = max_abs_diff(gelu_tanh(x0), gelu(x0));
+  REQUIRE(gap > 1e-6);
+  REQUIRE(gap < 1e-3);
+  // The tails and infinities, in both precisions.
+  const double inf = std::numeric_limits<double>::infinity();
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    Tensor t = Tensor::from_vector({-inf, -1e30, -25.0, 25.0, 1e30, inf}, {6}, dt).requires_grad_();
+    Tensor yt = gelu_tanh(t);
+    sum(yt).backward();
+    const std::vector<double> want = {0, 0, 0, 25, 1e30, inf}, dwant = {0, 0, 0, 1, 1, 1};
+    for (int i = 0; i < 6; ++i) {
+      CHECK(yt.flat(i) == Approx(want[i]));
+      CHECK(t.grad().flat(i) == dwant[i]);
+    }
+  }
+  // The module picks the form.
+  Tensor m = leaf({2, 3}, 4);
+  REQUIRE(std::string(GELU(GeluApproximation::tanh).forward(m).grad_fn()->op) == "gelu_tanh");
+  REQUIRE(std::string(GELU().forward(m).grad_fn()->op) == "gelu");
+}

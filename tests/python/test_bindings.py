@@ -544,5 +544,33 @@ class KeypointModel(unittest.TestCase):
         self.assertIn("Pose smoke", repr(loaded))
 
 
+class TestBpe(unittest.TestCase):
+    """The byte-level BPE tokenizer and GPT-2's weights from Python."""
+
+    def test_train_encode_decode_save_load(self):
+        text = "the cat sat on the mat; the cat ate the rat. " * 20
+        bpe = uwaga.data.BpeTokenizer.train(text, 30)
+        self.assertEqual(len(bpe), 256 + bpe.merge_count)
+        a, b, merged = bpe.merge(0)
+        self.assertEqual(bpe.token(merged), bpe.token(a) + bpe.token(b))
+        ids = bpe.encode("the cat")
+        self.assertLess(len(ids), 7)
+        self.assertEqual(bpe.decode(ids), "the cat")
+        self.assertEqual(list(bpe.encode(b"\xff\xfe")), [255, 254])  # bytes in, any bytes
+        self.assertEqual(uwaga.data.pretokenize("it's  ok"), [b"it", b"'s", b" ", b" ok"])
+        with tempfile.TemporaryDirectory() as d:
+            bpe.save(d)
+            again = uwaga.data.BpeTokenizer.load(d)
+            self.assertEqual(list(again.encode(text)), list(bpe.encode(text)))
+        with self.assertRaisesRegex(RuntimeError, "does not exist"):
+            uwaga.data.BpeTokenizer.load(os.path.join(tempfile.gettempdir(), "no-such-dir-uwaga"))
+
+    def test_gelu_tanh_and_load_gpt2_errors(self):
+        x = uwaga.tensor(np.array([-1.0, 0.0, 1.0]))
+        np.testing.assert_allclose(uwaga.gelu_tanh(x).numpy(), [-0.15880801, 0.0, 0.84119199], rtol=1e-6)
+        with self.assertRaisesRegex(RuntimeError, "cannot open"):
+            uwaga.apps.load_gpt2(os.path.join(tempfile.gettempdir(), "no-such-model.safetensors"))
+
+
 if __name__ == "__main__":
     unittest.main()

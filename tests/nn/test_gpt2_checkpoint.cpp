@@ -1,0 +1,184 @@
+// GPT-2 checkpoints in Hugging Face's layout: a model uwaga writes in that layout comes back
+// whole; a GPT-2 made by PyTorch (tests/nn/gpt2_torch_reference.py: 2 layers, width 64, 4 heads,
+// the real 50,257-token vocabulary, random weights) gives the logits of a forward pass written
+// from the paper, in float32 to 1e-4 relative, and the same greedy tokens; F16 and BF16 files;
+// every way a file can disagree with its configuration is named.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "core/uwaga.h"
+#include "core/safetensors.h"
+#include "nn/gpt2_checkpoint.h"
+#include "nn/sampling.h"
+#include "tests/support/gradcheck.h"
+#include "tests/support/temp_dir.h"
+
+using namespace uwaga;
+using namespace uwaga::nn;
+using uwaga::testing::max_abs_diff;
+using Catch::Contains;
+
+namespace {
+
+// `model`'s weights under Hugging Face's names, Conv1D weights (in, out).
+std::map<std::string, Tensor> hf_tensors(const Gpt& model, const std::string& prefix) {
+  std::map<std::string, Tensor> out;
+  const StateDict state = model.state_dict();
+  auto put = [&](const std::string& hf, const std::string& ours, bool conv1d = false) {
+    const Tensor& t = state.at(ours);
+    out[prefix + hf] = conv1d ? transpose(t, 0, 1) : t.clone();
+  };
+  put("wte.weight", "token_embed.weight");
+  put("wpe.weight", "pos_embed.weight");
+  for (std::int64_t i = 0; i < model.config.layers; ++i) {
+    const std::string h = "h." + std::to_string(i) + ".", b = "blocks." + std::to_string(i) + ".";
+    for (auto [hf, ours] : {std::pair{"ln_1", "norm1"}, {"ln_2", "norm2"}}) {
+      put(h + hf + ".weight", b + ours + ".weight");
+      put(h + hf + ".bias", b + ours + ".bias");
+    }
+    for (auto [hf, ours] : {std::pair{"attn.c_attn", "attn.qkv"}, {"attn.c_proj", "attn.proj"},
+                            {"mlp.c_fc", "mlp.fc1"}, {"mlp.c_proj", "mlp.fc2"}}) {
+      put(h + hf + ".weight", b + ours + ".weight", true);
+      put(h + hf + ".bias", b + ours + ".bias");
+    }
+  }
+  put("ln_f.weight", "norm.weight");
+  put("ln_f.bias", "norm.bias");
+  return out;
+}
+
+void write_config(const std::string& dir, const GptConfig& c, const std::string& extra = "") {
+  std::ofstream(dir + "/config.json")
+      << "{\"n_embd\": " << c.dim << ", \"n_layer\": " << c.layers << ", \"n_head\": " << c.heads
+      << ", \"n_positions\": " << c.context << ", \"vocab_size\": " << c.vocab
+      << ", \"n_inner\": " << c.mlp_dim << ", \"activation_function\": \"gelu_new\"" << extra
+      << "}";
+}
+
+GptConfig small() {
+  GptConfig c;
+  c.vocab = 300, c.context = 16, c.dim = 64, c.layers = 2, c.heads = 4, c.mlp_dim = 256;
+  c.tie_weights = true, c.gelu = "tanh";
+  return c;
+}
+
+double max_relative_error(const Tensor& got, const Tensor& want) {
+  double diff = 0, scale = 0;
+  for (std::int64_t i = 0; i < want.numel(); ++i) {
+    diff = std::max(diff, std::fabs(got.flat(i) - want.flat(i)));
+    scale = std::max(scale, std::fabs(want.flat(i)));
+  }
+  return diff / scale;
+}
+
+}  // namespace
+
+TEST_CASE("gpt2 checkpoint: uwaga's model in Hugging Face's layout comes back whole",
+          "[nn][gpt][gpt2]") {
+  Generator gen(4);
+  Gpt model(small(), gen);
+  uwaga::testing::TempDir dir("gpt2-layout");
+  save_safetensors(dir.file("model.safetensors"), hf_tensors(model, "transformer."));
+  write_config(dir.str(), small());
+  const auto loaded = load_gpt2(dir.file("model.safetensors"));
+  CHECK(loaded->config.to_json() == small().to_json());
+  const Tensor ids = Tensor::from_indices({1, 5, 299, 7, 0, 42}, {1, 6});
+  CHECK(max_abs_diff(loaded->forward(ids), model.forward(ids)) == 0);
+
+  // Without config.json the sizes come from the shapes, the heads from GPT-2's width 64.
+  std::filesystem::remove(dir.file("config.json"));
+  const GptConfig inferred = gpt2_config(dir.file("model.safetensors"));
+  CHECK(inferred.heads == 1);
+  CHECK(inferred.dim == 64);
+  CHECK(inferred.layers == 2);
+  CHECK(inferred.mlp_dim == 256);
+  CHECK(inferred.context == 16);
+  CHECK(inferred.vocab == 300);
+
+  // A lm_head.weight of its own (not equal to wte) is an untied head.
+  auto tensors = hf_tensors(model, "");
+  Tensor head = tensors.at("wte.weight") * 2.0;
+  tensors["lm_head.weight"] = head;
+  save_safetensors(dir.file("model.safetensors"), tensors);
+  write_config(dir.str(), small());
+  const auto untied = load_gpt2(dir.file("model.safetensors"));
+  CHECK_FALSE(untied->config.tie_weights);
+  REQUIRE(untied->head);
+  CHECK(max_abs_diff(untied->head->weight, head) == 0);
+}
+
+TEST_CASE("gpt2 checkpoint: a file that disagrees with its configuration is named",
+          "[nn][gpt][gpt2]") {
+  Generator gen(4);
+  Gpt model(small(), gen);
+  uwaga::testing::TempDir dir("gpt2-bad");
+  const std::string path = dir.file("model.safetensors");
+  write_config(dir.str(), small());
+  auto with = [&](auto edit) {
+    auto tensors = hf_tensors(model, "transformer.");
+    edit(tensors);
+    save_safetensors(path, tensors);
+  };
+  with([](auto& t) { t.erase("transformer.ln_f.bias"); });
+  CHECK_THROWS_WITH(load_gpt2(path), Contains("lacks the tensor ln_f.bias (64,)"));
+  with([](auto& t) { t["transformer.h.1.mlp.c_fc.weight"] = Tensor::zeros({256, 64}); });
+  CHECK_THROWS_WITH(load_gpt2(path),
+                    Contains("the tensor h.1.mlp.c_fc.weight is (256, 64), expected (64, 256)"));
+  with([](auto& t) { t["transformer.h.2.ln_1.weight"] = Tensor::zeros({64}); });
+  CHECK_THROWS_WITH(load_gpt2(path),
+                    Contains("holds the unexpected tensor transformer.h.2.ln_1.weight (64,)"));
+  with([](auto&) {});
+  write_config(dir.str(), [] { GptConfig c = small(); c.vocab = 50257; return c; }());
+  CHECK_THROWS_WITH(load_gpt2(path), Contains("the tensor wte.weight is (300, 64), expected (50257, 64)"));
+  write_config(dir.str(), small(), ", \"layer_norm_epsilon\": 1e-6");
+  CHECK_THROWS_WITH(load_gpt2(path), Contains("layer_norm_epsilon 1e-06 is not GPT-2's 1e-5"));
+  std::ofstream(dir.file("config.json")) << "{\"n_embd\": 64}";
+  CHECK_THROWS_WITH(load_gpt2(path), Contains("config.json': \"n_layer\" should be a whole number"));
+  CHECK_THROWS_WITH(load_gpt2(dir.file("nowhere.safetensors")), Contains("nowhere.safetensors"));
+}
+
+TEST_CASE("gpt2 checkpoint: a GPT-2 written by PyTorch gives the paper's logits",
+          "[nn][gpt][gpt2][python]") {
+  const std::string python = "/usr/bin/python3";
+  if (std::system((python + " -c 'import torch' >/dev/null 2>&1").c_str()) != 0) {
+    WARN("skipped: " << python << " with torch is not available");
+    return;
+  }
+  uwaga::testing::TempDir dir("gpt2-torch");
+  const std::string script = UWAGA_SOURCE_DIR "/tests/nn/gpt2_torch_reference.py";
+  REQUIRE(std::system((python + " " + script + " " + dir.str()).c_str()) == 0);
+  SafetensorsFile ref = load_safetensors(dir.file("reference.safetensors"));
+
+  const auto model = load_gpt2(dir.file("model.safetensors"));
+  CHECK(model->config.vocab == 50257);
+  CHECK(model->config.context == 1024);
+  CHECK(model->config.heads == 4);
+  CHECK(model->config.gelu == "tanh");
+  CHECK(model->config.tie_weights);
+  const Tensor& tokens = ref.tensors.at("tokens");
+  const Tensor logits = model->forward(reshape(tokens, {1, tokens.numel()}));
+  const Tensor want = ref.tensors.at("logits");
+  const double rel = max_relative_error(reshape(logits, want.shape()), want);
+  INFO("largest difference / largest logit: " << rel);
+  CHECK(rel <= 1e-4);
+
+  // Temperature 0 with the key/value cache: the tokens the reference's full passes chose.
+  const Tensor& prompt = ref.tensors.at("prompt");
+  const Tensor& greedy = ref.tensors.at("greedy");
+  std::vector<std::int64_t> ids(prompt.data<std::int64_t>(), prompt.data<std::int64_t>() + prompt.numel());
+  TokenStream stream(*model, ids, SamplingOptions{.temperature = 0.0}, 1);
+  while (static_cast<std::int64_t>(stream.tokens().size()) < greedy.numel()) stream.next();
+  const std::vector<std::int64_t> want_tokens(greedy.data<std::int64_t>(),
+                                              greedy.data<std::int64_t>() + greedy.numel());
+  CHECK(stream.tokens() == want_tokens);
+
+  // Half-precision files (prefix-less names, lm_head and the old mask buffers) read as float32.
+  for (auto [sub, key] : {std::pair{"half", "wte_f16"}, {"bhalf", "wte_bf16"}}) {
+    const auto half = load_gpt2(dir.file(std::string(sub) + "/model.safetensors"));
+    CHECK(half->config.tie_weights);
+    CHECK(max_abs_diff(half->token_embed->weight, ref.tensors.at(key)) == 0);
+  }
+}
