@@ -80,9 +80,11 @@ TEST_CASE("image ops: resized_crop gives torchvision's bilinear pixels", "[data]
                                  image_of(golden.get("output.crop." + std::to_string(k) + "." +
                                                      kind)));
       // Bilinear sums of four float32 products in another order than PyTorch's kernel: a value
-      // within rounding of a half level may round the other way (2 pixels of these 8 cases).
+      // within rounding of a half level may round the other way — 2 pixels of these 8 cases in
+      // the -march=native build, 3 where the compiler fuses fewer multiply-adds (the sanitizer
+      // build). One level at most, on a handful of pixels.
       CHECK(d.largest <= 1);
-      CHECK(d.count <= 2);
+      CHECK(d.count <= 4);
     }
   }
 }
