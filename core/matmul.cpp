@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <vector>
 
 #include "core/graph.h"
@@ -39,29 +40,47 @@ void sgemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, flo
 //                     copied once (B is small) and the product runs as NN blocks.
 // Only where each block stays big enough to run at full speed. Measured on the reference ViT
 // (uwaga-bench --mode train, side by side): about 10 % more images/s on one thread, 15 % on two.
+// The pieces are at most kSmallKernelWork multiply-adds unless set_gemm_piece_work says otherwise
+// (0: no cutting, every product goes to OpenBLAS whole).
 constexpr std::int64_t kSmallKernelWork = 100 * 100 * 100;
+std::atomic<std::int64_t> piece_work{kSmallKernelWork};
 constexpr std::int64_t kMinBlock = 32;  // fewer rows (or inner steps) than this per block lose
 constexpr std::int64_t kMaxTransposedB = 256 * 256;  // elements of Bᵀ copied for an NT product
 
 // [begin, end) of piece p when n items are cut into `pieces` nearly equal pieces.
 std::int64_t cut(std::int64_t n, std::int64_t pieces, std::int64_t p) { return n * p / pieces; }
 
-// C[rows] = α·A[rows]·B + β·C[rows], B row-major K×N, in blocks of at most `rows` rows.
+// C[i][j] += bias[j] for every row i < M (nothing when bias is null).
+template <class T>
+void add_row_bias(std::int64_t M, std::int64_t N, const T* bias, T* C, std::int64_t ldc) {
+  if (!bias) return;
+  for (std::int64_t i = 0; i < M; ++i) {
+    T* row = C + i * ldc;
+#pragma omp simd
+    for (std::int64_t j = 0; j < N; ++j) row[j] += bias[j];
+  }
+}
+
+// C[rows] = α·A[rows]·B + β·C[rows] (+ bias on each row), B row-major K×N, in blocks of at most
+// `rows` rows. A block gets its bias right after its product, while it is still in the cache: a
+// separate pass over all of C afterwards cost a linear layer's forward 5–13 % on the Intel server.
 void sgemm_nn_blocks(std::int64_t rows, std::int64_t M, std::int64_t N, std::int64_t K,
                      float alpha, const float* A, std::int64_t lda, const float* B,
-                     std::int64_t ldb, float beta, float* C, std::int64_t ldc) {
+                     std::int64_t ldb, float beta, float* C, std::int64_t ldc, const float* bias) {
   const std::int64_t pieces = (M + rows - 1) / rows;
   for (std::int64_t p = 0; p < pieces; ++p) {
     const std::int64_t i0 = cut(M, pieces, p), i1 = cut(M, pieces, p + 1);
     sgemm(false, false, i1 - i0, N, K, alpha, A + i0 * lda, lda, B, ldb, beta, C + i0 * ldc,
           ldc);
+    add_row_bias(i1 - i0, N, bias, C + i0 * ldc, ldc);
   }
 }
 
-// The BLAS call itself, on whatever threads OpenBLAS chooses (one inside a parallel region).
+// The BLAS call itself, on whatever threads OpenBLAS chooses (one inside a parallel region),
+// then the bias on every row of C.
 void blas_gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, float alpha,
                const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float beta,
-               float* C, std::int64_t ldc) {
+               float* C, std::int64_t ldc, const float* bias) {
   if (M == 1) {
     // One row (a generated token at a time): a matrix-vector product. GEMM would first pack all
     // of B, which for one row costs more than the product itself.
@@ -72,19 +91,21 @@ void blas_gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K,
                         alpha, B, blas_int(ldb), A, inc_a, beta, C, 1);
     else cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<int>(K), static_cast<int>(N), alpha,
                      B, blas_int(ldb), A, inc_a, beta, C, 1);
+    add_row_bias(M, N, bias, C, ldc);
     return;
   }
   const bool small = M * N * K <= kSmallKernelWork;
-  if (!ta && !tb && !small && N * K > 0) {
-    const std::int64_t rows = kSmallKernelWork / (N * K);
+  const std::int64_t piece = piece_work.load(std::memory_order_relaxed);
+  if (piece > 0 && !ta && !tb && !small && N * K > 0) {
+    const std::int64_t rows = piece / (N * K);
     if (rows >= kMinBlock) {
-      sgemm_nn_blocks(rows, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+      sgemm_nn_blocks(rows, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, bias);
       return;
     }
   }
   const bool nt_small_kernel = small && M * N <= 1200 && K >= 32;  // OpenBLAS's rule
-  if (!ta && tb && !nt_small_kernel && N * K > 0 && N * K <= kMaxTransposedB) {
-    const std::int64_t rows = small ? M : kSmallKernelWork / (N * K);
+  if (!ta && tb && !nt_small_kernel && N * K > 0 && N * K <= kMaxTransposedB && (small || piece > 0)) {
+    const std::int64_t rows = small ? M : piece / (N * K);
     if (small || rows >= kMinBlock) {
       thread_local std::vector<float> bt;  // Bᵀ, K×N; grows to the largest B seen, then reused
       bt.resize(static_cast<std::size_t>(K * N));
@@ -93,12 +114,12 @@ void blas_gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K,
       // transposes its weight once per micro-batch.
       cblas_somatcopy(CblasRowMajor, CblasTrans, blas_int(N), blas_int(K), 1.0f, B,
                       blas_int(ldb), bt.data(), blas_int(N));
-      sgemm_nn_blocks(rows, M, N, K, alpha, A, lda, bt.data(), N, beta, C, ldc);
+      sgemm_nn_blocks(rows, M, N, K, alpha, A, lda, bt.data(), N, beta, C, ldc, bias);
       return;
     }
   }
-  if (!small && M * N > 0 && ta && !tb) {
-    const std::int64_t inner = kSmallKernelWork / (M * N);
+  if (piece > 0 && !small && M * N > 0 && ta && !tb) {
+    const std::int64_t inner = piece / (M * N);
     if (inner >= kMinBlock) {
       const std::int64_t pieces = (K + inner - 1) / inner;
       for (std::int64_t p = 0; p < pieces; ++p) {
@@ -106,25 +127,35 @@ void blas_gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K,
         sgemm(true, false, M, N, p1 - p0, alpha, A + p0 * lda, lda, B + p0 * ldb, ldb,
               p == 0 ? beta : 1.0f, C, ldc);
       }
+      add_row_bias(M, N, bias, C, ldc);
       return;
     }
   }
   sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  add_row_bias(M, N, bias, C, ldc);
 }
 
 // float64 is for gradient checks, where speed matters less than a plain call.
 void blas_gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, double alpha,
                const double* A, std::int64_t lda, const double* B, std::int64_t ldb, double beta,
-               double* C, std::int64_t ldc) {
+               double* C, std::int64_t ldc, const double* bias) {
   cblas_dgemm(CblasRowMajor, flag(ta), flag(tb), static_cast<int>(M), static_cast<int>(N),
               static_cast<int>(K), alpha, A, blas_int(lda), B, blas_int(ldb), beta, C,
               blas_int(ldc));
+  add_row_bias(M, N, bias, C, ldc);
 }
 
 // Products smaller than this (in multiply-adds) run on one thread.
 constexpr std::int64_t kParallelGemmWork = std::int64_t(1) << 20;
 
 }  // namespace
+
+void set_gemm_piece_work(std::int64_t multiply_adds) {
+  if (multiply_adds < 0) fail("set_gemm_piece_work: expected a size >= 0, got ", multiply_adds);
+  piece_work.store(multiply_adds, std::memory_order_relaxed);
+}
+
+std::int64_t gemm_piece_work() { return piece_work.load(std::memory_order_relaxed); }
 
 // A transformer's matrices are tall and thin (2176 × 64 by 64 × 192 for the reference ViT), and
 // OpenBLAS's own threading gains little on them. Splitting the M rows of C into one block per
@@ -133,18 +164,20 @@ constexpr std::int64_t kParallelGemmWork = std::int64_t(1) << 20;
 // or A + i0 (transposed: op(A)'s rows are A's columns).
 template <class T>
 void gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, T alpha, const T* A,
-          std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc) {
+          std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc,
+          const T* row_bias) {
   if (M == 0 || N == 0) return;
   if (K == 0) {  // an empty sum: C = β C, not left to how each BLAS treats K = 0
     for (std::int64_t i = 0; i < M; ++i)
       for (std::int64_t j = 0; j < N; ++j)
         C[i * ldc + j] = beta == T(0) ? T(0) : beta * C[i * ldc + j];
+    add_row_bias(M, N, row_bias, C, ldc);
     return;
   }
   init_threads();
   const int threads = num_threads();
   if (threads == 1 || omp_in_parallel() || M < 2 * threads || M * N * K < kParallelGemmWork) {
-    blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, row_bias);
     return;
   }
 #pragma omp parallel num_threads(threads)
@@ -153,20 +186,20 @@ void gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, T al
     const std::int64_t i0 = M * t / n, i1 = M * (t + 1) / n;
     if (i1 > i0)
       blas_gemm(ta, tb, i1 - i0, N, K, alpha, ta ? A + i0 : A + i0 * lda, lda, B, ldb, beta,
-                C + i0 * ldc, ldc);
+                C + i0 * ldc, ldc, row_bias);
   }
 }
 template void gemm<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t, float,
                           const float*, std::int64_t, const float*, std::int64_t, float, float*,
-                          std::int64_t);
+                          std::int64_t, const float*);
 template void gemm<double>(bool, bool, std::int64_t, std::int64_t, std::int64_t, double,
                            const double*, std::int64_t, const double*, std::int64_t, double,
-                           double*, std::int64_t);
+                           double*, std::int64_t, const double*);
 
 template <class T>
 void gemm_reference(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, T alpha,
                     const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
-                    std::int64_t ldc) {
+                    std::int64_t ldc, const T* row_bias) {
   for (std::int64_t i = 0; i < M; ++i)
     for (std::int64_t j = 0; j < N; ++j) {
       T acc = 0;
@@ -175,15 +208,16 @@ void gemm_reference(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64
         T b = tb ? B[j * ldb + k] : B[k * ldb + j];  // op(B)[k][j]
         acc += a * b;
       }
-      C[i * ldc + j] = alpha * acc + (beta == T(0) ? T(0) : beta * C[i * ldc + j]);
+      C[i * ldc + j] = alpha * acc + (beta == T(0) ? T(0) : beta * C[i * ldc + j]) +
+                       (row_bias ? row_bias[j] : T(0));
     }
 }
 template void gemm_reference<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t, float,
                                     const float*, std::int64_t, const float*, std::int64_t, float,
-                                    float*, std::int64_t);
+                                    float*, std::int64_t, const float*);
 template void gemm_reference<double>(bool, bool, std::int64_t, std::int64_t, std::int64_t, double,
                                      const double*, std::int64_t, const double*, std::int64_t,
-                                     double, double*, std::int64_t);
+                                     double, double*, std::int64_t, const double*);
 
 // ---- matmul -----------------------------------------------------------------------------------
 
@@ -374,20 +408,9 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   Tensor y = Tensor::empty(shape, x.dtype());  // (rows, out)
   dispatch_float(x.dtype(), "linear", [&](auto tag) {
     using T = decltype(tag);
-    T* py = y.data<T>();
+    // y = x Wᵀ, and b on every row (gemm adds it block by block, while the block is in cache)
     gemm<T>(false, true, rows, out_features, in, T(1), x.data<T>(), in, weight.data<T>(), in,
-            T(0), py, out_features);
-    if (bias.defined()) {  // then add b to every row
-      const T* pb = bias.data<T>();
-      parallel_for(rows, rows * out_features > kParallelThreshold,
-                   [&](std::int64_t r0, std::int64_t r1) {
-        for (std::int64_t r = r0; r < r1; ++r) {
-          T* row = py + r * out_features;
-#pragma omp simd
-          for (std::int64_t j = 0; j < out_features; ++j) row[j] += pb[j];
-        }
-      });
-    }
+            T(0), y.data<T>(), out_features, bias.defined() ? bias.data<T>() : nullptr);
   });
   return record(y, "linear", {x, weight, bias},
                 [x, weight, bias, rows, in, out_features](const Tensor& g) -> std::vector<Tensor> {

@@ -16,14 +16,23 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
 // C = alpha · op(A) op(B) + beta · C for row-major matrices, op(X) = X or Xᵀ; op(A) is M×K and
-// op(B) is K×N. gemm calls BLAS; gemm_reference is three plain loops, kept to test it against.
+// op(B) is K×N; then row_bias (N values), when given, is added to every row of C. gemm calls
+// BLAS; gemm_reference is three plain loops, kept to test it against.
 template <class T>
 void gemm(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K, T alpha,
           const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
-          std::int64_t ldc);
+          std::int64_t ldc, const T* row_bias = nullptr);
 template <class T>
 void gemm_reference(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
                     T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta,
-                    T* C, std::int64_t ldc);
+                    T* C, std::int64_t ldc, const T* row_bias = nullptr);
+
+// How large (in multiply-adds) the pieces are that gemm cuts thin float products into for
+// OpenBLAS's small-matrix kernels (core/matmul.cpp says why); 0 passes every product to OpenBLAS
+// whole. The default is 100³; `uwaga-bench --gemm-piece-work` compares others on a machine
+// (apps/bench/README.md has the measurements). The
+// result of a product does not depend on it beyond float rounding.
+void set_gemm_piece_work(std::int64_t multiply_adds);
+std::int64_t gemm_piece_work();
 
 }  // namespace uwaga

@@ -4,8 +4,10 @@
 # thread count; prints each measurement and the medians with the ratio new/old.
 #   bash apps/bench/compare_builds.sh OLD_BUILD NEW_BUILD [ROUNDS]
 #   MODELS="mnist-tiny shakespeare-small" THREADS=1 bash apps/bench/compare_builds.sh build-old build-bench 3
+#   NEW_FLAGS="--gemm-piece-work 0" bash apps/bench/compare_builds.sh build build 2   one build, two settings
 # Environment: MODELS (mnist-tiny; ViTs as uwaga-bench --model, GPT presets shakespeare-*),
-#   THREADS ("1 2"), REPEATS (5), UWAGA_SPINCOUNT (10000), PYTHON (/usr/bin/python3).
+#   THREADS ("1 2"), REPEATS (5), WARMUP (3), OLD_FLAGS and NEW_FLAGS (more uwaga-bench flags for
+#   each side), UWAGA_SPINCOUNT (10000), PYTHON (/usr/bin/python3).
 set -euo pipefail
 old=${1:?usage: compare_builds.sh OLD_BUILD NEW_BUILD [ROUNDS]}
 new=${2:?usage: compare_builds.sh OLD_BUILD NEW_BUILD [ROUNDS]}
@@ -22,9 +24,12 @@ for round in $(seq 1 "$rounds"); do
     [[ $model == shakespeare-* ]] && mode=(--mode gpt --steps 3) key=median_tokens_per_s
     for threads in ${THREADS:-1 2}; do
       for build in "${order[@]}"; do
-        dir=$old; [[ $build == new ]] && dir=$new
+        dir=$old flags=${OLD_FLAGS:-}
+        [[ $build == new ]] && dir=$new flags=${NEW_FLAGS:-}
+        # shellcheck disable=SC2086
         rate=$("${uwaga_env[@]}" OMP_NUM_THREADS="$threads" "$dir/apps/uwaga-bench" "${mode[@]}" \
-                 --model "$model" --threads "$threads" --repeats "${REPEATS:-5}" |
+                 --model "$model" --threads "$threads" --repeats "${REPEATS:-5}" \
+                 --warmup "${WARMUP:-3}" $flags |
                "$python" -c "import json,sys; print(json.loads(sys.stdin.readline())['$key'])")
         echo "$round $model $threads $build $rate" | tee -a "$tmp"
       done

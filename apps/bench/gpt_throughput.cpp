@@ -109,6 +109,7 @@ json bench_gpt(const std::string& preset, std::int64_t micro_batch, const BenchO
   j["batch"] = run.batch_size;
   j["context"] = run.model.context;
   j["micro_batch"] = micro_batch;
+  j["gemm_piece_work"] = gemm_piece_work();
   j["warmup_steps"] = o.warmup;
   j["steps_per_repeat"] = calls;
   j["tokens_per_s"] = tokens_per_s;

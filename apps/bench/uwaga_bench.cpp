@@ -122,6 +122,7 @@ json bench_train(const BenchOptions& o) {
   j["model"] = o.model;
   j["batch"] = o.batch;
   j["micro_batch"] = o.micro_batch;
+  j["gemm_piece_work"] = gemm_piece_work();
   j["warmup_steps"] = o.warmup;
   j["steps_per_repeat"] = calls;
   j["images_per_s"] = images_per_s;
@@ -328,6 +329,8 @@ int run(int argc, char** argv) {
        cxxopts::value<std::int64_t>()->default_value("20"))
       ("batches", "translate*: ignored (the file is for PyTorch's side)", cxxopts::value<std::string>())
       ("seed", "random seed", cxxopts::value<std::uint64_t>()->default_value("0"))
+      ("gemm-piece-work", "multiply-adds per piece of a thin product (0: whole products to "
+       "OpenBLAS; default: the library's, see core/matmul.h)", cxxopts::value<std::int64_t>())
       ("model", "train, eval: mnist-tiny, cifar10-small or vit-d192; gpt, gpt-config: "
        "shakespeare-tiny, shakespeare-small or smoke (default: mnist-tiny, shakespeare-tiny)",
        cxxopts::value<std::string>())
@@ -350,6 +353,11 @@ int run(int argc, char** argv) {
   o.micro_batch = args["micro-batch"].as<std::int64_t>();
   if (o.micro_batch < 0) fail("--micro-batch must be >= 0, got ", o.micro_batch);
   o.seed = args["seed"].as<std::uint64_t>();
+  if (args.count("gemm-piece-work")) {
+    const std::int64_t work = args["gemm-piece-work"].as<std::int64_t>();
+    if (work < 0) fail("--gemm-piece-work must be >= 0, got ", work);
+    set_gemm_piece_work(work);
+  }
   const std::string mode = args["mode"].as<std::string>();
   const bool gpt = mode == "gpt" || mode == "gpt-config";
   o.model = args.count("model") ? args["model"].as<std::string>()
