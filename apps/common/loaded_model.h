@@ -2,13 +2,14 @@
 // A trained model rebuilt from the checkpoint of its run, as uwaga-vit and uwaga-translate write
 // them: the run configuration travels in the checkpoint's metadata as JSON, so the model can be
 // built before its weights are loaded. Header-only: the Python bindings compile the apps'
-// checkpoint readers without the uwaga_apps_common library.
+// checkpoint readers without the uwaga_apps_common library (and memory_budget.cpp).
 #include <filesystem>
 #include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "apps/common/memory_budget.h"
 #include "core/error.h"
 #include "core/random.h"
 #include "nn/module.h"
@@ -74,10 +75,15 @@ RunConfig read_run_config(const std::string& checkpoint, const char* program) {
 }
 
 // The model is initialised from the run's seed, then overwritten by the checkpoint's weights.
+// Refused before either when it and the checkpoint's tensors would not fit in memory.
 template <class RunConfig, class Model>
 LoadedModel<RunConfig, Model> load_model(const std::string& checkpoint, const char* program) {
   LoadedModel<RunConfig, Model> out;
   out.run = read_run_config<RunConfig, Model>(checkpoint, program);
+  double values = 0;
+  for (const auto& [name, shape] : declared_model_shapes<Model>(out.run.model))
+    values += static_cast<double>(numel(shape));
+  check_loading_fits(checkpoint, values);
   Generator gen(out.run.seed);
   out.model = std::make_unique<Model>(out.run.model, gen);
   optim::load_checkpoint(checkpoint, *out.model, nullptr);

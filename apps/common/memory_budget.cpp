@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -100,6 +101,18 @@ void check_training_fits(const TransformerFootprint& f, const std::string& flags
                 f.params, human_bytes(params).c_str(), f.batch, f.tokens,
                 human_bytes(total - params).c_str());
   check_fits_in_memory("train: the run", total, breakdown, "make " + flags + " smaller");
+}
+
+void check_loading_fits(const std::string& checkpoint, double values) {
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(checkpoint, ec);
+  const double model = 4 * values, file = ec ? 0.0 : static_cast<double>(size);
+  char breakdown[200];
+  std::snprintf(breakdown, sizeof breakdown,
+                "the model's %.3g parameters: %s; the checkpoint's tensors, read whole: %s",
+                values, human_bytes(model).c_str(), human_bytes(file).c_str());
+  check_fits_in_memory("loading '" + checkpoint + "'", model + file, breakdown,
+                       "free some memory, or run it on a machine with more");
 }
 
 }  // namespace uwaga::apps

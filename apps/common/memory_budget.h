@@ -46,4 +46,10 @@ double block_params(double dim, double layers, double mlp_dim);
 // needs about 412.3 GB (parameters ... and activations ...), more than ...; make <flags> smaller".
 void check_training_fits(const TransformerFootprint& f, const std::string& flags);
 
+// check_fits_in_memory for rebuilding the model of `checkpoint` (eval, predict, sample, explore,
+// ...), before anything is allocated: the model's `values` (parameters and buffers, float32)
+// plus the checkpoint's tensors, which are read whole (with the optimizer's state). "loading
+// 'x.safetensors' needs about 24.6 GB (...), more than ..."
+void check_loading_fits(const std::string& checkpoint, double values);
+
 }  // namespace uwaga::apps

@@ -5,7 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <fstream>
+#include <new>
 #include <string>
 
 #include "apps/gpt/gpt_checkpoint.h"
@@ -214,3 +220,61 @@ TEST_CASE("loaded model: a checkpoint of the other program says whose it is", "[
   CHECK(run_config_program("not json").empty());
 }
 
+namespace {
+// What the process maps now (VmSize), which counts against an address-space limit.
+std::uint64_t mapped_bytes() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmSize:", 0) == 0) return std::stoull(line.substr(7)) * 1024;
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("loaded model: a model larger than the memory left is refused before it is built",
+          "[apps][checkpoint]") {
+#if defined(__SANITIZE_ADDRESS__)
+  SKIP("an address-space limit and the sanitizer's shadow memory do not mix");
+#endif
+  TempDir dir("loaded-model");
+  const std::string path = dir.file("big.safetensors");
+  VitRunConfig vit = vit_run();  // about 3.2 million parameters: 13 MB built, 13 MB in the file
+  vit.model.dim = 256;
+  vit.model.mlp_dim = 1024;
+  vit.model.depth = 4;
+  Generator gen(1);
+  save_with_config(path, nn::VisionTransformer(vit.model, gen), vit.to_json());
+  // In a child whose address space has 8 MB left: refused with the estimate (exit 3), where
+  // building the model would end in std::bad_alloc (exit 5).
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    struct rlimit limit {};
+    ::getrlimit(RLIMIT_AS, &limit);
+    limit.rlim_cur = mapped_bytes() + (8 << 20);
+    int code = 1;
+    if (::setrlimit(RLIMIT_AS, &limit) == 0) {
+      try {
+        load_vit(path);
+        code = 0;
+      } catch (const Error& e) {
+        const std::string what = e.what();
+        code = what.find("loading '" + path + "' needs about") != std::string::npos &&
+                       what.find("of the address-space limit (ulimit -v)") != std::string::npos
+                   ? 3
+                   : 4;
+      } catch (const std::bad_alloc&) {
+        code = 5;
+      } catch (...) {
+        code = 6;
+      }
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 3);
+  // Without the limit it loads.
+  CHECK(load_vit(path).model->config.dim == 256);
+}
