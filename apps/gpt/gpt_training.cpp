@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "apps/common/run_start.h"
 #include "core/graph.h"
 
 namespace uwaga::apps {
@@ -46,24 +45,20 @@ optim::AdamOptions gpt_adam_options(const GptRunConfig& run) { return {run.lr, 0
 
 GptTraining::GptTraining(const GptRunConfig& run, const CharCorpus& corpus,
                          optim::TrainerOptions options)
-    : run_(run),
+    : Training(run,
+               [&] {  // run.steps_per_epoch batches of random windows make an epoch
+                 return CharWindows(corpus.train, run.batch_size, run.model.context,
+                                    run.steps_per_epoch, run.seed);
+               },
+               nn::CrossEntropyLoss({-100, run.label_smoothing}), gpt_adam_options(run), "valid",
+               std::move(options)),
       corpus_(corpus),
-      model_(initial_model<nn::Gpt>(run)),
-      token_lengths_(token_lengths(run)),
-      windows_(corpus.train, run.batch_size, run.model.context, run.steps_per_epoch, run.seed),
-      loss_({-100, run.label_smoothing}),
-      optimizer_(optim::make_param_groups(*model_, run.weight_decay), gpt_adam_options(run)),
-      schedule_(run.lr, std::min(run.warmup, run.epochs * run.steps_per_epoch - 1),
-                run.epochs * run.steps_per_epoch, run.min_lr),
-      trainer_(*model_, windows_, loss_, optimizer_, schedule_,
-               with_run(std::move(options), run, "valid")) {}
+      token_lengths_(token_lengths(run)) {}
 
-optim::TrainSummary GptTraining::fit() {
-  return trainer_.fit([this]() -> std::map<std::string, double> {
-    const LanguageModelEval e =
-        evaluate_language_model(*model_, corpus_.valid, run_.eval_windows, token_lengths_);
-    return {{"loss", e.loss}, {"bits_per_character", e.bits_per_character()}};
-  });
+std::map<std::string, double> GptTraining::evaluate() {
+  const LanguageModelEval e =
+      evaluate_language_model(*model_, corpus_.valid, run_.eval_windows, token_lengths_);
+  return {{"loss", e.loss}, {"bits_per_character", e.bits_per_character()}};
 }
 
 }  // namespace uwaga::apps

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <numeric>
 
-#include "apps/common/run_start.h"
 #include "core/autograd.h"
 #include "core/reduction.h"
 #include "core/shape_ops.h"
@@ -127,26 +126,18 @@ TranslationBatches training_batches(const TranslateRunConfig& run,
 TranslateTraining::TranslateTraining(const TranslateRunConfig& run,
                                      const TranslationCorpus& corpus,
                                      optim::TrainerOptions options)
-    : run_(run),
-      corpus_(corpus),
-      model_(initial_model<nn::Seq2SeqTransformer>(run)),
-      batches_(training_batches(run, corpus)),
-      loss_({run.model.pad_id, run.label_smoothing}),
-      // β2 = 0.98 and ε = 1e-9 as in "Attention Is All You Need".
-      optimizer_(optim::make_param_groups(*model_, run.weight_decay), {run.lr, 0.9, 0.98, 1e-9}),
-      schedule_(run.lr, std::min(run.warmup, run.epochs * batches_.batches_per_epoch() - 1),
-                run.epochs * batches_.batches_per_epoch(), run.min_lr),
-      trainer_(*model_, batches_, loss_, optimizer_, schedule_,
-               with_run(std::move(options), run, "valid")) {}  // test stays unseen until eval
+    : Training(run, [&] { return training_batches(run, corpus); },
+               nn::CrossEntropyLoss({run.model.pad_id, run.label_smoothing}),
+               {run.lr, 0.9, 0.98, 1e-9},  // β2 = 0.98, ε = 1e-9 as in "Attention Is All You Need"
+               "valid", std::move(options)),  // test stays unseen until eval
+      corpus_(corpus) {}
 
-optim::TrainSummary TranslateTraining::fit() {
-  return trainer_.fit([this]() -> std::map<std::string, double> {
-    const TranslationEval e = evaluate_translation(*model_, corpus_.valid, run_, 1, run_.eval_size);
-    return {{"exact_match", e.exact_match()},
-            {"bleu", e.bleu},
-            {"loss", e.loss},
-            {"token_accuracy", e.token_accuracy}};
-  });
+std::map<std::string, double> TranslateTraining::evaluate() {
+  const TranslationEval e = evaluate_translation(*model_, corpus_.valid, run_, 1, run_.eval_size);
+  return {{"exact_match", e.exact_match()},
+          {"bleu", e.bleu},
+          {"loss", e.loss},
+          {"token_accuracy", e.token_accuracy}};
 }
 
 }  // namespace uwaga::apps
