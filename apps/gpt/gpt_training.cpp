@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/graph.h"
+#include "nn/inference_scope.h"
 
 namespace uwaga::apps {
 
@@ -16,9 +17,7 @@ double LanguageModelEval::perplexity() const { return std::exp(loss); }
 LanguageModelEval evaluate_language_model(nn::Gpt& model, const std::vector<std::int64_t>& ids,
                                           std::int64_t windows,
                                           const std::vector<std::int64_t>& lengths) {
-  NoGradGuard no_grad;
-  const bool was_training = model.is_training();
-  model.eval();
+  const nn::InferenceScope inference(model);  // eval mode, no graph, until the return
   const std::int64_t T = model.config.context;
   std::int64_t count = consecutive_window_count(ids, T);
   if (windows > 0) count = std::min(count, windows);
@@ -37,7 +36,6 @@ LanguageModelEval evaluate_language_model(nn::Gpt& model, const std::vector<std:
       if (target[i] >= 0) result.bytes += lengths.empty() ? 1 : lengths.at(target[i]);
   }
   result.loss = result.characters ? loss_sum / static_cast<double>(result.characters) : 0.0;
-  model.train(was_training);
   return result;
 }
 

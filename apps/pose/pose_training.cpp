@@ -6,6 +6,7 @@
 #include "data/augment.h"
 #include "data/keypoint_baselines.h"
 #include "nn/keypoint_heatmaps.h"
+#include "nn/inference_scope.h"
 
 namespace uwaga::apps {
 namespace {
@@ -150,9 +151,7 @@ void append(std::vector<double>& out, const Tensor& t) {
 
 PoseEval evaluate_pose(nn::ViTPose& model, const PoseSampleSource& data,
                        const HeatmapTargetOptions& targets, const PoseSampleSource* train) {
-  NoGradGuard no_grad;
-  const bool was_training = model.is_training();
-  model.eval();
+  const nn::InferenceScope inference(model);  // eval mode, no graph, until the return
   const nn::KeypointMSELoss loss;
   const std::int64_t N = data.size;
   std::vector<double> predicted, brightest;  // (N, K, 3)
@@ -189,7 +188,6 @@ PoseEval evaluate_pose(nn::ViTPose& model, const PoseSampleSource& data,
     e.mean_pose = score_keypoints(mean.to_vector(), truth, *data.skeleton, H, W);
     e.brightest_pixel = score_keypoints(brightest, truth, *data.skeleton, H, W);
   }
-  model.train(was_training);
   return e;
 }
 

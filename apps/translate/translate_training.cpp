@@ -7,6 +7,7 @@
 #include "core/reduction.h"
 #include "core/shape_ops.h"
 #include "data/bleu.h"
+#include "nn/inference_scope.h"
 
 namespace uwaga::apps {
 namespace {
@@ -36,9 +37,7 @@ TranslationEval evaluate_translation(nn::Seq2SeqTransformer& model,
                                      const std::vector<TranslationPair>& all_pairs,
                                      const TranslateRunConfig& run, std::int64_t beam,
                                      std::int64_t limit, double length_penalty) {
-  NoGradGuard no_grad;
-  const bool was_training = model.is_training();
-  model.eval();
+  const nn::InferenceScope inference(model);  // eval mode, no graph, until the return
   std::vector<TranslationPair> pairs = all_pairs;
   if (limit > 0 && static_cast<std::size_t>(limit) < pairs.size()) pairs.resize(limit);
   const std::vector<EncodedPair> encoded = encode_pairs(pairs, run);
@@ -105,7 +104,6 @@ TranslationEval evaluate_translation(nn::Seq2SeqTransformer& model,
     }
   }
   result.bleu = corpus_bleu(candidates, references).bleu;
-  model.train(was_training);
   return result;
 }
 

@@ -5,6 +5,7 @@
 #include "core/graph.h"
 #include "nn/cross_entropy.h"
 #include "core/reduction.h"
+#include "nn/inference_scope.h"
 
 namespace uwaga::apps {
 namespace {
@@ -38,9 +39,7 @@ DataLoaderOptions train_loader_options(const VitRunConfig& run, const ImageDatas
 
 ClassifierEval evaluate_classifier(nn::VisionTransformer& model, const ImageDataset& data,
                                    const VitRunConfig& run, std::int64_t batch_size) {
-  NoGradGuard no_grad;
-  const bool was_training = model.is_training();
-  model.eval();
+  const nn::InferenceScope inference(model);  // eval mode, no graph, until the return
   DataLoader loader(data, loader_options(run, false, batch_size));
   const std::int64_t classes = run.model.num_classes;
   ClassifierEval result;
@@ -60,7 +59,6 @@ ClassifierEval evaluate_classifier(nn::VisionTransformer& model, const ImageData
     result.n += n;
   }
   result.loss = result.n ? loss_sum / result.n : 0;
-  model.train(was_training);
   return result;
 }
 

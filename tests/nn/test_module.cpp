@@ -3,6 +3,7 @@
 #include "core/uwaga.h"
 #include "nn/batch_norm2d.h"
 #include "nn/conv2d.h"
+#include "nn/inference_scope.h"
 #include "nn/init.h"
 #include "nn/transformer_encoder_block.h"
 
@@ -334,4 +335,31 @@ TEST_CASE("declare-only mode nests and ends on an exception", "[nn][module]") {
   CHECK_THROWS_WITH(declared_shapes<Linear>(LinearOptions{.in = 0, .out = 2}, gen),
                     Contains("in must be positive"));
   CHECK_FALSE(declaring_only());
+}
+
+TEST_CASE("InferenceScope: eval mode and no graph for its scope, then the flag as it was",
+          "[nn][module]") {
+  Generator gen(0);
+  TransformerEncoderBlock block(kBlock, gen);
+  REQUIRE(block.is_training());
+  REQUIRE(grad_enabled());
+  {
+    const InferenceScope inference(block);
+    CHECK_FALSE(block.is_training());
+    CHECK_FALSE(block.norm1->is_training());  // every submodule
+    CHECK_FALSE(grad_enabled());
+  }
+  CHECK(block.is_training());
+  CHECK(grad_enabled());
+  block.eval();  // a model in eval mode stays in it
+  { const InferenceScope inference(block); }
+  CHECK_FALSE(block.is_training());
+  block.train();
+  try {  // and an evaluation that throws leaves the model training again
+    const InferenceScope inference(block);
+    fail("an evaluation that fails");
+  } catch (const Error&) {
+  }
+  CHECK(block.is_training());
+  CHECK(grad_enabled());
 }
