@@ -27,15 +27,6 @@ std::uint64_t mem_available() {
   return pages > 0 && size > 0 ? static_cast<std::uint64_t>(pages) * size : kUnlimited;
 }
 
-// What the process maps already (VmSize), which counts against RLIMIT_AS.
-std::uint64_t mapped_now() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmSize:", 0) == 0) return std::stoull(line.substr(7)) * 1024;
-  return 0;
-}
-
 std::uint64_t cgroup_room() {
   std::ifstream max("/sys/fs/cgroup/memory.max"), current("/sys/fs/cgroup/memory.current");
   std::string limit;
@@ -46,6 +37,14 @@ std::uint64_t cgroup_room() {
 }
 
 }  // namespace
+
+std::uint64_t mapped_now() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmSize:", 0) == 0) return std::stoull(line.substr(7)) * 1024;
+  return 0;
+}
 
 MemoryLimit memory_limit() {
   MemoryLimit m{mem_available(), "available memory (MemAvailable)"};

@@ -15,6 +15,8 @@ struct MemoryLimit {
 // The smallest of: memory the kernel reports available, the address-space limit (RLIMIT_AS, less
 // what the process maps already) and a cgroup v2 memory.max.
 MemoryLimit memory_limit();
+// What the process maps already (VmSize), which counts against the address-space limit.
+std::uint64_t mapped_now();
 
 // "512 MB", "3.2 GB".
 std::string human_bytes(double bytes);

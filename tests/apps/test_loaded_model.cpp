@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
 #include <new>
 #include <string>
 
@@ -220,17 +219,6 @@ TEST_CASE("loaded model: a checkpoint of the other program says whose it is", "[
   CHECK(run_config_program("not json").empty());
 }
 
-namespace {
-// What the process maps now (VmSize), which counts against an address-space limit.
-std::uint64_t mapped_bytes() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmSize:", 0) == 0) return std::stoull(line.substr(7)) * 1024;
-  return 0;
-}
-}  // namespace
-
 TEST_CASE("loaded model: a model larger than the memory left is refused before it is built",
           "[apps][checkpoint]") {
 #if defined(__SANITIZE_ADDRESS__)
@@ -251,7 +239,7 @@ TEST_CASE("loaded model: a model larger than the memory left is refused before i
   if (pid == 0) {
     struct rlimit limit {};
     ::getrlimit(RLIMIT_AS, &limit);
-    limit.rlim_cur = mapped_bytes() + (8 << 20);
+    limit.rlim_cur = mapped_now() + (8 << 20);
     int code = 1;
     if (::setrlimit(RLIMIT_AS, &limit) == 0) {
       try {
