@@ -3,12 +3,10 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 
 namespace uwaga {
 namespace {
@@ -16,25 +14,14 @@ namespace {
 constexpr std::uint32_t kImagesMagic = 2051;  // 0x00000803: unsigned bytes, 3 dimensions
 constexpr std::uint32_t kLabelsMagic = 2049;  // 0x00000801: unsigned bytes, 1 dimension
 
+// The file's bytes as they are on disk, at most kMaxInflatedBytes of them. Like every input file
+// it must be a regular file (core/regular_file.h): a directory, a FIFO (whose opening would
+// block), a device or an unreadable file is refused, naming the file and what it is.
 std::vector<std::uint8_t> read_raw(const std::string& path) {
-  namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::exists(path, ec)) fail(path, ": file not found");
-  if (fs::is_directory(path, ec)) fail(path, ": is a directory, expected a file");
-  // Refused before opening: opening a FIFO blocks until something writes to it, and neither a
-  // FIFO nor a device has a size to read.
-  if (!fs::is_regular_file(path, ec))
-    fail(path, ": is not a regular file (a FIFO, socket or device), expected a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, ": cannot open: ", std::strerror(errno));
-  in.seekg(0, std::ios::end);
-  const auto size = static_cast<std::size_t>(in.tellg());
-  in.seekg(0, std::ios::beg);
-  std::vector<std::uint8_t> bytes(size);
-  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
-  if (static_cast<std::size_t>(in.gcount()) != size)
-    fail(path, ": read error: got ", in.gcount(), " of ", size, " bytes");
-  return bytes;
+  if (!std::filesystem::exists(path, ec)) fail(path, ": file not found");
+  const std::string bytes = read_regular_file(path, kMaxInflatedBytes, path);
+  return {bytes.begin(), bytes.end()};
 }
 
 bool is_gzip(const std::vector<std::uint8_t>& bytes) {

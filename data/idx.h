@@ -21,8 +21,10 @@ namespace uwaga {
 inline constexpr std::size_t kMaxInflatedBytes = std::size_t{256} << 20;
 
 // The bytes of a whole file, inflated when it starts with the gzip magic bytes, to at most
-// `max_inflated` bytes. A missing file, a corrupt or truncated gzip stream, or one inflating past
-// the limit are errors naming the file; the reader never returns a short result silently. (The
+// `max_inflated` bytes, from a file on disk of at most kMaxInflatedBytes. A missing file, one
+// that is not a regular file (core/regular_file.h) or is larger, a corrupt or truncated gzip
+// stream, or one inflating past the limit are errors naming the file; the reader never returns a
+// short result silently. (The
 // CIFAR-10 reader uses this; the IDX readers bound a gzip file by what its header implies.)
 std::vector<std::uint8_t> read_file_bytes(const std::string& path,
                                           std::size_t max_inflated = kMaxInflatedBytes);

@@ -13,10 +13,9 @@ void AttentionOptions::validate() const {
 
 Attention::Attention(const AttentionOptions& o, Generator& gen) : options(o) {
   o.validate();
-  W_K = register_parameter("w_k", Tensor::empty({o.d_x, o.d_q}));
-  W_V = register_parameter("w_v", Tensor::empty({o.d_x, o.d_v}));
-  init::trunc_normal(W_K, gen, 0.02);
-  init::trunc_normal(W_V, gen, 0.02);
+  const Init trunc_normal = [&](Tensor& w) { init::trunc_normal(w, gen, 0.02); };
+  W_K = register_parameter("w_k", {o.d_x, o.d_q}, trunc_normal);
+  W_V = register_parameter("w_v", {o.d_x, o.d_v}, trunc_normal);
 }
 
 Tensor Attention::forward(const Tensor& Q, const Tensor& X, const AttentionMask& mask,

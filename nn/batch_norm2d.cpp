@@ -8,6 +8,7 @@
 #include "core/reduction.h"
 #include "core/shape_ops.h"
 #include "core/threads.h"
+#include "nn/init.h"
 
 namespace uwaga::nn {
 
@@ -245,11 +246,11 @@ void BatchNorm2dOptions::validate() const {
 BatchNorm2d::BatchNorm2d(std::int64_t channels, BatchNorm2dOptions o) : options(o) {
   if (channels < 1) fail("BatchNorm2d: channels must be positive, got ", channels);
   o.validate();
-  weight = register_parameter("weight", Tensor::ones({channels}));
-  bias = register_parameter("bias", Tensor::zeros({channels}));
-  running_mean = register_buffer("running_mean", Tensor::zeros({channels}));
-  running_var = register_buffer("running_var", Tensor::ones({channels}));
-  num_batches_tracked = register_buffer("num_batches_tracked", Tensor::zeros({}, DType::Int64));
+  weight = register_parameter("weight", {channels}, init::ones);
+  bias = register_parameter("bias", {channels}, init::zeros);
+  running_mean = register_buffer("running_mean", {channels}, init::zeros);
+  running_var = register_buffer("running_var", {channels}, init::ones);
+  num_batches_tracked = register_buffer("num_batches_tracked", {}, init::zeros, DType::Int64);
 }
 
 Tensor BatchNorm2d::forward(const Tensor& x) {

@@ -185,12 +185,14 @@ ConvTranspose2d::ConvTranspose2d(std::int64_t in_channels, std::int64_t out_chan
   if (kernel < 1) fail("ConvTranspose2d: kernel must be positive, got ", kernel);
   o.validate();
   const std::int64_t fan_in = out_channels * kernel * kernel;  // PyTorch: weight.size(1)·k²
-  weight = register_parameter("weight", Tensor::empty({in_channels, out_channels, kernel, kernel}));
-  init::kaiming_uniform(weight, gen, fan_in, std::sqrt(5.0));
-  if (o.bias) {
-    bias = register_parameter("bias", Tensor::empty({out_channels}));
-    init::uniform(bias, gen, 1.0 / std::sqrt(static_cast<double>(fan_in)));
-  }
+  // PyTorch's defaults: weight ~ U(±1/√fan_in) by kaiming_uniform with a = √5, bias likewise.
+  weight = register_parameter("weight", {in_channels, out_channels, kernel, kernel}, [&](Tensor& w) {
+    init::kaiming_uniform(w, gen, fan_in, std::sqrt(5.0));
+  });
+  if (o.bias)
+    bias = register_parameter("bias", {out_channels}, [&](Tensor& b) {
+      init::uniform(b, gen, 1.0 / std::sqrt(static_cast<double>(fan_in)));
+    });
 }
 
 Tensor ConvTranspose2d::forward(const Tensor& x) const {

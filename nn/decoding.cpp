@@ -5,25 +5,10 @@
 
 #include "core/graph.h"
 #include "core/indexing.h"
+#include "nn/inference_scope.h"
 
 namespace uwaga::nn {
 namespace {
-
-// Eval mode and no graph for the duration of a decode; the training flag comes back after.
-class InferenceScope {
- public:
-  explicit InferenceScope(Module& model) : model_(model), was_training_(model.is_training()) {
-    model_.eval();
-  }
-  ~InferenceScope() { model_.train(was_training_); }
-  InferenceScope(const InferenceScope&) = delete;
-  InferenceScope& operator=(const InferenceScope&) = delete;
-
- private:
-  Module& model_;
-  bool was_training_;
-  NoGradGuard no_grad_;
-};
 
 // Whether word v may be output number step + 1. BOS and PAD are never words of a translation
 // (no training target holds them), and EOS may not come first: every target sentence of training

@@ -2,9 +2,12 @@
 
 #include <cmath>
 
+#include "nn/module.h"
+
 namespace uwaga::nn::init {
 
 void trunc_normal(Tensor& t, Generator& gen, double std) {
+  if (is_declared_only(t)) return;
   for (std::int64_t i = 0; i < t.numel(); ++i) {
     double v;
     do v = gen.normal();
@@ -14,10 +17,12 @@ void trunc_normal(Tensor& t, Generator& gen, double std) {
 }
 
 void normal(Tensor& t, Generator& gen, double std) {
+  if (is_declared_only(t)) return;
   for (std::int64_t i = 0; i < t.numel(); ++i) t.set_flat(i, gen.normal() * std);
 }
 
 void uniform(Tensor& t, Generator& gen, double bound) {
+  if (is_declared_only(t)) return;
   for (std::int64_t i = 0; i < t.numel(); ++i) t.set_flat(i, (2 * gen.uniform() - 1) * bound);
 }
 
@@ -27,7 +32,11 @@ void kaiming_uniform(Tensor& t, Generator& gen, std::int64_t fan_in, double a) {
   uniform(t, gen, gain * std::sqrt(3.0 / static_cast<double>(fan_in)));
 }
 
-void zeros(Tensor& t) { t.fill_(0); }
-void ones(Tensor& t) { t.fill_(1); }
+void zeros(Tensor& t) {
+  if (!is_declared_only(t)) t.fill_(0);
+}
+void ones(Tensor& t) {
+  if (!is_declared_only(t)) t.fill_(1);
+}
 
 }  // namespace uwaga::nn::init

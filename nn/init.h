@@ -1,6 +1,7 @@
 #pragma once
 // Initialisers. Each fills a tensor in place from an explicit generator, so a model built from a
-// seed is the same every time.
+// seed is the same every time. A tensor declared without storage (declare-only mode, nn/module.h)
+// is left as it is: it has no values to fill.
 #include "core/random.h"
 #include "core/tensor.h"
 

@@ -7,6 +7,7 @@
 #include "core/graph.h"
 #include "core/reduction.h"
 #include "core/threads.h"
+#include "nn/init.h"
 
 namespace uwaga::nn {
 
@@ -198,8 +199,8 @@ Tensor layer_norm_composed(const Tensor& x, const Tensor& weight, const Tensor& 
 LayerNorm::LayerNorm(std::int64_t dim, double eps_) : eps(eps_) {
   if (dim < 1) fail("LayerNorm: dim must be positive, got ", dim);
   if (!(eps_ > 0)) fail("LayerNorm: eps must be positive, got ", eps_);
-  weight = register_parameter("weight", Tensor::ones({dim}));
-  bias = register_parameter("bias", Tensor::zeros({dim}));
+  weight = register_parameter("weight", {dim}, init::ones);
+  bias = register_parameter("bias", {dim}, init::zeros);
 }
 
 Tensor LayerNorm::forward(const Tensor& x) const { return layer_norm(x, weight, bias, eps); }

@@ -12,9 +12,8 @@ void LinearOptions::validate() const {
 
 Linear::Linear(const LinearOptions& o, Generator& gen) : options(o) {
   o.validate();
-  weight = register_parameter("weight", Tensor::empty({o.out, o.in}));
-  init::trunc_normal(weight, gen, 0.02);
-  if (o.bias) bias = register_parameter("bias", Tensor::zeros({o.out}));
+  weight = register_parameter("weight", {o.out, o.in}, [&](Tensor& w) { init::trunc_normal(w, gen, 0.02); });
+  if (o.bias) bias = register_parameter("bias", {o.out}, init::zeros);
 }
 
 Tensor Linear::forward(const Tensor& x) const { return linear(x, weight, bias); }

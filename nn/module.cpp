@@ -6,11 +6,45 @@
 
 namespace uwaga::nn {
 
+namespace {
+thread_local bool declare_only_mode = false;
+
+// A tensor of `shape` with no storage: what declare-only mode registers.
+Tensor declared_tensor(const Shape& shape, DType dtype) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->shape = shape;
+  impl->dtype = dtype;
+  return Tensor(std::move(impl));
+}
+
+// A new tensor of `shape` filled by `init`, or a declared one in declare-only mode.
+Tensor made_or_declared(const Shape& shape, DType dtype, const std::function<void(Tensor&)>& init) {
+  if (declare_only_mode) return declared_tensor(shape, dtype);
+  Tensor value = Tensor::empty(shape, dtype);
+  init(value);
+  return value;
+}
+}  // namespace
+
+DeclareOnly::DeclareOnly() : outer_(declare_only_mode) { declare_only_mode = true; }
+DeclareOnly::~DeclareOnly() { declare_only_mode = outer_; }
+bool declaring_only() { return declare_only_mode; }
+bool is_declared_only(const Tensor& t) { return t.defined() && !t.impl().storage; }
+
 void Module::check_unused_name(const std::string& name, const char* what) const {
   for (auto& [n, p] : params_)
     if (n == name) fail(what, ": '", name, "' is already registered as a parameter");
   for (auto& [n, b] : buffers_)
     if (n == name) fail(what, ": '", name, "' is already registered as a buffer");
+}
+
+Tensor& Module::register_parameter(const std::string& name, const Shape& shape, const Init& init) {
+  return register_parameter(name, made_or_declared(shape, DType::Float32, init));
+}
+
+Tensor& Module::register_buffer(const std::string& name, const Shape& shape, const Init& init,
+                                DType dtype) {
+  return register_buffer(name, made_or_declared(shape, dtype, init));
 }
 
 Tensor& Module::register_parameter(const std::string& name, Tensor value) {
@@ -79,6 +113,13 @@ std::int64_t Module::num_parameters() const {
   std::int64_t n = 0;
   for (auto& p : parameters()) n += p.numel();
   return n;
+}
+
+StateShapes Module::state_shapes() const {
+  StateShapes out;
+  for (auto& [name, p] : named_parameters()) out[name] = p.shape();
+  for (auto& [name, b] : named_buffers()) out[name] = b.shape();
+  return out;
 }
 
 std::vector<std::pair<std::string, Module*>> Module::named_modules() {

@@ -7,7 +7,15 @@
 // as BatchNorm's running statistics ("decoder.bn1.running_mean"). They travel with the
 // parameters in state_dict() — so checkpoints save and restore them — but optimizers never see
 // them (parameters() lists parameters only) and they carry no gradient.
+//
+// A module declares each parameter by name, shape and initialiser (register_parameter). Built in
+// declare-only mode (DeclareOnly below), a model is that declaration alone: every parameter and
+// buffer has its name and shape but no storage, and no initialiser runs. This is how a
+// checkpoint's tensors are checked against the model its configuration describes before that
+// model is built (apps/common/loaded_model.h): the shapes come from the same constructors that
+// build the real model, not from a second list.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -20,6 +28,26 @@ namespace uwaga::nn {
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 using StateDict = std::map<std::string, Tensor>;
+using StateShapes = std::map<std::string, Shape>;  // name → shape, as a checkpoint's header lists
+
+// Declare-only mode: while a DeclareOnly lives on this thread, every module built registers its
+// parameters and buffers as tensors of their shape without storage, and runs no initialiser. Such
+// a model costs a few small objects whatever sizes it declares; it can list its names and shapes
+// (state_shapes()) but holds no values to compute with. nn/init.h's initialisers leave a declared
+// tensor as it is, so a model that re-initialises its submodules' weights needs no special case.
+class DeclareOnly {
+ public:
+  DeclareOnly();
+  ~DeclareOnly();
+  DeclareOnly(const DeclareOnly&) = delete;
+  DeclareOnly& operator=(const DeclareOnly&) = delete;
+
+ private:
+  bool outer_;  // the mode before this one, restored on destruction
+};
+bool declaring_only();  // true while a DeclareOnly lives on this thread
+// A tensor a module registered in declare-only mode: a shape, no storage.
+bool is_declared_only(const Tensor& t);
 
 class Module {
  public:
@@ -32,6 +60,8 @@ class Module {
   NamedTensors named_parameters() const;
   std::vector<Tensor> parameters() const;
   std::int64_t num_parameters() const;
+  // The shapes of the parameters and buffers by name: the tensors a checkpoint of this model holds.
+  StateShapes state_shapes() const;
   // Buffers of this module and all submodules, depth first, in registration order.
   NamedTensors named_buffers() const;
   std::vector<Tensor> buffers() const;
@@ -71,8 +101,18 @@ class Module {
   bool updates_buffers() const { return updates_buffers_; }
 
  protected:
+  // An initialiser fills a new parameter or buffer in place: init::zeros, or a lambda such as
+  // [&](Tensor& w) { init::trunc_normal(w, gen, 0.02); } (nn/init.h).
+  using Init = std::function<void(Tensor&)>;
+  // Registers a float32 parameter of `shape`, filled by `init`; in declare-only mode a declared
+  // tensor of that shape (no storage), init not run.
+  Tensor& register_parameter(const std::string& name, const Shape& shape, const Init& init);
+  // Registers a value made elsewhere as it is (in declare-only mode too).
   Tensor& register_parameter(const std::string& name, Tensor value);
   // A buffer: state kept by name, saved in state_dict(), never trained (requires_grad is off).
+  // Made and declared as register_parameter does.
+  Tensor& register_buffer(const std::string& name, const Shape& shape, const Init& init,
+                          DType dtype = DType::Float32);
   Tensor& register_buffer(const std::string& name, Tensor value);
   template <class M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
@@ -103,5 +143,16 @@ class Module {
   bool training_ = true;
   bool updates_buffers_ = true;
 };
+
+// The parameter and buffer shapes by name of the module M(args...), from its declaration alone
+// (built in declare-only mode, nothing allocated):
+//   Generator unused(0);
+//   StateShapes shapes = declared_shapes<VisionTransformer>(config, unused);
+template <class M, class... Args>
+StateShapes declared_shapes(Args&&... args) {
+  DeclareOnly declare_only;
+  const M module(std::forward<Args>(args)...);
+  return module.state_shapes();
+}
 
 }  // namespace uwaga::nn

@@ -28,8 +28,7 @@ LearnedPositionalEmbedding::LearnedPositionalEmbedding(std::int64_t max_length, 
   if (max_length < 1 || dim < 1)
     fail("LearnedPositionalEmbedding: max_length ", max_length, " and dim ", dim,
          " must be positive");
-  weight = register_parameter("weight", Tensor::empty({max_length, dim}));
-  init::trunc_normal(weight, gen, 0.02);
+  weight = register_parameter("weight", {max_length, dim}, [&](Tensor& w) { init::trunc_normal(w, gen, 0.02); });
 }
 
 Tensor LearnedPositionalEmbedding::forward(const Tensor& x) const {

@@ -13,10 +13,10 @@ void SelfAttentionOptions::validate() const {
 
 SelfAttention::SelfAttention(const SelfAttentionOptions& o, Generator& gen) : options(o) {
   o.validate();
-  W_Q = register_parameter("w_q", Tensor::empty({o.d_x, o.d_k}));
-  W_K = register_parameter("w_k", Tensor::empty({o.d_x, o.d_k}));
-  W_V = register_parameter("w_v", Tensor::empty({o.d_x, o.d_v}));
-  for (Tensor* w : {&W_Q, &W_K, &W_V}) init::trunc_normal(*w, gen, 0.02);
+  const Init trunc_normal = [&](Tensor& w) { init::trunc_normal(w, gen, 0.02); };
+  W_Q = register_parameter("w_q", {o.d_x, o.d_k}, trunc_normal);
+  W_K = register_parameter("w_k", {o.d_x, o.d_k}, trunc_normal);
+  W_V = register_parameter("w_v", {o.d_x, o.d_v}, trunc_normal);
 }
 
 Tensor SelfAttention::forward(const Tensor& X, const AttentionMask& mask, Tensor* weights) const {

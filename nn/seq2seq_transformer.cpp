@@ -65,7 +65,8 @@ Seq2SeqTransformer::Seq2SeqTransformer(const Seq2SeqConfig& c, Generator& gen) :
     // sinusoids' entries in [−1, 1].
     init::normal(src_embed->weight, gen, 1.0 / std::sqrt(static_cast<double>(c.dim)));
     init::normal(tgt_embed->weight, gen, 1.0 / std::sqrt(static_cast<double>(c.dim)));
-    sinusoids_ = sinusoidal_positional_encoding(c.max_length, c.dim);
+    // A table computed, not declared: a model built in declare-only mode has none.
+    if (!declaring_only()) sinusoids_ = sinusoidal_positional_encoding(c.max_length, c.dim);
   } else {
     src_pos_embed = register_module(
         "src_pos_embed", std::make_shared<LearnedPositionalEmbedding>(c.max_length, c.dim, gen));

@@ -48,12 +48,9 @@ VitBackbone::VitBackbone(const VitBackboneOptions& o, Generator& gen) : options(
   patch_embed = register_module(
       "patch_embed",
       std::make_shared<Linear>(LinearOptions{.in = o.patch_dim(), .out = o.dim}, gen));
-  if (o.class_token) {
-    cls_token = register_parameter("cls_token", Tensor::empty({1, 1, o.dim}));
-    init::trunc_normal(cls_token, gen, 0.02);
-  }
-  pos_embed = register_parameter("pos_embed", Tensor::empty({1, o.tokens(), o.dim}));
-  init::trunc_normal(pos_embed, gen, 0.02);
+  const Init trunc_normal = [&](Tensor& w) { init::trunc_normal(w, gen, 0.02); };
+  if (o.class_token) cls_token = register_parameter("cls_token", {1, 1, o.dim}, trunc_normal);
+  pos_embed = register_parameter("pos_embed", {1, o.tokens(), o.dim}, trunc_normal);
   for (std::int64_t i = 0; i < o.depth; ++i) {
     const double rate = o.depth > 1 ? o.drop_path * static_cast<double>(i) / (o.depth - 1) : o.drop_path;
     blocks.push_back(register_module(

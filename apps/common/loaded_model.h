@@ -2,15 +2,17 @@
 // A trained model rebuilt from the checkpoint of its run, as uwaga-vit and uwaga-translate write
 // them: the run configuration travels in the checkpoint's metadata as JSON, so the model can be
 // built before its weights are loaded. Header-only: the Python bindings compile the apps'
-// checkpoint readers without the uwaga_apps_common library.
+// checkpoint readers without the uwaga_apps_common library (and memory_budget.cpp).
 #include <filesystem>
 #include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "apps/common/memory_budget.h"
 #include "core/error.h"
 #include "core/random.h"
+#include "nn/module.h"
 #include "optim/checkpoint.h"
 
 namespace uwaga::apps {
@@ -39,14 +41,23 @@ inline std::string run_config_program(const std::string& config) {
   return "";
 }
 
+// The parameter and buffer shapes, by name, of the Model that `config` describes, from the
+// model's own declaration: its constructor runs in declare-only mode (nn/module.h), so nothing is
+// allocated whatever sizes the configuration claims.
+template <class Model, class Config>
+optim::ParameterShapes declared_model_shapes(const Config& config) {
+  Generator unused(0);  // no initialiser runs
+  return nn::declared_shapes<Model>(config, unused);
+}
+
 // RunConfig::from_json of the checkpoint's metadata. Errors name the file: missing, not a
 // checkpoint, written by the other program, not written by `program` (whose from_json rejects
-// the configuration), or holding tensors other than `shapes(run.model)`, the parameter shapes the
-// configuration implies. That last check reads only the header, and comes before anything is built
-// from the configuration: a config that does not describe the file's tensors (dim 65536, depth
-// 1000 in a file of 1 kB) would otherwise allocate whatever it claims.
-template <class RunConfig, class Shapes>
-RunConfig read_run_config(const std::string& checkpoint, const char* program, Shapes shapes) {
+// the configuration), or holding tensors other than those of the Model the configuration
+// describes (declared_model_shapes). That last check reads only the header, and comes before
+// anything is allocated for the model: a config that does not describe the file's tensors (dim
+// 65536, depth 1000 in a file of 1 kB) would otherwise allocate whatever it claims.
+template <class RunConfig, class Model>
+RunConfig read_run_config(const std::string& checkpoint, const char* program) {
   if (!std::filesystem::exists(checkpoint)) fail("checkpoint '", checkpoint, "' does not exist");
   optim::CheckpointInfo info = optim::read_checkpoint_info(checkpoint);
   if (const std::string writer = run_config_program(info.config);
@@ -59,16 +70,20 @@ RunConfig read_run_config(const std::string& checkpoint, const char* program, Sh
   } catch (const Error& e) {
     fail("checkpoint '", checkpoint, "' was not written by ", program, " (", e.what(), ")");
   }
-  optim::check_checkpoint_shapes(checkpoint, shapes(run.model));
+  optim::check_checkpoint_shapes(checkpoint, declared_model_shapes<Model>(run.model));
   return run;
 }
 
 // The model is initialised from the run's seed, then overwritten by the checkpoint's weights.
-template <class RunConfig, class Model, class Shapes>
-LoadedModel<RunConfig, Model> load_model(const std::string& checkpoint, const char* program,
-                                         Shapes shapes) {
+// Refused before either when it and the checkpoint's tensors would not fit in memory.
+template <class RunConfig, class Model>
+LoadedModel<RunConfig, Model> load_model(const std::string& checkpoint, const char* program) {
   LoadedModel<RunConfig, Model> out;
-  out.run = read_run_config<RunConfig>(checkpoint, program, shapes);
+  out.run = read_run_config<RunConfig, Model>(checkpoint, program);
+  double values = 0;
+  for (const auto& [name, shape] : declared_model_shapes<Model>(out.run.model))
+    values += static_cast<double>(numel(shape));
+  check_loading_fits(checkpoint, values);
   Generator gen(out.run.seed);
   out.model = std::make_unique<Model>(out.run.model, gen);
   optim::load_checkpoint(checkpoint, *out.model, nullptr);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -26,15 +27,6 @@ std::uint64_t mem_available() {
   return pages > 0 && size > 0 ? static_cast<std::uint64_t>(pages) * size : kUnlimited;
 }
 
-// What the process maps already (VmSize), which counts against RLIMIT_AS.
-std::uint64_t mapped_now() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmSize:", 0) == 0) return std::stoull(line.substr(7)) * 1024;
-  return 0;
-}
-
 std::uint64_t cgroup_room() {
   std::ifstream max("/sys/fs/cgroup/memory.max"), current("/sys/fs/cgroup/memory.current");
   std::string limit;
@@ -45,6 +37,14 @@ std::uint64_t cgroup_room() {
 }
 
 }  // namespace
+
+std::uint64_t mapped_now() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmSize:", 0) == 0) return std::stoull(line.substr(7)) * 1024;
+  return 0;
+}
 
 MemoryLimit memory_limit() {
   MemoryLimit m{mem_available(), "available memory (MemAvailable)"};
@@ -100,6 +100,18 @@ void check_training_fits(const TransformerFootprint& f, const std::string& flags
                 f.params, human_bytes(params).c_str(), f.batch, f.tokens,
                 human_bytes(total - params).c_str());
   check_fits_in_memory("train: the run", total, breakdown, "make " + flags + " smaller");
+}
+
+void check_loading_fits(const std::string& checkpoint, double values) {
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(checkpoint, ec);
+  const double model = 4 * values, file = ec ? 0.0 : static_cast<double>(size);
+  char breakdown[200];
+  std::snprintf(breakdown, sizeof breakdown,
+                "the model's %.3g parameters: %s; the checkpoint's tensors, read whole: %s",
+                values, human_bytes(model).c_str(), human_bytes(file).c_str());
+  check_fits_in_memory("loading '" + checkpoint + "'", model + file, breakdown,
+                       "free some memory, or run it on a machine with more");
 }
 
 }  // namespace uwaga::apps

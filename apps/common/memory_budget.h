@@ -15,6 +15,8 @@ struct MemoryLimit {
 // The smallest of: memory the kernel reports available, the address-space limit (RLIMIT_AS, less
 // what the process maps already) and a cgroup v2 memory.max.
 MemoryLimit memory_limit();
+// What the process maps already (VmSize), which counts against the address-space limit.
+std::uint64_t mapped_now();
 
 // "512 MB", "3.2 GB".
 std::string human_bytes(double bytes);
@@ -45,5 +47,11 @@ double block_params(double dim, double layers, double mlp_dim);
 // check_fits_in_memory for the training of `f`, before anything is allocated: "train: the run
 // needs about 412.3 GB (parameters ... and activations ...), more than ...; make <flags> smaller".
 void check_training_fits(const TransformerFootprint& f, const std::string& flags);
+
+// check_fits_in_memory for rebuilding the model of `checkpoint` (eval, predict, sample, explore,
+// ...), before anything is allocated: the model's `values` (parameters and buffers, float32)
+// plus the checkpoint's tensors, which are read whole (with the optimizer's state). "loading
+// 'x.safetensors' needs about 24.6 GB (...), more than ..."
+void check_loading_fits(const std::string& checkpoint, double values);
 
 }  // namespace uwaga::apps

@@ -24,8 +24,4 @@ BpeTokenizer load_tokenizer_files(const std::string& tokenizer);
 // a GPT-2 checkpoint holds its configuration and the tokenizer "gpt2".
 LoadedGpt load_any_gpt(const std::string& checkpoint, const std::string& tokenizer);
 
-// The parameters' shapes, by name, a config implies (checked against a checkpoint's header
-// before a model is built from it).
-optim::ParameterShapes gpt_parameter_shapes(const nn::GptConfig& config);
-
 }  // namespace uwaga::apps

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "apps/common/run_start.h"
 #include "core/graph.h"
+#include "nn/inference_scope.h"
 
 namespace uwaga::apps {
 
@@ -17,9 +17,7 @@ double LanguageModelEval::perplexity() const { return std::exp(loss); }
 LanguageModelEval evaluate_language_model(nn::Gpt& model, const std::vector<std::int64_t>& ids,
                                           std::int64_t windows,
                                           const std::vector<std::int64_t>& lengths) {
-  NoGradGuard no_grad;
-  const bool was_training = model.is_training();
-  model.eval();
+  const nn::InferenceScope inference(model);  // eval mode, no graph, until the return
   const std::int64_t T = model.config.context;
   std::int64_t count = consecutive_window_count(ids, T);
   if (windows > 0) count = std::min(count, windows);
@@ -38,7 +36,6 @@ LanguageModelEval evaluate_language_model(nn::Gpt& model, const std::vector<std:
       if (target[i] >= 0) result.bytes += lengths.empty() ? 1 : lengths.at(target[i]);
   }
   result.loss = result.characters ? loss_sum / static_cast<double>(result.characters) : 0.0;
-  model.train(was_training);
   return result;
 }
 
@@ -46,24 +43,20 @@ optim::AdamOptions gpt_adam_options(const GptRunConfig& run) { return {run.lr, 0
 
 GptTraining::GptTraining(const GptRunConfig& run, const CharCorpus& corpus,
                          optim::TrainerOptions options)
-    : run_(run),
+    : Training(run,
+               [&] {  // run.steps_per_epoch batches of random windows make an epoch
+                 return CharWindows(corpus.train, run.batch_size, run.model.context,
+                                    run.steps_per_epoch, run.seed);
+               },
+               nn::CrossEntropyLoss({-100, run.label_smoothing}), gpt_adam_options(run), "valid",
+               std::move(options)),
       corpus_(corpus),
-      model_(initial_model<nn::Gpt>(run)),
-      token_lengths_(token_lengths(run)),
-      windows_(corpus.train, run.batch_size, run.model.context, run.steps_per_epoch, run.seed),
-      loss_({-100, run.label_smoothing}),
-      optimizer_(optim::make_param_groups(*model_, run.weight_decay), gpt_adam_options(run)),
-      schedule_(run.lr, std::min(run.warmup, run.epochs * run.steps_per_epoch - 1),
-                run.epochs * run.steps_per_epoch, run.min_lr),
-      trainer_(*model_, windows_, loss_, optimizer_, schedule_,
-               with_run(std::move(options), run, "valid")) {}
+      token_lengths_(token_lengths(run)) {}
 
-optim::TrainSummary GptTraining::fit() {
-  return trainer_.fit([this]() -> std::map<std::string, double> {
-    const LanguageModelEval e =
-        evaluate_language_model(*model_, corpus_.valid, run_.eval_windows, token_lengths_);
-    return {{"loss", e.loss}, {"bits_per_character", e.bits_per_character()}};
-  });
+std::map<std::string, double> GptTraining::evaluate() {
+  const LanguageModelEval e =
+      evaluate_language_model(*model_, corpus_.valid, run_.eval_windows, token_lengths_);
+  return {{"loss", e.loss}, {"bits_per_character", e.bits_per_character()}};
 }
 
 }  // namespace uwaga::apps

@@ -6,13 +6,11 @@
 #include <memory>
 #include <string>
 
+#include "apps/common/training.h"
 #include "apps/gpt/gpt_run_config.h"
 #include "data/char_corpus.h"
 #include "nn/gpt.h"
 #include "nn/loss.h"
-#include "optim/adam.h"
-#include "optim/lr_schedule.h"
-#include "optim/trainer.h"
 
 namespace uwaga::apps {
 
@@ -45,28 +43,16 @@ optim::AdamOptions gpt_adam_options(const GptRunConfig& run);
 // AdamW (β2 = 0.99, as small character models use) with weight decay on the weights only;
 // warm-up + cosine; the validation loss after every epoch. The run's vocabulary must be the
 // corpus's.
-class GptTraining {
+class GptTraining : public Training<GptRunConfig, nn::Gpt, CharWindows, nn::CrossEntropyLoss> {
  public:
   // `corpus` must outlive this object. `options`: the run's files, budget, threads and log; the
   // configuration, seed, clipping and epochs come from `run`.
   GptTraining(const GptRunConfig& run, const CharCorpus& corpus, optim::TrainerOptions options);
 
-  optim::TrainSummary fit();
-
-  nn::Gpt& model() { return *model_; }
-  const GptRunConfig& run() const { return run_; }
-  std::int64_t warmup() const { return schedule_.warmup(); }  // cut to a short run's length
-
  private:
-  GptRunConfig run_;
+  std::map<std::string, double> evaluate() override;
   const CharCorpus& corpus_;
-  std::shared_ptr<nn::Gpt> model_;
   std::vector<std::int64_t> token_lengths_;
-  CharWindows windows_;
-  nn::CrossEntropyLoss loss_;
-  optim::AdamW optimizer_;
-  optim::WarmupCosineLr schedule_;
-  optim::Trainer trainer_;
 };
 
 }  // namespace uwaga::apps

@@ -13,8 +13,5 @@ using LoadedPose = LoadedModel<PoseRunConfig, nn::ViTPose>;
 // Errors name the file: missing, not a checkpoint, not written by uwaga-pose.
 PoseRunConfig read_pose_run_config(const std::string& checkpoint);
 LoadedPose load_pose(const std::string& checkpoint);
-// The shapes, by name, of the parameters and buffers a config implies (checked against a
-// checkpoint's header before a model is built from it).
-optim::ParameterShapes pose_parameter_shapes(const nn::PoseConfig& config);
 
 }  // namespace uwaga::apps

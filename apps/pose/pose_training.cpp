@@ -2,11 +2,11 @@
 
 #include <algorithm>
 
-#include "apps/common/run_start.h"
 #include "core/graph.h"
 #include "data/augment.h"
 #include "data/keypoint_baselines.h"
 #include "nn/keypoint_heatmaps.h"
+#include "nn/inference_scope.h"
 
 namespace uwaga::apps {
 namespace {
@@ -151,9 +151,7 @@ void append(std::vector<double>& out, const Tensor& t) {
 
 PoseEval evaluate_pose(nn::ViTPose& model, const PoseSampleSource& data,
                        const HeatmapTargetOptions& targets, const PoseSampleSource* train) {
-  NoGradGuard no_grad;
-  const bool was_training = model.is_training();
-  model.eval();
+  const nn::InferenceScope inference(model);  // eval mode, no graph, until the return
   const nn::KeypointMSELoss loss;
   const std::int64_t N = data.size;
   std::vector<double> predicted, brightest;  // (N, K, 3)
@@ -190,28 +188,22 @@ PoseEval evaluate_pose(nn::ViTPose& model, const PoseSampleSource& data,
     e.mean_pose = score_keypoints(mean.to_vector(), truth, *data.skeleton, H, W);
     e.brightest_pixel = score_keypoints(brightest, truth, *data.skeleton, H, W);
   }
-  model.train(was_training);
   return e;
 }
 
 PoseTraining::PoseTraining(const PoseRunConfig& run, const PoseData& data,
                            optim::TrainerOptions options)
-    : run_(run),
-      data_(data),
-      model_(initial_model<nn::ViTPose>(run)),
-      batches_(data.train, data.epoch_size, run.batch_size, heatmap_targets(run), run.flip,
-               run.seed),
-      optimizer_(optim::make_param_groups(*model_, run.weight_decay), {run.lr}),
-      schedule_(run.lr, std::min(run.warmup, run.epochs * batches_.batches_per_epoch() - 1),
-                run.epochs * batches_.batches_per_epoch(), run.min_lr),
-      trainer_(*model_, batches_, loss_, optimizer_, schedule_,
-               with_run(std::move(options), run, "valid")) {}
+    : Training(run,
+               [&] {
+                 return PoseBatches(data.train, data.epoch_size, run.batch_size,
+                                    heatmap_targets(run), run.flip, run.seed);
+               },
+               nn::KeypointMSELoss(), {run.lr}, "valid", std::move(options)),
+      data_(data) {}
 
-optim::TrainSummary PoseTraining::fit() {
-  return trainer_.fit([this]() -> std::map<std::string, double> {
-    const PoseEval e = evaluate_pose(*model_, data_.valid, heatmap_targets(run_));
-    return {{"loss", e.loss}, {"pck", e.model.pck}, {"ap", e.model.oks.ap}};
-  });
+std::map<std::string, double> PoseTraining::evaluate() {
+  const PoseEval e = evaluate_pose(*model_, data_.valid, heatmap_targets(run_));
+  return {{"loss", e.loss}, {"pck", e.model.pck}, {"ap", e.model.oks.ap}};
 }
 
 }  // namespace uwaga::apps

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/training.h"
 #include "apps/pose/pose_run_config.h"
 #include "data/coco_keypoints.h"
 #include "data/keypoint_metrics.h"
@@ -15,9 +16,6 @@
 #include "data/stick_figures.h"
 #include "nn/loss.h"
 #include "nn/vit_pose.h"
-#include "optim/adam.h"
-#include "optim/lr_schedule.h"
-#include "optim/trainer.h"
 
 namespace uwaga::apps {
 
@@ -79,29 +77,16 @@ PoseEval evaluate_pose(nn::ViTPose& model, const PoseSampleSource& data,
 // training samples (mirrored at random when flip is on); KeypointMSELoss; AdamW with weight decay
 // on the weights only (not biases, norms, embeddings); warm-up + cosine; the validation loss, PCK
 // and OKS-AP after every epoch.
-class PoseTraining {
+class PoseTraining
+    : public Training<PoseRunConfig, nn::ViTPose, PoseBatches, nn::KeypointMSELoss> {
  public:
   // `data` must outlive this object. `options`: the run's files, budget, threads and log; the
   // configuration, seed, clipping and epochs come from `run`.
   PoseTraining(const PoseRunConfig& run, const PoseData& data, optim::TrainerOptions options);
 
-  optim::TrainSummary fit();
-
-  nn::ViTPose& model() { return *model_; }
-  std::shared_ptr<nn::ViTPose> shared_model() const { return model_; }
-  const PoseRunConfig& run() const { return run_; }
-  std::int64_t batches_per_epoch() const { return batches_.batches_per_epoch(); }
-  std::int64_t warmup() const { return schedule_.warmup(); }  // cut to a short run's length
-
  private:
-  PoseRunConfig run_;
+  std::map<std::string, double> evaluate() override;
   const PoseData& data_;
-  std::shared_ptr<nn::ViTPose> model_;
-  PoseBatches batches_;
-  nn::KeypointMSELoss loss_;
-  optim::AdamW optimizer_;
-  optim::WarmupCosineLr schedule_;
-  optim::Trainer trainer_;
 };
 
 }  // namespace uwaga::apps

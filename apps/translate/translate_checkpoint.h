@@ -15,8 +15,4 @@ using LoadedTranslator = LoadedModel<TranslateRunConfig, nn::Seq2SeqTransformer>
 TranslateRunConfig read_translate_run_config(const std::string& checkpoint);
 LoadedTranslator load_translator(const std::string& checkpoint);
 
-// The parameter shapes of the model `config` describes, by name, without building it (what
-// load_translator checks the checkpoint's header against first).
-optim::ParameterShapes translator_parameter_shapes(const nn::Seq2SeqConfig& config);
-
 }  // namespace uwaga::apps

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <numeric>
 
-#include "apps/common/run_start.h"
 #include "core/autograd.h"
 #include "core/reduction.h"
 #include "core/shape_ops.h"
 #include "data/bleu.h"
+#include "nn/inference_scope.h"
 
 namespace uwaga::apps {
 namespace {
@@ -37,9 +37,7 @@ TranslationEval evaluate_translation(nn::Seq2SeqTransformer& model,
                                      const std::vector<TranslationPair>& all_pairs,
                                      const TranslateRunConfig& run, std::int64_t beam,
                                      std::int64_t limit, double length_penalty) {
-  NoGradGuard no_grad;
-  const bool was_training = model.is_training();
-  model.eval();
+  const nn::InferenceScope inference(model);  // eval mode, no graph, until the return
   std::vector<TranslationPair> pairs = all_pairs;
   if (limit > 0 && static_cast<std::size_t>(limit) < pairs.size()) pairs.resize(limit);
   const std::vector<EncodedPair> encoded = encode_pairs(pairs, run);
@@ -106,7 +104,6 @@ TranslationEval evaluate_translation(nn::Seq2SeqTransformer& model,
     }
   }
   result.bleu = corpus_bleu(candidates, references).bleu;
-  model.train(was_training);
   return result;
 }
 
@@ -127,26 +124,18 @@ TranslationBatches training_batches(const TranslateRunConfig& run,
 TranslateTraining::TranslateTraining(const TranslateRunConfig& run,
                                      const TranslationCorpus& corpus,
                                      optim::TrainerOptions options)
-    : run_(run),
-      corpus_(corpus),
-      model_(initial_model<nn::Seq2SeqTransformer>(run)),
-      batches_(training_batches(run, corpus)),
-      loss_({run.model.pad_id, run.label_smoothing}),
-      // β2 = 0.98 and ε = 1e-9 as in "Attention Is All You Need".
-      optimizer_(optim::make_param_groups(*model_, run.weight_decay), {run.lr, 0.9, 0.98, 1e-9}),
-      schedule_(run.lr, std::min(run.warmup, run.epochs * batches_.batches_per_epoch() - 1),
-                run.epochs * batches_.batches_per_epoch(), run.min_lr),
-      trainer_(*model_, batches_, loss_, optimizer_, schedule_,
-               with_run(std::move(options), run, "valid")) {}  // test stays unseen until eval
+    : Training(run, [&] { return training_batches(run, corpus); },
+               nn::CrossEntropyLoss({run.model.pad_id, run.label_smoothing}),
+               {run.lr, 0.9, 0.98, 1e-9},  // β2 = 0.98, ε = 1e-9 as in "Attention Is All You Need"
+               "valid", std::move(options)),  // test stays unseen until eval
+      corpus_(corpus) {}
 
-optim::TrainSummary TranslateTraining::fit() {
-  return trainer_.fit([this]() -> std::map<std::string, double> {
-    const TranslationEval e = evaluate_translation(*model_, corpus_.valid, run_, 1, run_.eval_size);
-    return {{"exact_match", e.exact_match()},
-            {"bleu", e.bleu},
-            {"loss", e.loss},
-            {"token_accuracy", e.token_accuracy}};
-  });
+std::map<std::string, double> TranslateTraining::evaluate() {
+  const TranslationEval e = evaluate_translation(*model_, corpus_.valid, run_, 1, run_.eval_size);
+  return {{"exact_match", e.exact_match()},
+          {"bleu", e.bleu},
+          {"loss", e.loss},
+          {"token_accuracy", e.token_accuracy}};
 }
 
 }  // namespace uwaga::apps

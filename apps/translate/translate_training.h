@@ -7,14 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/training.h"
 #include "apps/translate/translate_run_config.h"
 #include "data/translation_batches.h"
 #include "nn/decoding.h"
 #include "nn/loss.h"
 #include "nn/seq2seq_transformer.h"
-#include "optim/adam.h"
-#include "optim/lr_schedule.h"
-#include "optim/trainer.h"
 
 namespace uwaga::apps {
 
@@ -53,30 +51,17 @@ TranslationEval evaluate_translation(nn::Seq2SeqTransformer& model,
 // "Attention Is All You Need", weight decay on the weights only; warm-up + cosine; after every
 // epoch the validation split's loss, token accuracy, exact match and BLEU (of its first eval_size
 // sentences). The run's vocabularies must be built (build_vocabularies).
-class TranslateTraining {
+class TranslateTraining : public Training<TranslateRunConfig, nn::Seq2SeqTransformer,
+                                           TranslationBatches, nn::CrossEntropyLoss> {
  public:
   // `corpus` must outlive this object. `options`: the run's files, budget, threads and log; the
   // configuration, seed, clipping and epochs come from `run`.
   TranslateTraining(const TranslateRunConfig& run, const TranslationCorpus& corpus,
                     optim::TrainerOptions options);
 
-  optim::TrainSummary fit();
-
-  nn::Seq2SeqTransformer& model() { return *model_; }
-  std::shared_ptr<nn::Seq2SeqTransformer> shared_model() const { return model_; }
-  const TranslateRunConfig& run() const { return run_; }
-  std::int64_t batches_per_epoch() const { return batches_.batches_per_epoch(); }
-  std::int64_t warmup() const { return schedule_.warmup(); }  // cut to a short run's length
-
  private:
-  TranslateRunConfig run_;
+  std::map<std::string, double> evaluate() override;
   const TranslationCorpus& corpus_;
-  std::shared_ptr<nn::Seq2SeqTransformer> model_;
-  TranslationBatches batches_;
-  nn::CrossEntropyLoss loss_;
-  optim::AdamW optimizer_;
-  optim::WarmupCosineLr schedule_;
-  optim::Trainer trainer_;
 };
 
 }  // namespace uwaga::apps

@@ -1,6 +1,7 @@
 #include "apps/translate/translation_attention.h"
 
 #include "core/graph.h"
+#include "nn/inference_scope.h"
 #include "core/shape_ops.h"
 
 namespace uwaga::apps {
@@ -28,16 +29,13 @@ TranslationAttention translation_attention(nn::Seq2SeqTransformer& model,
   input.resize(a.produced.size());
   for (std::int64_t id : input) a.decoder_input.push_back(run.tgt_vocab.word(id));
 
-  NoGradGuard no_grad;
-  const bool was_training = model.is_training();
-  model.eval();
+  const nn::InferenceScope inference(model);  // eval mode, no graph, until the return
   model.keep_cross_attention(true);
   model.keep_self_attention(true);
   model.forward(nn::pad_sequences({source}, run.model.pad_id),
                 nn::pad_sequences({input}, run.model.pad_id));
   model.keep_cross_attention(false);
   model.keep_self_attention(false);
-  model.train(was_training);
   a.encoder = unbatched(model.encoder_attention_maps());
   a.decoder_self = unbatched(model.decoder_self_attention_maps());
   a.cross = unbatched(model.cross_attention_maps());

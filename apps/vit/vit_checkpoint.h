@@ -16,8 +16,4 @@ VitRunConfig read_vit_run_config(const std::string& checkpoint);
 // optimizer state's "<name>.ema", optim/ema.h): the model its epochs' test accuracy measured.
 LoadedVit load_vit(const std::string& checkpoint);
 
-// The parameter shapes of the model `config` describes, by name, without building it (what
-// load_vit checks the checkpoint's header against first).
-optim::ParameterShapes vit_parameter_shapes(const nn::VitConfig& config);
-
 }  // namespace uwaga::apps

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
-#include "apps/common/run_start.h"
 #include "core/graph.h"
 #include "nn/cross_entropy.h"
 #include "core/reduction.h"
+#include "nn/inference_scope.h"
 
 namespace uwaga::apps {
 namespace {
@@ -39,9 +39,7 @@ DataLoaderOptions train_loader_options(const VitRunConfig& run, const ImageDatas
 
 ClassifierEval evaluate_classifier(nn::VisionTransformer& model, const ImageDataset& data,
                                    const VitRunConfig& run, std::int64_t batch_size) {
-  NoGradGuard no_grad;
-  const bool was_training = model.is_training();
-  model.eval();
+  const nn::InferenceScope inference(model);  // eval mode, no graph, until the return
   DataLoader loader(data, loader_options(run, false, batch_size));
   const std::int64_t classes = run.model.num_classes;
   ClassifierEval result;
@@ -61,34 +59,23 @@ ClassifierEval evaluate_classifier(nn::VisionTransformer& model, const ImageData
     result.n += n;
   }
   result.loss = result.n ? loss_sum / result.n : 0;
-  model.train(was_training);
   return result;
 }
 
 VitTraining::VitTraining(const VitRunConfig& run, const ImageDataset& train,
                          const ImageDataset& test, optim::TrainerOptions options)
-    : run_(run),
-      test_(test),
-      model_(initial_model<nn::VisionTransformer>(run)),
-      loader_(train, train_loader_options(run, train)),
-      loss_({-100, run.label_smoothing}),
-      optimizer_(optim::make_param_groups(*model_, run.weight_decay), {run.lr}),
-      ema_(run.ema > 0 ? std::make_unique<optim::WithEma>(optimizer_, run.ema) : nullptr),
-      schedule_(run.lr, std::min(run.warmup, run.epochs * loader_.batches_per_epoch() - 1),
-                run.epochs * loader_.batches_per_epoch(), run.min_lr),
-      trainer_(*model_, loader_, loss_, ema_ ? static_cast<optim::Optimizer&>(*ema_) : optimizer_,
-               schedule_,
-               with_run(std::move(options), run, "test")) {}
+    : Training(run, [&] { return DataLoader(train, train_loader_options(run, train)); },
+               nn::CrossEntropyLoss({-100, run.label_smoothing}), {run.lr}, "test",
+               std::move(options), run.ema),
+      test_(test) {}
 
-optim::TrainSummary VitTraining::fit() {
-  return trainer_.fit([this]() -> std::map<std::string, double> {
-    const ClassifierEval e = evaluate_classifier(*model_, test_, run_);
-    if (!ema_) return {{"accuracy", e.accuracy()}, {"loss", e.loss}};
-    optim::AveragedWeights averaged(*model_, ema_->averages());
-    const ClassifierEval a = evaluate_classifier(*model_, test_, run_);
-    return {{"accuracy", a.accuracy()}, {"loss", a.loss}, {"raw_accuracy", e.accuracy()},
-            {"raw_loss", e.loss}};
-  });
+std::map<std::string, double> VitTraining::evaluate() {
+  const ClassifierEval e = evaluate_classifier(*model_, test_, run_);
+  if (!ema_) return {{"accuracy", e.accuracy()}, {"loss", e.loss}};
+  optim::AveragedWeights averaged(*model_, ema_->averages());
+  const ClassifierEval a = evaluate_classifier(*model_, test_, run_);
+  return {{"accuracy", a.accuracy()}, {"loss", a.loss}, {"raw_accuracy", e.accuracy()},
+          {"raw_loss", e.loss}};
 }
 
 }  // namespace uwaga::apps

@@ -7,14 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/training.h"
 #include "apps/vit/vit_run_config.h"
 #include "data/data_loader.h"
 #include "nn/loss.h"
 #include "nn/vision_transformer.h"
-#include "optim/adam.h"
-#include "optim/ema.h"
-#include "optim/lr_schedule.h"
-#include "optim/trainer.h"
 
 namespace uwaga::apps {
 
@@ -38,31 +35,17 @@ ClassifierEval evaluate_classifier(nn::VisionTransformer& model, const ImageData
 // cross-entropy takes as probabilities), the model's drop path, and with run.ema > 0 the moving
 // average of the weights, which is what the epochs' test accuracy measures then (the weights
 // themselves: raw_accuracy).
-class VitTraining {
+class VitTraining
+    : public Training<VitRunConfig, nn::VisionTransformer, DataLoader, nn::CrossEntropyLoss> {
  public:
   // `train` and `test` must outlive this object. `options`: the run's files, budget, threads and
   // log; the configuration, seed, clipping and epochs come from `run`.
   VitTraining(const VitRunConfig& run, const ImageDataset& train, const ImageDataset& test,
               optim::TrainerOptions options);
 
-  optim::TrainSummary fit();
-
-  nn::VisionTransformer& model() { return *model_; }
-  std::shared_ptr<nn::VisionTransformer> shared_model() const { return model_; }
-  const VitRunConfig& run() const { return run_; }
-  std::int64_t batches_per_epoch() const { return loader_.batches_per_epoch(); }
-  std::int64_t warmup() const { return schedule_.warmup(); }  // cut to a short run's length
-
  private:
-  VitRunConfig run_;
+  std::map<std::string, double> evaluate() override;
   const ImageDataset& test_;
-  std::shared_ptr<nn::VisionTransformer> model_;
-  DataLoader loader_;
-  nn::CrossEntropyLoss loss_;
-  optim::AdamW optimizer_;
-  std::unique_ptr<optim::WithEma> ema_;  // with run.ema > 0: AdamW, then the average
-  optim::WarmupCosineLr schedule_;
-  optim::Trainer trainer_;
 };
 
 }  // namespace uwaga::apps

@@ -5,9 +5,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <new>
 #include <string>
 
+#include "apps/gpt/gpt_checkpoint.h"
+#include "apps/pose/pose_checkpoint.h"
 #include "apps/translate/translate_checkpoint.h"
 #include "apps/vit/vit_checkpoint.h"
 #include "core/error.h"
@@ -39,11 +46,22 @@ TranslateRunConfig translate_run(const std::string& positions = "sinusoidal") {
   return run;
 }
 
-template <class Model>
-optim::ParameterShapes shapes_of(const Model& model) {
+// The shapes of a model built for real (allocated and initialised), parameters and buffers.
+template <class Model, class Config>
+optim::ParameterShapes built_shapes(const Config& config) {
+  Generator gen(1);
+  const Model model(config, gen);
   optim::ParameterShapes shapes;
-  for (const auto& [name, p] : model.named_parameters()) shapes[name] = p.shape();
+  for (const auto& [name, t] : model.state_dict()) shapes[name] = t.shape();
   return shapes;
+}
+
+// declared_model_shapes (what a checkpoint is checked against) equals the built model's shapes.
+template <class Model, class Config>
+void check_declared_shapes(const Config& config) {
+  const optim::ParameterShapes declared = declared_model_shapes<Model>(config);
+  CHECK(!declared.empty());
+  CHECK(declared == built_shapes<Model>(config));
 }
 
 // A checkpoint of `model` whose metadata holds `config` (any text).
@@ -62,21 +80,67 @@ std::string with_model_fields(const std::string& config, const nlohmann::json& f
 
 }  // namespace
 
-TEST_CASE("loaded model: the parameter shapes a config implies are the model's", "[apps][checkpoint]") {
+TEST_CASE("loaded model: the declared shapes are the built model's, for every preset",
+          "[apps][checkpoint]") {
+  for (const std::string& name : vit_preset_names()) {
+    INFO("uwaga-vit " << name);
+    check_declared_shapes<nn::VisionTransformer>(vit_preset(name).model);
+  }
+  for (const std::string& name : translate_preset_names()) {
+    for (const char* positions : {"sinusoidal", "learned"}) {
+      INFO("uwaga-translate " << name << ", " << positions << " positions");
+      TranslateRunConfig t = translate_preset(name);
+      t.model.positions = positions;
+      t.model.src_vocab = 40;  // the vocabularies come from the data
+      t.model.tgt_vocab = 50;
+      check_declared_shapes<nn::Seq2SeqTransformer>(t.model);
+    }
+  }
+  for (const std::string& name : gpt_preset_names()) {
+    for (const bool tied : {false, true}) {
+      INFO("uwaga-gpt " << name << (tied ? ", tied head" : ""));
+      nn::GptConfig c = gpt_preset(name).model;
+      c.vocab = 65;  // the vocabulary comes from the text
+      c.tie_weights = tied;
+      check_declared_shapes<nn::Gpt>(c);
+    }
+  }
+  for (const std::string& name : pose_preset_names()) {
+    for (const char* decoder : {"classic", "simple"}) {  // the classic one has buffers
+      INFO("uwaga-pose " << name << ", " << decoder << " decoder");
+      nn::PoseConfig c = pose_preset(name).model;
+      c.decoder = decoder;
+      check_declared_shapes<nn::ViTPose>(c);
+    }
+  }
+  // A ViT variant no preset has: colour, another patch size, class count and depth.
   VitRunConfig vit = vit_run();
-  Generator gen(1);
-  CHECK(vit_parameter_shapes(vit.model) == shapes_of(nn::VisionTransformer(vit.model, gen)));
   vit.model.channels = 3;
   vit.model.image_size = 32;
   vit.model.patch = 4;
   vit.model.num_classes = 100;
-  CHECK(vit_parameter_shapes(vit.model) == shapes_of(nn::VisionTransformer(vit.model, gen)));
-  for (const char* positions : {"sinusoidal", "learned"}) {
-    TranslateRunConfig t = translate_run(positions);
-    t.model.decoder_layers = 3;
-    CHECK(translator_parameter_shapes(t.model) ==
-          shapes_of(nn::Seq2SeqTransformer(t.model, gen)));
-  }
+  check_declared_shapes<nn::VisionTransformer>(vit.model);
+}
+
+TEST_CASE("loaded model: declaring a model's shapes allocates nothing, whatever it claims",
+          "[apps][checkpoint]") {
+  // The largest ViT a config may describe: 1000 blocks of dim and MLP width 65536, about 100 TB of
+  // float32 parameters if they were allocated.
+  VitRunConfig vit = vit_run();
+  vit.model.dim = 65536;
+  vit.model.mlp_dim = 65536;
+  vit.model.depth = 1000;
+  const auto start = std::chrono::steady_clock::now();
+  const optim::ParameterShapes shapes = declared_model_shapes<nn::VisionTransformer>(vit.model);
+  CHECK(shapes.at("blocks.999.mlp.fc1.weight") == Shape{65536, 65536});
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  // The translator's sinusoid table is computed, not declared: also skipped.
+  TranslateRunConfig t = translate_run("sinusoidal");
+  t.model.dim = 65536;
+  t.model.heads = 1;
+  t.model.max_length = 100000;  // a 26 GB table
+  CHECK(declared_model_shapes<nn::Seq2SeqTransformer>(t.model).at("head.weight") ==
+        Shape{t.model.tgt_vocab, 65536});
 }
 
 TEST_CASE("loaded model: a config that does not describe the tensors is refused before building",
@@ -153,4 +217,52 @@ TEST_CASE("loaded model: a checkpoint of the other program says whose it is", "[
   CHECK(run_config_program(R"({"format": "uwaga-gpt-"})").empty());
   CHECK(run_config_program(R"({"dataset": "mnist", "model": {}})") == "uwaga-vit");
   CHECK(run_config_program("not json").empty());
+}
+
+TEST_CASE("loaded model: a model larger than the memory left is refused before it is built",
+          "[apps][checkpoint]") {
+#if defined(__SANITIZE_ADDRESS__)
+  SKIP("an address-space limit and the sanitizer's shadow memory do not mix");
+#endif
+  TempDir dir("loaded-model");
+  const std::string path = dir.file("big.safetensors");
+  VitRunConfig vit = vit_run();  // about 3.2 million parameters: 13 MB built, 13 MB in the file
+  vit.model.dim = 256;
+  vit.model.mlp_dim = 1024;
+  vit.model.depth = 4;
+  Generator gen(1);
+  save_with_config(path, nn::VisionTransformer(vit.model, gen), vit.to_json());
+  // In a child whose address space has 8 MB left: refused with the estimate (exit 3), where
+  // building the model would end in std::bad_alloc (exit 5).
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    struct rlimit limit {};
+    ::getrlimit(RLIMIT_AS, &limit);
+    limit.rlim_cur = mapped_now() + (8 << 20);
+    int code = 1;
+    if (::setrlimit(RLIMIT_AS, &limit) == 0) {
+      try {
+        load_vit(path);
+        code = 0;
+      } catch (const Error& e) {
+        const std::string what = e.what();
+        code = what.find("loading '" + path + "' needs about") != std::string::npos &&
+                       what.find("of the address-space limit (ulimit -v)") != std::string::npos
+                   ? 3
+                   : 4;
+      } catch (const std::bad_alloc&) {
+        code = 5;
+      } catch (...) {
+        code = 6;
+      }
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 3);
+  // Without the limit it loads.
+  CHECK(load_vit(path).model->config.dim == 256);
 }

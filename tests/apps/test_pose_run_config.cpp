@@ -84,20 +84,6 @@ TEST_CASE("pose run configuration: errors name the flag", "[apps][pose]") {
                       Contains("the field \"model.decoder\" is missing"));
 }
 
-TEST_CASE("pose checkpoints: the shapes a config implies are the model's", "[apps][pose]") {
-  for (const char* decoder : {"classic", "simple"}) {
-    INFO(decoder);
-    nn::PoseConfig c = pose_preset("smoke").model;
-    c.decoder = decoder;
-    c.depth = 2;
-    Generator gen(0);
-    const nn::ViTPose model(c, gen);
-    optim::ParameterShapes shapes;
-    for (const auto& [name, t] : model.state_dict()) shapes[name] = t.shape();  // with buffers
-    CHECK(pose_parameter_shapes(c) == shapes);
-  }
-}
-
 TEST_CASE("pose checkpoints: another program's checkpoint is named as such", "[apps][pose]") {
   TempDir dir("pose-checkpoint");
   const std::string path = dir.file("vit.safetensors");

@@ -59,15 +59,34 @@ TEST_CASE("idx: a missing file is named", "[data][idx]") {
                       Contains(dir.file("no-such-images")) && Contains("not found"));
 }
 
-TEST_CASE("idx: a directory or a FIFO is refused before it is opened", "[data][idx]") {
+TEST_CASE("idx: a directory, a FIFO or a device is refused as every reader refuses it",
+          "[data][idx]") {
+  // The words of core/regular_file.h, which every input file goes through.
   TempDir dir;
   std::filesystem::create_directory(dir.file("images"));
   REQUIRE_THROWS_WITH(read_file_bytes(dir.file("images")),
-                      Contains(dir.file("images")) && Contains("is a directory"));
+                      Contains(dir.file("images") + ": is a directory, not a regular file"));
   // Opening a FIFO would block until something writes to it.
   FifoWithWriter fifo(dir.file("pipe"));
   REQUIRE_THROWS_WITH(read_file_bytes(dir.file("pipe")),
-                      Contains(dir.file("pipe")) && Contains("not a regular file"));
+                      Contains(dir.file("pipe") + ": is a FIFO (named pipe), not a regular file"));
+  REQUIRE_THROWS_WITH(load_idx(dir.file("pipe"), dir.file("pipe")),
+                      Contains("is a FIFO (named pipe), not a regular file"));
+  // /dev/zero never ends: read whole, it would fill the memory.
+  REQUIRE_THROWS_WITH(read_idx_images("/dev/zero"),
+                      Contains("/dev/zero: is a character device, not a regular file"));
+}
+
+TEST_CASE("idx: a file larger than the reader's limit is refused before it is read",
+          "[data][idx]") {
+  TempDir dir;
+  const std::string big = dir.file("big");
+  write_bytes(big, idx_labels(kLabels));
+  std::filesystem::resize_file(big, kMaxInflatedBytes + 1);  // sparse: nothing is written
+  REQUIRE_THROWS_WITH(read_file_bytes(big),
+                      Contains(big + ": holds " + std::to_string(kMaxInflatedBytes + 1) +
+                               " bytes, more than the " + std::to_string(kMaxInflatedBytes)));
+  REQUIRE_THROWS_WITH(read_idx_labels(big), Contains(big + ": holds"));
 }
 
 TEST_CASE("idx: wrong magic numbers", "[data][idx]") {

@@ -3,6 +3,8 @@
 #include "core/uwaga.h"
 #include "nn/batch_norm2d.h"
 #include "nn/conv2d.h"
+#include "nn/inference_scope.h"
+#include "nn/init.h"
 #include "nn/transformer_encoder_block.h"
 
 using namespace uwaga;
@@ -268,4 +270,96 @@ TEST_CASE("an unnamed part's buffers are the module's, and aliased with them", "
   REQUIRE_FALSE(replica.bn->updates_buffers());  // the part reads the source's, never writes
   REQUIRE(source.bn->updates_buffers());
   REQUIRE(replica.bn->running_var.shares_storage_with(source.bn->running_var));
+}
+
+namespace {
+// Counts how often its initialiser runs.
+struct Counted : Module {
+  explicit Counted(int& runs) {
+    weight = register_parameter("weight", {3, 2}, [&](Tensor& w) {
+      ++runs;
+      init::ones(w);
+    });
+  }
+  Tensor weight;
+};
+}  // namespace
+
+TEST_CASE("declare-only mode: names and shapes as built, no storage, no initialiser run",
+          "[nn][module]") {
+  Generator gen(0);
+  const Net built(gen);  // a convolution, a BatchNorm with its buffers, one of them int64
+  REQUIRE_FALSE(declaring_only());
+  StateShapes declared;
+  {
+    DeclareOnly declare_only;
+    REQUIRE(declaring_only());
+    const Net net(gen);
+    declared = net.state_shapes();
+    for (const auto& [name, t] : net.state_dict()) {
+      INFO(name);
+      CHECK(is_declared_only(t));
+      CHECK(t.dtype() == built.state_dict().at(name).dtype());
+    }
+    CHECK(net.named_parameters()[0].second.requires_grad());
+    CHECK(net.named_parameters()[0].second.name() == "decoder.conv1.weight");
+  }
+  REQUIRE_FALSE(declaring_only());  // the mode ends with its scope
+  CHECK(declared == built.state_shapes());
+  CHECK(declared.at("decoder.bn1.num_batches_tracked") == Shape{});
+  CHECK(declared.size() == 7);
+  for (const auto& [name, t] : built.state_dict()) CHECK_FALSE(is_declared_only(t));
+
+  // The initialiser runs when a module is built, never when it is declared.
+  int runs = 0;
+  Counted real(runs);
+  CHECK(runs == 1);
+  CHECK(real.weight.at({2, 1}) == 1.0);
+  CHECK(declared_shapes<Counted>(runs).at("weight") == Shape{3, 2});
+  CHECK(runs == 1);
+  // And the generator is not drawn from: what follows a declared model is built as without it.
+  Generator a(7), b(7);
+  declared_shapes<TransformerEncoderBlock>(kBlock, a);
+  CHECK(a.next_u64() == b.next_u64());
+}
+
+TEST_CASE("declare-only mode nests and ends on an exception", "[nn][module]") {
+  {
+    DeclareOnly outer;
+    { DeclareOnly inner; }
+    CHECK(declaring_only());  // the inner scope restores the outer mode
+  }
+  CHECK_FALSE(declaring_only());
+  // A constructor that throws leaves the mode as it found it.
+  Generator gen(0);
+  CHECK_THROWS_WITH(declared_shapes<Linear>(LinearOptions{.in = 0, .out = 2}, gen),
+                    Contains("in must be positive"));
+  CHECK_FALSE(declaring_only());
+}
+
+TEST_CASE("InferenceScope: eval mode and no graph for its scope, then the flag as it was",
+          "[nn][module]") {
+  Generator gen(0);
+  TransformerEncoderBlock block(kBlock, gen);
+  REQUIRE(block.is_training());
+  REQUIRE(grad_enabled());
+  {
+    const InferenceScope inference(block);
+    CHECK_FALSE(block.is_training());
+    CHECK_FALSE(block.norm1->is_training());  // every submodule
+    CHECK_FALSE(grad_enabled());
+  }
+  CHECK(block.is_training());
+  CHECK(grad_enabled());
+  block.eval();  // a model in eval mode stays in it
+  { const InferenceScope inference(block); }
+  CHECK_FALSE(block.is_training());
+  block.train();
+  try {  // and an evaluation that throws leaves the model training again
+    const InferenceScope inference(block);
+    fail("an evaluation that fails");
+  } catch (const Error&) {
+  }
+  CHECK(block.is_training());
+  CHECK(grad_enabled());
 }
