@@ -29,6 +29,7 @@ void common_flags(cxxopts::Options& o) {
       ("image", "a PGM (grey) or PPM (colour) crop of the model's input size", value<std::string>())
       ("out", "the file to write (required)", value<std::string>())
       ("h,help", "show this help");
+  add_pose_data_flags(o, "where the run found them");
   add_threads_option(o, "1");
 }
 
@@ -72,6 +73,7 @@ PoseImage image_from_flags(const cxxopts::ParseResult& r, const PoseRunConfig& r
          " validation samples");
   PoseRunConfig one = run;  // validation sample `index` is the same whatever the set's size
   one.valid_size = index + 1;
+  apply_pose_data_flags(r, one);
   const PoseData data(one);
   PoseSample s = data.valid.sample(index);
   Tensor image = s.image;

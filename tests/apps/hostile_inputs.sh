@@ -162,9 +162,9 @@ expect_refusal "train: the run needs about" "$translate" train --preset tiny --d
 expect_refusal "train: the run needs about" "$pose" train --preset smoke --dim 8192 --depth 1000 --out "$tmp/big4"
 $sanitized || expect_refusal "of the address-space limit (ulimit -v)" bash -c 'ulimit -v 3000000; exec "$@"' _ "$gpt" train --preset smoke --text "$text" --dim 2048 --layers 12 --threads 1 --out "$tmp/big5"
 
-expect_refusal "--data synthetic: --train-size and --valid-size may be at most 1000000" "$pose" train --preset smoke --valid-size 100000000 --out "$tmp/big6"
+expect_refusal "--dataset synthetic: --train-size and --valid-size may be at most 1000000" "$pose" train --preset smoke --valid-size 100000000 --out "$tmp/big6"
 expect_refusal "--valid-size and --test-size may be at most 100000 sentences" "$translate" train --preset tiny --test-size 800000 --out "$tmp/big8"
-expect_refusal "--coco-annotations and --coco-images are for --data coco" "$pose" train --preset smoke --coco-annotations "$tmp/x.json" --out "$tmp/big7"
+expect_refusal "--coco-annotations and --data-dir are for --dataset coco" "$pose" train --preset smoke --coco-annotations "$tmp/x.json" --out "$tmp/big7"
 
 # ---- the Python bindings -------------------------------------------------------------------------
 if [[ -n $pypath ]]; then
