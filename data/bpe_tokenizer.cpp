@@ -203,8 +203,9 @@ std::string BpeTokenizer::decode(const std::vector<std::int64_t>& ids) const {
 BpeTokenizer BpeTokenizer::load(const std::string& dir) {
   namespace fs = std::filesystem;
   if (!fs::is_directory(dir))
-    fail("the tokenizer directory '", dir, "' does not exist (expected encoder.json and vocab.bpe,"
-         " or vocab.json and merges.txt, in it)");
+    fail("the tokenizer directory '", dir, "' ",
+         fs::exists(dir) ? "is not a directory" : "does not exist",
+         " (expected encoder.json and vocab.bpe, or vocab.json and merges.txt, in it)");
   std::string vocab_path = dir + "/encoder.json", merges_path = dir + "/vocab.bpe";
   if (!fs::exists(vocab_path) && fs::exists(dir + "/vocab.json"))
     vocab_path = dir + "/vocab.json", merges_path = dir + "/merges.txt";

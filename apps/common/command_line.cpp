@@ -159,6 +159,8 @@ std::string parse_error_message(const cxxopts::exceptions::exception& e, int arg
                              ? "expects a whole number in digits (no exponent or point)"
                          : !std::isfinite(number)       ? "expects a finite number"
                          : number != std::trunc(number) ? "expects a whole number"
+                         // A whole number that fits a signed flag: a flag that counts from 0.
+                         : number < 0 && number > -9e18 ? "expects a whole number >= 0"
                                                         : "is out of range";
   return flag + " " + expected + ", got '" + value + "'";
 }

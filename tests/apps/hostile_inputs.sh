@@ -166,6 +166,14 @@ expect_refusal "--dataset synthetic: --train-size and --valid-size may be at mos
 expect_refusal "--valid-size and --test-size may be at most 100000 sentences" "$translate" train --preset tiny --test-size 800000 --out "$tmp/big8"
 expect_refusal "--coco-annotations and --data-dir are for --dataset coco" "$pose" train --preset smoke --coco-annotations "$tmp/x.json" --out "$tmp/big7"
 
+# ---- messages name the cause: missing is not "not a directory", negative is not "out of range" --
+expect_refusal "--seed expects a whole number >= 0, got '-1'" "$gpt" train --preset smoke --text "$text" --seed -1 --out "$tmp/c1"
+expect_refusal "--seed is out of range, got '99999999999999999999'" "$gpt" train --preset smoke --text "$text" --seed 99999999999999999999 --out "$tmp/c2"
+expect_refusal "--tokenizer '$tmp/no-tokenizer' does not exist" "$gpt" tokenize --tokenizer "$tmp/no-tokenizer"
+expect_refusal "plot: $tmp/no-run does not exist" "$vit" plot --run "$tmp/no-run"
+mkdir -p "$tmp/empty-run"
+expect_refusal "plot: no log at $tmp/empty-run/log.jsonl" "$pose" plot --run "$tmp/empty-run"
+
 # ---- the Python bindings -------------------------------------------------------------------------
 if [[ -n $pypath ]]; then
   checks=$((checks + 1))
@@ -179,9 +187,16 @@ for load in (uwaga.optim.read_checkpoint_info, uwaga.data.read_text_file):
         assert "is a FIFO (named pipe), not a regular file" in str(e), e
     else:
         raise SystemExit(f"{load.__name__} accepted a FIFO")
+for path, cause in ((fifo, "is not a directory"), (fifo + "-missing", "does not exist")):
+    try:
+        uwaga.data.BpeTokenizer.load(path)
+    except RuntimeError as e:
+        assert f"the tokenizer directory '{path}' {cause}" in str(e), e
+    else:
+        raise SystemExit(f"BpeTokenizer.load accepted {path}")
 print("ok")
 EOF
-  then pass "python: a FIFO is refused by read_checkpoint_info and read_text_file"
+  then pass "python: a FIFO is refused by read_checkpoint_info and read_text_file; BpeTokenizer.load names why"
   else failed "python: $(cat "$tmp/py.out")"; fi
 fi
 

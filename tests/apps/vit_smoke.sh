@@ -138,7 +138,7 @@ fi
 mkdir -p "$tmp/empty-run" "$tmp/text-run"
 : >"$tmp/empty-run/log.jsonl"
 printf 'epoch 1 loss 0.5\nepoch 2 loss 0.4\n' >"$tmp/text-run/log.jsonl"
-expect_error "no log at $tmp/nowhere/log.jsonl" plot --run "$tmp/nowhere"
+expect_error "$tmp/nowhere does not exist" plot --run "$tmp/nowhere"
 expect_error "$tmp/empty-run/log.jsonl is empty" plot --run "$tmp/empty-run"
 expect_error "$tmp/text-run/log.jsonl line 1 is not a JSON log record" plot --run "$tmp/text-run"
 expect_error "$tmp/diverged/log.jsonl holds no step or epoch record" plot --run "$tmp/diverged"
