@@ -173,6 +173,9 @@ expect_refusal "--tokenizer '$tmp/no-tokenizer' does not exist" "$gpt" tokenize 
 expect_refusal "plot: $tmp/no-run does not exist" "$vit" plot --run "$tmp/no-run"
 mkdir -p "$tmp/empty-run"
 expect_refusal "plot: no log at $tmp/empty-run/log.jsonl" "$pose" plot --run "$tmp/empty-run"
+coco=$(dirname "$0")/coco_fixture
+expect_refusal "the directory of its photos '$text' is not a directory" "$pose" train --preset smoke --dataset coco --coco-annotations "$coco/person_keypoints.json" --data-dir "$text" --out "$tmp/c3"
+expect_refusal "the directory of its photos '$tmp/no-photos' does not exist" "$pose" train --preset smoke --dataset coco --coco-annotations "$coco/person_keypoints.json" --data-dir "$tmp/no-photos" --out "$tmp/c4"
 
 # ---- the Python bindings -------------------------------------------------------------------------
 if [[ -n $pypath ]]; then
@@ -194,6 +197,25 @@ for path, cause in ((fifo, "is not a directory"), (fifo + "-missing", "does not 
         assert f"the tokenizer directory '{path}' {cause}" in str(e), e
     else:
         raise SystemExit(f"BpeTokenizer.load accepted {path}")
+import os
+bpe = uwaga.data.BpeTokenizer.train("we are eating bread", 2)
+tok = fifo + "-tokenizer"
+os.makedirs(tok + "/encoder.json.tmp")  # where save writes first
+try:
+    bpe.save(tok)
+except RuntimeError as e:
+    assert f"cannot create the tokenizer file '{tok}/encoder.json.tmp': Is a directory" in str(e), e
+else:
+    raise SystemExit("BpeTokenizer.save wrote over a directory")
+os.rmdir(tok + "/encoder.json.tmp")
+bpe.save(tok)
+os.remove(tok + "/vocab.bpe")
+try:
+    uwaga.data.BpeTokenizer.load(tok)
+except RuntimeError as e:
+    assert f"cannot open the tokenizer file '{tok}/vocab.bpe': No such file or directory" in str(e), e
+else:
+    raise SystemExit("BpeTokenizer.load read a tokenizer without vocab.bpe")
 print("ok")
 EOF
   then pass "python: a FIFO is refused by read_checkpoint_info and read_text_file; BpeTokenizer.load names why"
