@@ -186,6 +186,9 @@ void add_pose_data_flags(cxxopts::Options& o, const std::string& default_place) 
 }
 
 void apply_pose_data_flags(const cxxopts::ParseResult& r, PoseRunConfig& run) {
+  if (run.data != "coco" && (r.count("coco-annotations") || r.count("data-dir")))
+    fail("--dataset ", run.data, " draws its own figures: --coco-annotations and --data-dir are "
+         "for --dataset coco");
   override_from(r, "coco-annotations", run.coco_annotations);
   override_from(r, "data-dir", run.coco_images);
 }

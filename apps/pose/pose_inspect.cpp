@@ -66,6 +66,9 @@ PoseImage image_from_flags(const cxxopts::ParseResult& r, const PoseRunConfig& r
                            const char* mode) {
   if (r.count("image") == r.count("index"))
     fail(mode, ": give one crop: --image FILE.pgm or --index N (a validation sample)");
+  if (r.count("image") && (r.count("coco-annotations") || r.count("data-dir")))
+    fail(mode, ": --coco-annotations and --data-dir say where --index N takes its validation "
+         "sample from; with --image they have nothing to do");
   if (r.count("image")) return read_image_file(r["image"].as<std::string>(), run.model, mode);
   const std::int64_t index = r["index"].as<std::int64_t>();
   if (index < 0 || index >= run.valid_size)

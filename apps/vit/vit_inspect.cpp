@@ -8,12 +8,10 @@
 #include "apps/common/attention_explorer.h"
 #include "apps/common/command_line.h"
 #include "apps/common/svg_canvas.h"
-#include "apps/common/thread_policy.h"
 #include "apps/common/training_flags.h"
 #include "apps/vit/vit_checkpoint.h"
 #include "apps/vit/vit_commands.h"
 #include "core/graph.h"
-#include "core/threads.h"
 #include "data/data_loader.h"
 #include "data/datasets.h"
 #include "data/pnm.h"
@@ -70,6 +68,9 @@ ImageDataset read_image(const std::string& path, const VitRunConfig& run) {
 
 std::vector<NamedImage> images_from_flags(const cxxopts::ParseResult& r, const VitRunConfig& run,
                                           const char* mode) {
+  if (!r.count("index") && (r.count("dataset") || r.count("data-dir")))
+    fail(mode, ": --dataset and --data-dir say where --index N takes its test image from; "
+         "without --index they have nothing to do");
   std::vector<NamedImage> images;
   for (const std::string& path : positional_arguments(r, "images"))
     images.push_back({path, read_image(path, run)});

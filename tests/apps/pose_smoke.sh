@@ -110,6 +110,8 @@ expect_error "--index 99 is out of range" predict --checkpoint "$ckpt" --index 9
 expect_error "--out" predict --checkpoint "$ckpt" --index 0
 expect_error "--image FILE.pgm or --index N" predict --checkpoint "$ckpt" --out "$tmp/p.svg"
 expect_error "is 1x48x64 but the model reads 1x64x48" predict --checkpoint "$ckpt" --image "$tmp/wrong.pgm" --out "$tmp/p.svg"
+expect_error "--coco-annotations and --data-dir are for --dataset coco" eval --checkpoint "$ckpt" --data-dir "$tmp"
+expect_error "with --image they have nothing to do" predict --checkpoint "$ckpt" --image "$tmp/crop.pgm" --data-dir "$tmp" --out "$tmp/p.svg"
 expect_error "missing.safetensors' does not exist" eval --checkpoint "$tmp/missing.safetensors"
 expect_error "--valid-size 6 holds out every one of the 6 persons" train --preset smoke --dataset coco \
   --coco-annotations "$coco/person_keypoints.json" --data-dir "$coco/images" --valid-size 6 --out "$tmp/r7"
