@@ -1,7 +1,9 @@
 #include "data/bpe_tokenizer.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -32,7 +34,7 @@ void merge_pair(std::vector<Id>& word, Id a, Id b, Id merged) {
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail("cannot read the tokenizer file '", path, "' (missing or unreadable)");
+  if (!in) fail("cannot open the tokenizer file '", path, "': ", std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) fail("reading the tokenizer file '", path, "' failed");
@@ -43,12 +45,13 @@ void write_file_atomically(const std::string& path, const std::string& bytes) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) fail("cannot create the tokenizer file '", tmp, "': ", std::strerror(errno));
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     out.flush();
-    if (!out) fail("cannot write the tokenizer file '", tmp, "'");
+    if (!out) fail("cannot write the tokenizer file '", tmp, "': ", std::strerror(errno));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    fail("cannot rename '", tmp, "' to '", path, "'");
+    fail("cannot rename '", tmp, "' to '", path, "': ", std::strerror(errno));
 }
 
 // The bytes of a token in GPT-2's printable spelling; fails naming `where` on a character that
@@ -203,8 +206,9 @@ std::string BpeTokenizer::decode(const std::vector<std::int64_t>& ids) const {
 BpeTokenizer BpeTokenizer::load(const std::string& dir) {
   namespace fs = std::filesystem;
   if (!fs::is_directory(dir))
-    fail("the tokenizer directory '", dir, "' does not exist (expected encoder.json and vocab.bpe,"
-         " or vocab.json and merges.txt, in it)");
+    fail("the tokenizer directory '", dir, "' ",
+         fs::exists(dir) ? "is not a directory" : "does not exist",
+         " (expected encoder.json and vocab.bpe, or vocab.json and merges.txt, in it)");
   std::string vocab_path = dir + "/encoder.json", merges_path = dir + "/vocab.bpe";
   if (!fs::exists(vocab_path) && fs::exists(dir + "/vocab.json"))
     vocab_path = dir + "/vocab.json", merges_path = dir + "/merges.txt";

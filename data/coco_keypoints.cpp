@@ -228,7 +228,19 @@ CocoKeypoints::CocoKeypoints(const std::string& annotation_json, const std::stri
     fail(where, ": none of its ", annotations.size(),
          " annotations is a person with a labelled keypoint");
 
-  // Every photo a sample needs is there, checked now rather than an hour into training.
+  // Every photo a sample needs is there, checked now rather than an hour into training. Why a
+  // path is not a file: missing, something else, or not to be looked at (a permission).
+  auto why_not = [](const std::filesystem::file_status& status, const std::error_code& ec,
+                    const char* kind) {
+    if (status.type() == std::filesystem::file_type::not_found) return std::string("does not exist");
+    if (ec) return "cannot be read: " + ec.message();
+    return std::string("is not a ") + kind;
+  };
+  std::error_code dir_ec;
+  const auto dir_status = std::filesystem::status(image_dir_, dir_ec);
+  if (dir_status.type() != std::filesystem::file_type::directory)
+    fail(where, ": the directory of its photos '", image_dir_, "' ",
+         why_not(dir_status, dir_ec, "directory"));
   for (std::size_t k = 0; k < images_.size(); ++k) {
     if (first_use[k] < 0) continue;
     const std::string path = (std::filesystem::path(image_dir_) / images_[k].file_name).string();
@@ -236,9 +248,7 @@ CocoKeypoints::CocoKeypoints(const std::string& annotation_json, const std::stri
     const auto status = std::filesystem::status(path, ec);
     if (status.type() != std::filesystem::file_type::regular)
       fail(where, ": annotation ", first_use[k], ": its image '", path, "' (image id ",
-           images_[k].id, ") ",
-           status.type() == std::filesystem::file_type::not_found ? "does not exist"
-                                                                  : "is not a regular file");
+           images_[k].id, ") ", why_not(status, ec, "regular file"));
   }
 }
 

@@ -1,8 +1,10 @@
 #include "data/jpeg.h"
 
+#include <cerrno>
 #include <csetjmp>
 #include <cstdio>  // jpeglib.h uses FILE and size_t without including their headers
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 
 #include <jpeglib.h>
@@ -203,7 +205,7 @@ void write_jpeg(const std::string& path, const std::uint8_t* pixels, std::int64_
                 std::int64_t height, std::int64_t width, int quality) {
   const std::vector<std::uint8_t> bytes = encode_jpeg(pixels, channels, height, width, quality);
   std::ofstream out(path, std::ios::binary);
-  if (!out) fail("write_jpeg: cannot write '", path, "'");
+  if (!out) fail("write_jpeg: cannot create '", path, "': ", std::strerror(errno));
   out.write(reinterpret_cast<const char*>(bytes.data()),
             static_cast<std::streamsize>(bytes.size()));
   if (!out) fail("write_jpeg: writing '", path, "' failed");

@@ -1,6 +1,8 @@
 #include "data/pnm.h"
 
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -28,7 +30,7 @@ void check_regular_file(const std::string& path) {
 std::string read_whole_file(const std::string& path) {
   check_regular_file(path);
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail("read_pnm: cannot open '", path, "'");
+  if (!in) fail("read_pnm: cannot open '", path, "': ", std::strerror(errno));
   // libstdc++ reports a failed read() by throwing from the stream buffer, whatever the stream's
   // exception mask says.
   try {

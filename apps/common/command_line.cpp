@@ -48,10 +48,35 @@ std::string quoted_value(const std::string& message) {
   return "";
 }
 
-int run_mode(const char* program, const char* usage, const std::vector<Mode>& modes, int argc,
-             char** argv) {
+void print_usage(const char* program, const std::vector<Mode>& modes, const char* notes) {
+  std::cout << "usage: " << program << " MODE [options]\nmodes:\n";
+  for (const Mode& m : modes) {
+    const std::string name = m.name;
+    std::cout << "  " << name << std::string(name.size() < 11 ? 12 - name.size() : 1, ' ')
+              << m.summary << "\n";
+  }
+  std::cout << notes << "Run '" << program << " MODE --help' for the options of a mode.\nRun '"
+            << program << " --version' for its version and git revision.\n";
+}
+
+// argv with each renamed flag ("--old" or "--old=value") spelled the new way.
+std::vector<std::string> with_new_names(const char* program, int argc, char** argv,
+                                        const std::vector<RenamedFlag>& renamed) {
+  std::vector<std::string> words(argv, argv + argc);
+  for (std::string& word : words)
+    for (const RenamedFlag& f : renamed) {
+      const std::string old_flag = std::string("--") + f.old_name;
+      if (word != old_flag && word.rfind(old_flag + "=", 0) != 0) continue;
+      std::cerr << program << ": note: " << old_flag << " is now --" << f.new_name << "\n";
+      word = std::string("--") + f.new_name + word.substr(old_flag.size());
+    }
+  return words;
+}
+
+int run_mode(const char* program, const std::vector<Mode>& modes, int argc, char** argv,
+             const char* notes, const std::vector<RenamedFlag>& renamed) {
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-    std::cout << usage << "Run '" << program << " --version' for its version and git revision.\n";
+    print_usage(program, modes, notes);
     return argc < 2 ? 2 : 0;
   }
   if (std::string(argv[1]) == "--version") {
@@ -62,7 +87,11 @@ int run_mode(const char* program, const char* usage, const std::vector<Mode>& mo
   try {
     for (const Mode& m : modes)
       if (mode == m.name) {
-        const int status = m.run(argc - 1, argv + 1);
+        std::vector<std::string> words = with_new_names(program, argc - 1, argv + 1, renamed);
+        std::vector<char*> args;
+        for (std::string& word : words) args.push_back(word.data());
+        args.push_back(nullptr);
+        const int status = m.run(static_cast<int>(words.size()), args.data());
         // Results lost to a full disk or a closed pipe must not look like success.
         std::cout.flush();
         if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
@@ -98,11 +127,11 @@ int run_mode(const char* program, const char* usage, const std::vector<Mode>& mo
 
 }  // namespace
 
-int run_modes(const char* program, const char* usage, const std::vector<Mode>& modes, int argc,
-              char** argv) {
+int run_modes(const char* program, const std::vector<Mode>& modes, int argc, char** argv,
+              const char* notes, const std::vector<RenamedFlag>& renamed) {
   choose_openmp_wait_policy(argv);
   if (argc > 0 && argv[0] && *argv[0]) typed_program = argv[0];
-  const int status = run_mode(program, usage, modes, argc, argv);
+  const int status = run_mode(program, modes, argc, argv, notes, renamed);
   optim::end_processes(status);  // under mpirun: the other processes end too
   return status;
 }
@@ -130,12 +159,26 @@ std::string parse_error_message(const cxxopts::exceptions::exception& e, int arg
                              ? "expects a whole number in digits (no exponent or point)"
                          : !std::isfinite(number)       ? "expects a finite number"
                          : number != std::trunc(number) ? "expects a whole number"
+                         // A whole number that fits a signed flag: a flag that counts from 0.
+                         : number < 0 && number > -9e18 ? "expects a whole number >= 0"
                                                         : "is out of range";
   return flag + " " + expected + ", got '" + value + "'";
 }
 
 void print_version(const char* program) {
   std::cout << program << " " << version_string() << "\n";
+}
+
+void add_data_dir_flag(cxxopts::Options& o, const std::string& help) {
+  o.add_options()("data-dir", help, cxxopts::value<std::string>());
+}
+
+void add_text_flag(cxxopts::Options& o, const std::string& help) {
+  o.add_options()("text", help, cxxopts::value<std::string>());
+}
+
+std::string data_dir_or(const cxxopts::ParseResult& r, const std::string& fallback) {
+  return r.count("data-dir") ? r["data-dir"].as<std::string>() : fallback;
 }
 
 bool wants_help(const cxxopts::Options& o, const cxxopts::ParseResult& r) {

@@ -10,13 +10,29 @@ namespace uwaga::apps {
 
 struct Mode {
   const char* name;
+  const char* summary;                // its line in the program's --help
   int (*run)(int argc, char** argv);  // argv[0] is the mode; returns the exit status
 };
 
-// Runs argv[1]'s mode. Errors (uwaga::Error, cxxopts' parse errors) print
-// "<program>: <message>" and return 2; anything unexpected returns 1.
-int run_modes(const char* program, const char* usage, const std::vector<Mode>& modes, int argc,
-              char** argv);
+// A flag's spelling before the programs shared one (README: "Flags across the programs"): still
+// read, as the new one, with a note on stderr.
+struct RenamedFlag {
+  const char* old_name;  // "coco-images"
+  const char* new_name;  // "data-dir"
+};
+
+// Runs argv[1]'s mode. `program --help`, or no mode, lists the modes (`notes`, if any, after
+// them). Errors (uwaga::Error, cxxopts' parse errors) print "<program>: <message>" and return 2;
+// anything unexpected returns 1.
+int run_modes(const char* program, const std::vector<Mode>& modes, int argc, char** argv,
+              const char* notes = "", const std::vector<RenamedFlag>& renamed = {});
+
+// The flags that name where a program's data is, spelled alike in every program and in every
+// mode that reads data: --data-dir DIR (image data), --text FILE (a text file).
+void add_data_dir_flag(cxxopts::Options& o, const std::string& help);
+void add_text_flag(cxxopts::Options& o, const std::string& help);
+// --data-dir's value, else `fallback`.
+std::string data_dir_or(const cxxopts::ParseResult& r, const std::string& fallback);
 
 // "uwaga-gpt 0.1.0 (git 1a2b3c4d5e6f)": `program --version`, the string checkpoints keep
 // (core/version.h).

@@ -203,7 +203,7 @@ TrainingLog read_training_log(const std::string& run) {
   log.label = is_file ? fs::path(run).parent_path().string() : directory_of(run);
   if (log.label.empty()) log.label = ".";
   if (!fs::exists(log.path))
-    fail("plot: no log at ", log.path,
+    fail("plot: ", fs::exists(run) ? "no log at " + log.path : run + " does not exist",
          fs::is_directory(run) ? " (is it a run directory that train wrote?)"
                                : " (--run takes a run directory or its log.jsonl)");
   // Read whole, as a regular file of bounded size: a FIFO named log.jsonl would block forever.

@@ -30,8 +30,10 @@ BpeTokenizer load_tokenizer_files(const std::string& tokenizer) {
     return BpeTokenizer::load(dir);
   }
   if (!std::filesystem::is_directory(tokenizer))
-    fail("--tokenizer '", tokenizer, "' is not a directory (expected gpt2, or a directory "
-         "holding encoder.json and vocab.bpe, or vocab.json and merges.txt)");
+    fail("--tokenizer '", tokenizer, "' ",
+         std::filesystem::exists(tokenizer) ? "is not a directory" : "does not exist",
+         " (expected gpt2, or a directory holding encoder.json and vocab.bpe, or vocab.json and "
+         "merges.txt)");
   return BpeTokenizer::load(tokenizer);
 }
 

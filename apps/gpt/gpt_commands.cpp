@@ -152,8 +152,8 @@ class GptTrain : public TrainProgram {
   }
 
   void add_flags(cxxopts::Options& o) const override {
+    add_text_flag(o, "the text file (default: data/cache/tinyshakespeare/input.txt)");
     o.add_options()
-        ("text", "the text file (default: data/cache/tinyshakespeare/input.txt)", value<std::string>())
         ("context", "window length T: characters the model reads", value<std::int64_t>())
         ("dim", "model width D", value<std::int64_t>())
         ("layers", "transformer blocks", value<std::int64_t>())
@@ -257,10 +257,10 @@ int gpt_eval(int argc, char** argv) {
                      "Validation loss, bits per character and perplexity of a checkpoint.");
   o.add_options()
       ("checkpoint", "a checkpoint written by uwaga-gpt train, or a GPT-2 model.safetensors", value<std::string>())
-      ("text", "the text file (default: the one the run trained on; for GPT-2 tinyshakespeare)", value<std::string>())
       ("windows", "score only the first N validation windows (0: all)", value<std::int64_t>()->default_value("0"))
       ("json", "end with one line of JSON: loss, bits_per_character, perplexity, characters (predictions), bytes")
       ("h,help", "show this help");
+  add_text_flag(o, "the text file (default: the one the run trained on; for GPT-2 tinyshakespeare)");
   tokenizer_flag(o);
   add_threads_option(o, "all cores");
   auto r = o.parse(argc, argv);

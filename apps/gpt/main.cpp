@@ -11,30 +11,18 @@
 #include "apps/common/command_line.h"
 #include "apps/gpt/gpt_commands.h"
 
-namespace {
-
-const char* kUsage =
-    "usage: uwaga-gpt MODE [options]\n"
-    "modes:\n"
-    "  train      train a character-level GPT on a text (tinyshakespeare: bash data/fetch.sh\n"
-    "             tinyshakespeare); presets: shakespeare-tiny, shakespeare-small, smoke;\n"
-    "             --tokenizer bpe:N for byte-pair tokens instead of characters\n"
-    "  eval       validation loss, bits per character and perplexity of a checkpoint\n"
-    "  sample     write text from a prompt, streamed as it is generated\n"
-    "  attention  draw every layer's and head's attention over a prompt's characters (SVG)\n"
-    "  explore    every layer and head of the attention over a prompt, in one HTML page\n"
-    "  tokenize   text on stdin -> token ids (--decode: ids -> text), GPT-2's or a checkpoint's\n"
-    "eval, sample, attention and explore also read a Hugging Face GPT-2 model.safetensors\n"
-    "(with --tokenizer gpt2, after bash data/fetch.sh gpt2-tokenizer).\n"
-    "Run 'uwaga-gpt MODE --help' for the options of a mode.\n";
-
-}  // namespace
-
 int main(int argc, char** argv) {
   using namespace uwaga::apps;
-  return run_modes("uwaga-gpt", kUsage,
-                   {{"train", gpt_train}, {"eval", gpt_eval}, {"sample", gpt_sample},
-                    {"attention", gpt_attention}, {"explore", gpt_explore},
-                    {"tokenize", gpt_tokenize}},
-                   argc, argv);
+  return run_modes(
+      "uwaga-gpt",
+      {{"train", "train a GPT on a text (presets: shakespeare-tiny, shakespeare-small, smoke; --tokenizer bpe:N)", gpt_train},
+       {"eval", "validation loss, bits per character and perplexity of a checkpoint", gpt_eval},
+       {"sample", "write text from a prompt, streamed as it is generated", gpt_sample},
+       {"attention", "draw every layer's and head's attention over a prompt's characters (SVG)", gpt_attention},
+       {"explore", "every layer and head of the attention over a prompt, in one HTML page", gpt_explore},
+       {"tokenize", "text on stdin -> token ids (--decode: ids -> text), GPT-2's or a checkpoint's", gpt_tokenize}},
+      argc, argv,
+      "train reads tinyshakespeare by default (bash data/fetch.sh tinyshakespeare; --text FILE for\n"
+      "another). eval, sample, attention and explore also read a Hugging Face GPT-2\n"
+      "model.safetensors (with --tokenizer gpt2, after bash data/fetch.sh gpt2-tokenizer).\n");
 }

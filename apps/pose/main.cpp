@@ -11,27 +11,15 @@
 #include "apps/common/command_line.h"
 #include "apps/pose/pose_commands.h"
 
-namespace {
-
-const char* kUsage =
-    "usage: uwaga-pose MODE [options]\n"
-    "modes:\n"
-    "  train       train a ViTPose keypoint model (presets: stick-classic, stick-simple,\n"
-    "              coco-small, smoke)\n"
-    "  eval        PCK@0.1 and OKS-AP of a checkpoint beside two baselines\n"
-    "  predict     the joints of one crop, and an SVG of its skeleton and heatmaps\n"
-    "  attention   draw where the token under a joint looks, per layer and head (SVG)\n"
-    "  explore     every layer and head of the attention on one crop, in one HTML page\n"
-    "  plot        training curves of runs from their log.jsonl (SVG, and PNG when possible)\n"
-    "Run 'uwaga-pose MODE --help' for the options of a mode.\n";
-
-}  // namespace
-
 int main(int argc, char** argv) {
   using namespace uwaga::apps;
-  return run_modes("uwaga-pose", kUsage,
-                   {{"train", pose_train}, {"eval", pose_eval}, {"predict", pose_predict},
-                    {"attention", pose_attention}, {"explore", pose_explore},
-                    {"plot", pose_plot}},
-                   argc, argv);
+  return run_modes(
+      "uwaga-pose",
+      {{"train", "train a ViTPose keypoint model (presets: stick-classic, stick-simple, coco-small, smoke)", pose_train},
+       {"eval", "PCK@0.1 and OKS-AP of a checkpoint beside two baselines", pose_eval},
+       {"predict", "the joints of one crop, and an SVG of its skeleton and heatmaps", pose_predict},
+       {"attention", "draw where the token under a joint looks, per layer and head (SVG)", pose_attention},
+       {"explore", "every layer and head of the attention on one crop, in one HTML page", pose_explore},
+       {"plot", "training curves of runs from their log.jsonl (SVG, and PNG when possible)", pose_plot}},
+      argc, argv, "", {{"data", "dataset"}, {"coco-images", "data-dir"}});
 }

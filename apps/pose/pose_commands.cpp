@@ -20,10 +20,9 @@ using cxxopts::value;
 
 // Applies the data, model, target and optimisation flags the user gave on top of a preset.
 void apply_overrides(PoseRunConfig& run, const cxxopts::ParseResult& r) {
-  if (r.count("data")) set_pose_data(run, r["data"].as<std::string>());
+  if (r.count("dataset")) set_pose_data(run, r["dataset"].as<std::string>());
+  apply_pose_data_flags(r, run);
   auto set = [&](const char* flag, auto& field) { override_from(r, flag, field); };
-  set("coco-annotations", run.coco_annotations);
-  set("coco-images", run.coco_images);
   set("image-height", run.model.image_height);
   set("image-width", run.model.image_width);
   set("patch", run.model.patch);
@@ -76,10 +75,10 @@ class PoseTrain : public TrainProgram {
   }
 
   void add_flags(cxxopts::Options& o) const override {
+    o.add_options()("dataset", "synthetic (stick figures made on the fly) or coco (default: the "
+                               "preset's)", value<std::string>());
+    add_pose_data_flags(o, "the preset's");
     o.add_options()
-        ("data", "synthetic (stick figures made on the fly) or coco (default: the preset's)", value<std::string>())
-        ("coco-annotations", "COCO person_keypoints_*.json (--data coco)", value<std::string>())
-        ("coco-images", "the directory of its photos (--data coco)", value<std::string>())
         ("decoder", "classic (2 transposed convolutions) or simple (bilinear x4, 3x3 conv)", value<std::string>())
         ("decoder-channels", "the classic decoder's width", value<std::int64_t>())
         ("image-height", "input height H", value<std::int64_t>())
@@ -180,6 +179,20 @@ class PoseTrain : public TrainProgram {
 
 }  // namespace
 
+void add_pose_data_flags(cxxopts::Options& o, const std::string& default_place) {
+  o.add_options()("coco-annotations", "COCO person_keypoints_*.json (--dataset coco; default: " +
+                                          default_place + ")", value<std::string>());
+  add_data_dir_flag(o, "the directory of its photos (--dataset coco; default: " + default_place + ")");
+}
+
+void apply_pose_data_flags(const cxxopts::ParseResult& r, PoseRunConfig& run) {
+  if (run.data != "coco" && (r.count("coco-annotations") || r.count("data-dir")))
+    fail("--dataset ", run.data, " draws its own figures: --coco-annotations and --data-dir are "
+         "for --dataset coco");
+  override_from(r, "coco-annotations", run.coco_annotations);
+  override_from(r, "data-dir", run.coco_images);
+}
+
 int pose_train(int argc, char** argv) {
   PoseTrain program;
   return train_command(program, argc, argv);
@@ -192,10 +205,9 @@ int pose_eval(int argc, char** argv) {
   o.add_options()
       ("checkpoint", "a checkpoint written by uwaga-pose train", value<std::string>())
       ("valid-size", "evaluate on this many validation samples (default: the run's)", value<std::int64_t>())
-      ("coco-annotations", "where the run's COCO file is now (default: where it was)", value<std::string>())
-      ("coco-images", "where its photos are now (default: where they were)", value<std::string>())
       ("json", "print one line of JSON on stdout (n, loss, and pck, ap, ap50, ap75, ar, pck_per_joint for the model and each baseline), the report on stderr")
       ("h,help", "show this help");
+  add_pose_data_flags(o, "where the run found them");
   add_threads_option(o, "all cores");
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
@@ -206,8 +218,7 @@ int pose_eval(int argc, char** argv) {
   override_from(r, "valid-size", pose.run.valid_size);
   if (pose.run.valid_size < 1)
     fail("eval: --valid-size must be at least 1, got ", pose.run.valid_size);
-  override_from(r, "coco-annotations", pose.run.coco_annotations);
-  override_from(r, "coco-images", pose.run.coco_images);
+  apply_pose_data_flags(r, pose.run);
   const PoseData data(pose.run);
   const PoseEval e = evaluate_pose(*pose.model, data.valid, heatmap_targets(pose.run), &data.train);
 

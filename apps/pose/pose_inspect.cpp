@@ -29,6 +29,7 @@ void common_flags(cxxopts::Options& o) {
       ("image", "a PGM (grey) or PPM (colour) crop of the model's input size", value<std::string>())
       ("out", "the file to write (required)", value<std::string>())
       ("h,help", "show this help");
+  add_pose_data_flags(o, "where the run found them");
   add_threads_option(o, "1");
 }
 
@@ -65,6 +66,9 @@ PoseImage image_from_flags(const cxxopts::ParseResult& r, const PoseRunConfig& r
                            const char* mode) {
   if (r.count("image") == r.count("index"))
     fail(mode, ": give one crop: --image FILE.pgm or --index N (a validation sample)");
+  if (r.count("image") && (r.count("coco-annotations") || r.count("data-dir")))
+    fail(mode, ": --coco-annotations and --data-dir say where --index N takes its validation "
+         "sample from; with --image they have nothing to do");
   if (r.count("image")) return read_image_file(r["image"].as<std::string>(), run.model, mode);
   const std::int64_t index = r["index"].as<std::int64_t>();
   if (index < 0 || index >= run.valid_size)
@@ -72,6 +76,7 @@ PoseImage image_from_flags(const cxxopts::ParseResult& r, const PoseRunConfig& r
          " validation samples");
   PoseRunConfig one = run;  // validation sample `index` is the same whatever the set's size
   one.valid_size = index + 1;
+  apply_pose_data_flags(r, one);
   const PoseData data(one);
   PoseSample s = data.valid.sample(index);
   Tensor image = s.image;

@@ -32,7 +32,7 @@ void set_pose_data(PoseRunConfig& run, const std::string& data) {
     run.model.joints = 17;
     run.flip = true;
   } else {
-    fail("--data: unknown data '", data, "'; expected one of: synthetic, coco");
+    fail("--dataset: unknown data '", data, "'; expected one of: synthetic, coco");
   }
   run.data = data;
 }
@@ -95,32 +95,32 @@ void PoseRunConfig::validate() const {
          label_smoothing, ")");
   if (data == "synthetic") {
     if (model.channels != 1 || model.joints != 15)
-      fail("--data synthetic: stick figures are grey images with 15 joints, but the model has ",
+      fail("--dataset synthetic: stick figures are grey images with 15 joints, but the model has ",
            model.channels, " channels and ", model.joints, " joints");
     if (model.image_height < 16 || model.image_width < 16)
-      fail("--data synthetic: stick figures are at least 16x16 pixels, the model reads ",
+      fail("--dataset synthetic: stick figures are at least 16x16 pixels, the model reads ",
            model.image_height, "x", model.image_width);
     if (train_size < batch_size)
       fail("--train-size ", train_size, " must hold at least one batch (--batch-size ",
            batch_size, ")");
     if (!coco_annotations.empty() || !coco_images.empty())
-      fail("--data synthetic draws its own figures: --coco-annotations and --coco-images are for "
-           "--data coco");
+      fail("--dataset synthetic draws its own figures: --coco-annotations and --data-dir are for "
+           "--dataset coco");
     // The figures are drawn up front and held in memory (a 64x48 crop and its heatmaps: ~50 kB).
     constexpr std::int64_t kMaxFigures = 1000000;
     if (train_size > kMaxFigures || valid_size > kMaxFigures)
-      fail("--data synthetic: --train-size and --valid-size may be at most ", kMaxFigures,
+      fail("--dataset synthetic: --train-size and --valid-size may be at most ", kMaxFigures,
            ", got ", train_size, " and ", valid_size);
   } else if (data == "coco") {
     if (model.channels != 3 || model.joints != 17)
-      fail("--data coco: COCO crops are colour images with 17 joints, but the model has ",
+      fail("--dataset coco: COCO crops are colour images with 17 joints, but the model has ",
            model.channels, " channels and ", model.joints, " joints");
     if (coco_annotations.empty() || coco_images.empty())
-      fail("--data coco needs --coco-annotations FILE.json and --coco-images DIR");
+      fail("--dataset coco needs --coco-annotations FILE.json and --data-dir DIR (its photos)");
     if (train_size < 0) fail("--train-size must be >= 0 (0: every person not held out), got ",
                              train_size);
   } else {
-    fail("--data: unknown data '", data, "'; expected one of: synthetic, coco");
+    fail("--dataset: unknown data '", data, "'; expected one of: synthetic, coco");
   }
   if (valid_size < 1) fail("--valid-size must be at least 1, got ", valid_size);
   if (!(sigma > 0 && sigma <= 100)) fail("--sigma must be in (0, 100] heatmap cells, got ", sigma);

@@ -17,8 +17,8 @@ struct PoseRunConfig {
   // and a fixed validation set; "coco": the persons of a COCO keypoints file, the last
   // valid_size of them held out for validation.
   std::string data = "synthetic";
-  std::string coco_annotations;  // person_keypoints_*.json (--data coco)
-  std::string coco_images;       // the directory of its photos
+  std::string coco_annotations;  // person_keypoints_*.json (--dataset coco)
+  std::string coco_images;       // the directory of its photos (--data-dir)
   nn::PoseConfig model;
   std::int64_t epochs = 10;
   std::int64_t batch_size = 64;
@@ -64,7 +64,7 @@ PoseRunConfig pose_preset(const std::string& name);
 std::vector<std::string> pose_preset_names();
 
 // The data's image channels and joints in the model ("synthetic": 1 channel, 15 joints; "coco":
-// 3 channels, 17 joints); throws naming --data for an unknown name.
+// 3 channels, 17 joints); throws naming --dataset for an unknown name.
 void set_pose_data(PoseRunConfig& run, const std::string& data);
 
 }  // namespace uwaga::apps

@@ -10,29 +10,15 @@
 #include "apps/common/command_line.h"
 #include "apps/translate/translate_commands.h"
 
-namespace {
-
-const char* kUsage =
-    "usage: uwaga-translate MODE [options]\n"
-    "modes:\n"
-    "  train       train an encoder-decoder transformer on the toy English->Spanish corpus\n"
-    "              (presets: default, tiny)\n"
-    "  eval        exact match and BLEU-4 of a checkpoint on the held-out test split\n"
-    "  translate   translate sentences (arguments, or stdin line by line); --attention FILE\n"
-    "              draws the cross-attention of one translation (SVG)\n"
-    "  explore     every layer and head of one translation's attention, in one HTML page\n"
-    "  vocab       the English and Spanish words a checkpoint knows\n"
-    "  plot        training curves of runs from their log.jsonl (SVG, and PNG when possible)\n"
-    "Run 'uwaga-translate MODE --help' for the options of a mode.\n";
-
-}  // namespace
-
 int main(int argc, char** argv) {
   using namespace uwaga::apps;
-  return run_modes("uwaga-translate", kUsage,
-                   {{"train", translate_train}, {"eval", translate_eval},
-                    {"translate", translate_translate}, {"explore", translate_explore},
-                    {"plot", translate_plot},
-                    {"vocab", translate_vocab}},
-                   argc, argv);
+  return run_modes(
+      "uwaga-translate",
+      {{"train", "train an encoder-decoder transformer on the toy English->Spanish corpus (presets: default, tiny)", translate_train},
+       {"eval", "exact match and BLEU-4 of a checkpoint on the held-out test split", translate_eval},
+       {"translate", "translate sentences (arguments, or stdin line by line); --attention FILE.svg draws one", translate_translate},
+       {"explore", "every layer and head of one translation's attention, in one HTML page", translate_explore},
+       {"vocab", "the English and Spanish words a checkpoint knows", translate_vocab},
+       {"plot", "training curves of runs from their log.jsonl (SVG, and PNG when possible)", translate_plot}},
+      argc, argv);
 }

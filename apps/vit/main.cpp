@@ -11,28 +11,16 @@
 #include "apps/vit/vit_commands.h"
 #include "apps/vit/vit_recipe.h"
 
-namespace {
-
-const char* kUsage =
-    "usage: uwaga-vit MODE [options]\n"
-    "modes:\n"
-    "  train       train a ViT (presets: mnist-tiny, mnist-best, fashion-mnist, cifar10-small,\n"
-    "              cifar10-vit)\n"
-    "  eval        accuracy, per-class accuracy and confusion matrix of a checkpoint\n"
-    "  predict     top-3 classes of images (PGM/PPM) or of test images by index\n"
-    "  attention   draw where the class token looks, per layer and as rollout (SVG)\n"
-    "  explore     every layer and head of the attention on one image, in one HTML page\n"
-    "  plot        training curves of runs from their log.jsonl (SVG, and PNG when possible)\n"
-    "  augment     one image through every augmentation op, as a picture (SVG or PNG)\n"
-    "Run 'uwaga-vit MODE --help' for the options of a mode.\n";
-
-}  // namespace
-
 int main(int argc, char** argv) {
   using namespace uwaga::apps;
-  return run_modes("uwaga-vit", kUsage,
-                   {{"train", vit_train}, {"eval", vit_eval}, {"predict", vit_predict},
-                    {"attention", vit_attention}, {"explore", vit_explore},
-                    {"plot", vit_plot}, {"augment", vit_augment}},
-                   argc, argv);
+  return run_modes(
+      "uwaga-vit",
+      {{"train", "train a ViT (presets: mnist-tiny, mnist-best, fashion-mnist, cifar10-small, cifar10-vit)", vit_train},
+       {"eval", "accuracy, per-class accuracy and confusion matrix of a checkpoint", vit_eval},
+       {"predict", "top-3 classes of images (PGM/PPM) or of test images by index", vit_predict},
+       {"attention", "draw where the class token looks, per layer and as rollout (SVG)", vit_attention},
+       {"explore", "every layer and head of the attention on one image, in one HTML page", vit_explore},
+       {"plot", "training curves of runs from their log.jsonl (SVG, and PNG when possible)", vit_plot},
+       {"augment", "one image through every augmentation op, as a picture (SVG or PNG)", vit_augment}},
+      argc, argv);
 }

@@ -67,9 +67,8 @@ class VitTrain : public TrainProgram {
   }
 
   void add_flags(cxxopts::Options& o) const override {
+    add_vit_data_flags(o, "the preset's");
     o.add_options()
-        ("dataset", "mnist, fashion-mnist or cifar10 (default: the preset's)", value<std::string>())
-        ("data-dir", "where the dataset's files are (default: data/cache/DATASET)", value<std::string>())
         ("train-size", "use only the first N training images (default: all)", value<std::int64_t>())
         ("patch", "patch size P", value<std::int64_t>())
         ("dim", "embedding width D", value<std::int64_t>())
@@ -91,8 +90,7 @@ class VitTrain : public TrainProgram {
                          double(run_.batch_size), double(m.tokens()), d, double(m.depth),
                          double(m.heads), double(m.mlp_dim)},
                         "--dim, --depth, --mlp-dim, --patch or --batch-size");
-    const std::string dir = r.count("data-dir") ? r["data-dir"].as<std::string>()
-                                                : default_data_dir(run_.dataset);
+    const std::string dir = vit_data(r, run_.dataset).dir;
     train_ = load_dataset(run_.dataset, dir, true);
     test_ = load_dataset(run_.dataset, dir, false);
     if (run_.train_size > train_.count)
@@ -176,6 +174,18 @@ class VitTrain : public TrainProgram {
 
 }  // namespace
 
+void add_vit_data_flags(cxxopts::Options& o, const std::string& dataset_default) {
+  o.add_options()("dataset", "mnist, fashion-mnist or cifar10 (default: " + dataset_default + ")",
+                  value<std::string>());
+  add_data_dir_flag(o, "where the dataset's files are (default: data/cache/DATASET)");
+}
+
+VitData vit_data(const cxxopts::ParseResult& r, const std::string& dataset) {
+  VitData d{r.count("dataset") ? r["dataset"].as<std::string>() : dataset, ""};
+  d.dir = data_dir_or(r, default_data_dir(d.dataset));
+  return d;
+}
+
 int vit_train(int argc, char** argv) {
   VitTrain program;
   return train_command(program, argc, argv);
@@ -185,11 +195,10 @@ int vit_eval(int argc, char** argv) {
   cxxopts::Options o("uwaga-vit eval", "Accuracy, per-class accuracy and confusion matrix.");
   o.add_options()
       ("checkpoint", "a checkpoint written by uwaga-vit train", value<std::string>())
-      ("dataset", "dataset to evaluate on (default: the checkpoint's)", value<std::string>())
-      ("data-dir", "where the dataset's files are (default: data/cache/DATASET)", value<std::string>())
       ("json", "print one line of JSON on stdout (accuracy, n, loss, per_class, confusion, dataset), the report on stderr")
       ("batch-size", "images per forward pass", value<std::int64_t>()->default_value("500"))
       ("h,help", "show this help");
+  add_vit_data_flags(o, "the checkpoint's");
   add_threads_option(o, "all cores");
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
@@ -199,9 +208,7 @@ int vit_eval(int argc, char** argv) {
   const std::int64_t batch_size = r["batch-size"].as<std::int64_t>();
   if (batch_size < 1) fail("eval: --batch-size must be at least 1, got ", batch_size);
   LoadedVit vit = load_vit(r["checkpoint"].as<std::string>());
-  std::string dataset = r.count("dataset") ? r["dataset"].as<std::string>() : vit.run.dataset;
-  std::string dir =
-      r.count("data-dir") ? r["data-dir"].as<std::string>() : default_data_dir(dataset);
+  const auto [dataset, dir] = vit_data(r, vit.run.dataset);
   ImageDataset test = load_dataset(dataset, dir, false);
   check_geometry(test, vit.run, dataset);
   ClassifierEval e =

@@ -8,11 +8,10 @@
 #include "apps/common/attention_explorer.h"
 #include "apps/common/command_line.h"
 #include "apps/common/svg_canvas.h"
-#include "apps/common/thread_policy.h"
+#include "apps/common/training_flags.h"
 #include "apps/vit/vit_checkpoint.h"
 #include "apps/vit/vit_commands.h"
 #include "core/graph.h"
-#include "core/threads.h"
 #include "data/data_loader.h"
 #include "data/datasets.h"
 #include "data/pnm.h"
@@ -69,16 +68,18 @@ ImageDataset read_image(const std::string& path, const VitRunConfig& run) {
 
 std::vector<NamedImage> images_from_flags(const cxxopts::ParseResult& r, const VitRunConfig& run,
                                           const char* mode) {
+  if (!r.count("index") && (r.count("dataset") || r.count("data-dir")))
+    fail(mode, ": --dataset and --data-dir say where --index N takes its test image from; "
+         "without --index they have nothing to do");
   std::vector<NamedImage> images;
   for (const std::string& path : positional_arguments(r, "images"))
     images.push_back({path, read_image(path, run)});
   if (r.count("index")) {
     const std::int64_t index = r["index"].as<std::int64_t>();
-    std::string dir =
-        r.count("data-dir") ? r["data-dir"].as<std::string>() : default_data_dir(run.dataset);
-    ImageDataset test = load_dataset(run.dataset, dir, false);
+    const auto [dataset, dir] = vit_data(r, run.dataset);
+    ImageDataset test = load_dataset(dataset, dir, false);
     if (index < 0 || index >= test.count)
-      fail(mode, ": --index ", index, " is out of range: the ", run.dataset, " test set has ",
+      fail(mode, ": --index ", index, " is out of range: the ", dataset, " test set has ",
            test.count, " images");
     ImageDataset one;
     one.count = 1;
@@ -86,8 +87,10 @@ std::vector<NamedImage> images_from_flags(const cxxopts::ParseResult& r, const V
     one.pixels.assign(test.image(index), test.image(index) + test.image_size());
     one.labels = {test.labels[index]};
     one.class_names = test.class_names;
-    images.push_back({run.dataset + " test image " + std::to_string(index) + " (label " +
-                          class_name(run, test.labels[index]) + ")",
+    VitRunConfig named = run;  // the label in the names of the dataset the image comes from
+    if (dataset != run.dataset) named.class_names = test.class_names;
+    const std::string label = class_name(named, test.labels[index]);
+    images.push_back({dataset + " test image " + std::to_string(index) + " (label " + label + ")",
                       one});
   }
   if (images.empty()) fail(mode, ": give image files (PGM/PPM) or --index N");
@@ -117,17 +120,11 @@ void common_flags(cxxopts::Options& o) {
   o.add_options()
       ("checkpoint", "a checkpoint written by uwaga-vit train", value<std::string>())
       ("index", "use image N of the test split", value<std::int64_t>())
-      ("data-dir", "where the dataset's files are (default: data/cache/DATASET)", value<std::string>())
-      ("threads", "threads for uwaga and OpenBLAS", value<int>())
       ("images", "PGM/PPM image files", value<std::vector<std::string>>())
       ("h,help", "show this help");
+  add_vit_data_flags(o, "the checkpoint's");
+  add_threads_option(o, "all cores");
   o.parse_positional({"images"});
-}
-
-void apply_threads_flag(const cxxopts::ParseResult& r) {
-  if (!r.count("threads")) return;
-  warn_if_more_threads_than_cores("uwaga-vit", r["threads"].as<int>());
-  set_num_threads(r["threads"].as<int>());
 }
 
 // Exactly one image from the flags (a file or --index N).
@@ -257,7 +254,7 @@ int vit_predict(int argc, char** argv) {
   if (wants_help(o, r)) return 0;
   reject_unexpected_arguments(r, "predict", "images");
   if (!r.count("checkpoint")) fail("predict: --checkpoint FILE is required");
-  apply_threads_flag(r);
+  set_threads_from_option(r, "uwaga-vit", true);
   LoadedVit vit = load_vit(r["checkpoint"].as<std::string>());
   NoGradGuard no_grad;
   for (const NamedImage& im : images_from_flags(r, vit.run, "predict")) {
@@ -295,7 +292,7 @@ int vit_attention(int argc, char** argv) {
   const std::string scale = r["scale"].as<std::string>();
   if (scale != "shared" && scale != "panel" && scale != "absolute")
     fail("attention: --scale must be shared, panel or absolute, got '", scale, "'");
-  apply_threads_flag(r);
+  set_threads_from_option(r, "uwaga-vit", true);
   LoadedVit vit = load_vit(r["checkpoint"].as<std::string>());
   const NamedImage im = one_image(r, vit.run, "attention");
   const LookedAt seen = look_at(vit, im.image);
@@ -341,7 +338,7 @@ int vit_explore(int argc, char** argv) {
   reject_unexpected_arguments(r, "explore", "images");
   if (!r.count("checkpoint")) fail("explore: --checkpoint FILE is required");
   if (!r.count("out")) fail("explore: --out FILE.html is required");
-  apply_threads_flag(r);
+  set_threads_from_option(r, "uwaga-vit", true);
   const std::string checkpoint = r["checkpoint"].as<std::string>();
   LoadedVit vit = load_vit(checkpoint);
   const NamedImage im = one_image(r, vit.run, "explore");

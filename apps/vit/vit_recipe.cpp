@@ -7,6 +7,7 @@
 #include "apps/common/command_line.h"
 #include "apps/common/svg_canvas.h"
 #include "apps/common/training_flags.h"
+#include "apps/vit/vit_commands.h"
 #include "core/error.h"
 #include "core/threads.h"
 #include "data/auto_augment.h"
@@ -140,8 +141,6 @@ int vit_augment(int argc, char** argv) {
   cxxopts::Options o("uwaga-vit augment",
                      "One image through every augmentation op at five magnitudes, as a picture.");
   o.add_options()
-      ("dataset", "mnist, fashion-mnist or cifar10", value<std::string>()->default_value("cifar10"))
-      ("data-dir", "where the dataset's files are (default: data/cache/DATASET)", value<std::string>())
       ("test", "take the image from the test set (default: the training set)")
       ("index", "which image", value<std::int64_t>()->default_value("0"))
       ("space", "the ops' ranges: randaugment or trivialaugment (TrivialAugment-Wide)", value<std::string>()->default_value("randaugment"))
@@ -150,6 +149,7 @@ int vit_augment(int argc, char** argv) {
       ("time", "no picture: time N batches of --preset's training pipeline, with its recipe and without augmentation", value<std::int64_t>())
       ("preset", "with --time: whose recipe and batch size", value<std::string>()->default_value("cifar10-vit"))
       ("h,help", "show this help");
+  add_vit_data_flags(o, "cifar10");
   add_recipe_flags(o);
   add_threads_option(o, "all cores");
   auto r = o.parse(argc, argv);
@@ -158,11 +158,9 @@ int vit_augment(int argc, char** argv) {
   set_threads_from_option(r, "uwaga-vit", true);
   if (!r.count("out") && !r.count("time"))
     fail("augment: --out FILE.svg or FILE.png is required (or --time N)");
-  const std::string dataset = r["dataset"].as<std::string>();
+  const auto [dataset, dir] = vit_data(r, "cifar10");
   VitRunConfig geometry;
   set_dataset_geometry(geometry, dataset);  // checks the name
-  const std::string dir =
-      r.count("data-dir") ? r["data-dir"].as<std::string>() : default_data_dir(dataset);
   const ImageDataset data = load_dataset(dataset, dir, !r.count("test"));
   if (r.count("time")) return time_pipeline(r, data);
   const std::string out = r["out"].as<std::string>();

@@ -25,9 +25,13 @@
 int main(int argc, char** argv) {
   using namespace uwaga::walkthrough;
   cxxopts::Options o("uwaga-walkthrough",
-                     "Attention on \"we are eating bread\", every intermediate printed: one "
-                     "layer, multi-head attention, a transformer block, the backward pass, a "
-                     "training step.");
+                     "Attention on \"we are eating bread\", every intermediate printed, in five "
+                     "parts (--part N; all of them by default):\n"
+                     "  1  one self-attention layer\n"
+                     "  2  multi-head attention, head by head\n"
+                     "  3  one pre-LN transformer block\n"
+                     "  4  the backward pass of one attention layer\n"
+                     "  5  a training step of a small ViT, written out");
   o.add_options()
       ("dim", "width D of the word vectors", cxxopts::value<std::int64_t>()->default_value("8"))
       ("d-k", "d_k = d_v of the single attention layer", cxxopts::value<std::int64_t>()->default_value("4"))

@@ -113,7 +113,7 @@ else
   failed "train --tokenizer bpe:64 exited with $?"; cat "$tmp/bpe.out"
 fi
 expect_error "--tokenizer must be char or bpe:N" train --preset smoke --tokenizer bpe:x --text "$text" --out "$tmp/r5"
-expect_error "--tokenizer 'nowhere' is not a directory" tokenize --tokenizer nowhere
+expect_error "--tokenizer 'nowhere' does not exist" tokenize --tokenizer nowhere
 out=$(echo "1 99999" | "$bin" tokenize --tokenizer "$tmp/bpe/checkpoint.safetensors" --decode 2>&1)
 rc=$?
 [[ $rc -eq 2 && $out == *"'99999' is not a token id from 0 to "* ]] && pass "error: $out" ||

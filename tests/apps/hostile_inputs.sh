@@ -162,9 +162,20 @@ expect_refusal "train: the run needs about" "$translate" train --preset tiny --d
 expect_refusal "train: the run needs about" "$pose" train --preset smoke --dim 8192 --depth 1000 --out "$tmp/big4"
 $sanitized || expect_refusal "of the address-space limit (ulimit -v)" bash -c 'ulimit -v 3000000; exec "$@"' _ "$gpt" train --preset smoke --text "$text" --dim 2048 --layers 12 --threads 1 --out "$tmp/big5"
 
-expect_refusal "--data synthetic: --train-size and --valid-size may be at most 1000000" "$pose" train --preset smoke --valid-size 100000000 --out "$tmp/big6"
+expect_refusal "--dataset synthetic: --train-size and --valid-size may be at most 1000000" "$pose" train --preset smoke --valid-size 100000000 --out "$tmp/big6"
 expect_refusal "--valid-size and --test-size may be at most 100000 sentences" "$translate" train --preset tiny --test-size 800000 --out "$tmp/big8"
-expect_refusal "--coco-annotations and --coco-images are for --data coco" "$pose" train --preset smoke --coco-annotations "$tmp/x.json" --out "$tmp/big7"
+expect_refusal "--coco-annotations and --data-dir are for --dataset coco" "$pose" train --preset smoke --coco-annotations "$tmp/x.json" --out "$tmp/big7"
+
+# ---- messages name the cause: missing is not "not a directory", negative is not "out of range" --
+expect_refusal "--seed expects a whole number >= 0, got '-1'" "$gpt" train --preset smoke --text "$text" --seed -1 --out "$tmp/c1"
+expect_refusal "--seed is out of range, got '99999999999999999999'" "$gpt" train --preset smoke --text "$text" --seed 99999999999999999999 --out "$tmp/c2"
+expect_refusal "--tokenizer '$tmp/no-tokenizer' does not exist" "$gpt" tokenize --tokenizer "$tmp/no-tokenizer"
+expect_refusal "plot: $tmp/no-run does not exist" "$vit" plot --run "$tmp/no-run"
+mkdir -p "$tmp/empty-run"
+expect_refusal "plot: no log at $tmp/empty-run/log.jsonl" "$pose" plot --run "$tmp/empty-run"
+coco=$(dirname "$0")/coco_fixture
+expect_refusal "the directory of its photos '$text' is not a directory" "$pose" train --preset smoke --dataset coco --coco-annotations "$coco/person_keypoints.json" --data-dir "$text" --out "$tmp/c3"
+expect_refusal "the directory of its photos '$tmp/no-photos' does not exist" "$pose" train --preset smoke --dataset coco --coco-annotations "$coco/person_keypoints.json" --data-dir "$tmp/no-photos" --out "$tmp/c4"
 
 # ---- the Python bindings -------------------------------------------------------------------------
 if [[ -n $pypath ]]; then
@@ -179,9 +190,35 @@ for load in (uwaga.optim.read_checkpoint_info, uwaga.data.read_text_file):
         assert "is a FIFO (named pipe), not a regular file" in str(e), e
     else:
         raise SystemExit(f"{load.__name__} accepted a FIFO")
+for path, cause in ((fifo, "is not a directory"), (fifo + "-missing", "does not exist")):
+    try:
+        uwaga.data.BpeTokenizer.load(path)
+    except RuntimeError as e:
+        assert f"the tokenizer directory '{path}' {cause}" in str(e), e
+    else:
+        raise SystemExit(f"BpeTokenizer.load accepted {path}")
+import os
+bpe = uwaga.data.BpeTokenizer.train("we are eating bread", 2)
+tok = fifo + "-tokenizer"
+os.makedirs(tok + "/encoder.json.tmp")  # where save writes first
+try:
+    bpe.save(tok)
+except RuntimeError as e:
+    assert f"cannot create the tokenizer file '{tok}/encoder.json.tmp': Is a directory" in str(e), e
+else:
+    raise SystemExit("BpeTokenizer.save wrote over a directory")
+os.rmdir(tok + "/encoder.json.tmp")
+bpe.save(tok)
+os.remove(tok + "/vocab.bpe")
+try:
+    uwaga.data.BpeTokenizer.load(tok)
+except RuntimeError as e:
+    assert f"cannot open the tokenizer file '{tok}/vocab.bpe': No such file or directory" in str(e), e
+else:
+    raise SystemExit("BpeTokenizer.load read a tokenizer without vocab.bpe")
 print("ok")
 EOF
-  then pass "python: a FIFO is refused by read_checkpoint_info and read_text_file"
+  then pass "python: a FIFO is refused by read_checkpoint_info and read_text_file; BpeTokenizer.load names why"
   else failed "python: $(cat "$tmp/py.out")"; fi
 fi
 

@@ -82,8 +82,8 @@ open(sys.argv[2], "wb").write(b"P5\n%d %d\n255\n" % (h, w) + pixels)' "$tmp/crop
 # 6. COCO keypoints: a tiny person_keypoints file (coco_fixture: 3 photos of 96x72, 6 persons, the
 # last 2 held out) trains, evaluates and predicts on colour crops with COCO's 17 joints.
 coco=$(dirname "$0")/coco_fixture
-if "$bin" train --preset smoke --data coco --coco-annotations "$coco/person_keypoints.json" \
-     --coco-images "$coco/images" --valid-size 2 --batch-size 2 --threads 2 --out "$tmp/coco" \
+if "$bin" train --preset smoke --dataset coco --coco-annotations "$coco/person_keypoints.json" \
+     --data-dir "$coco/images" --valid-size 2 --batch-size 2 --threads 2 --out "$tmp/coco" \
      >"$tmp/coco.out" 2>&1 &&
    "$bin" eval --checkpoint "$tmp/coco/checkpoint.safetensors" --json >"$tmp/coco-eval.out" 2>&1 &&
    "$bin" predict --checkpoint "$tmp/coco/checkpoint.safetensors" --index 1 \
@@ -99,7 +99,7 @@ fi
 expect_error "unknown preset" train --preset nope --out "$tmp/r1"
 expect_error "unknown decoder 'fancy'" train --preset smoke --decoder fancy --out "$tmp/r2"
 expect_error "--sigma" train --preset smoke --sigma 0 --out "$tmp/r3"
-expect_error "--coco-annotations" train --preset smoke --data coco --out "$tmp/r4"
+expect_error "--coco-annotations" train --preset smoke --dataset coco --out "$tmp/r4"
 expect_error "not divisible by patch 5" train --preset smoke --patch 5 --out "$tmp/r5"
 expect_error "--threads" train --preset smoke --threads 0 --out "$tmp/r6"
 expect_error "--flip with stick figures" train --preset smoke --flip --out "$tmp/r9"
@@ -110,11 +110,13 @@ expect_error "--index 99 is out of range" predict --checkpoint "$ckpt" --index 9
 expect_error "--out" predict --checkpoint "$ckpt" --index 0
 expect_error "--image FILE.pgm or --index N" predict --checkpoint "$ckpt" --out "$tmp/p.svg"
 expect_error "is 1x48x64 but the model reads 1x64x48" predict --checkpoint "$ckpt" --image "$tmp/wrong.pgm" --out "$tmp/p.svg"
+expect_error "--coco-annotations and --data-dir are for --dataset coco" eval --checkpoint "$ckpt" --data-dir "$tmp"
+expect_error "with --image they have nothing to do" predict --checkpoint "$ckpt" --image "$tmp/crop.pgm" --data-dir "$tmp" --out "$tmp/p.svg"
 expect_error "missing.safetensors' does not exist" eval --checkpoint "$tmp/missing.safetensors"
-expect_error "--valid-size 6 holds out every one of the 6 persons" train --preset smoke --data coco \
-  --coco-annotations "$coco/person_keypoints.json" --coco-images "$coco/images" --valid-size 6 --out "$tmp/r7"
-expect_error "no-such-dir" train --preset smoke --data coco \
-  --coco-annotations "$coco/person_keypoints.json" --coco-images "$tmp/no-such-dir" --out "$tmp/r8"
+expect_error "--valid-size 6 holds out every one of the 6 persons" train --preset smoke --dataset coco \
+  --coco-annotations "$coco/person_keypoints.json" --data-dir "$coco/images" --valid-size 6 --out "$tmp/r7"
+expect_error "no-such-dir" train --preset smoke --dataset coco \
+  --coco-annotations "$coco/person_keypoints.json" --data-dir "$tmp/no-such-dir" --out "$tmp/r8"
 
 if ((failures)); then echo "$failures failure(s)"; exit 1; fi
 echo "all passed"

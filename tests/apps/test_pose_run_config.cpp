@@ -67,11 +67,11 @@ TEST_CASE("pose run configuration: errors name the flag", "[apps][pose]") {
   fails(bad, "--train-size 8 must hold at least one batch (--batch-size 16)");
   bad = run;
   bad.model.channels = 3;
-  fails(bad, "--data synthetic: stick figures are grey images with 15 joints");
+  fails(bad, "--dataset synthetic: stick figures are grey images with 15 joints");
   bad = run;
   set_pose_data(bad, "coco");
-  fails(bad, "--data coco needs --coco-annotations FILE.json and --coco-images DIR");
-  REQUIRE_THROWS_WITH(set_pose_data(bad, "mpii"), Contains("--data: unknown data 'mpii'"));
+  fails(bad, "--dataset coco needs --coco-annotations FILE.json and --data-dir DIR");
+  REQUIRE_THROWS_WITH(set_pose_data(bad, "mpii"), Contains("--dataset: unknown data 'mpii'"));
   bad = run;
   bad.model.decoder = "deep";
   fails(bad, "unknown decoder 'deep'");

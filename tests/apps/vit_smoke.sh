@@ -138,7 +138,7 @@ fi
 mkdir -p "$tmp/empty-run" "$tmp/text-run"
 : >"$tmp/empty-run/log.jsonl"
 printf 'epoch 1 loss 0.5\nepoch 2 loss 0.4\n' >"$tmp/text-run/log.jsonl"
-expect_error "no log at $tmp/nowhere/log.jsonl" plot --run "$tmp/nowhere"
+expect_error "$tmp/nowhere does not exist" plot --run "$tmp/nowhere"
 expect_error "$tmp/empty-run/log.jsonl is empty" plot --run "$tmp/empty-run"
 expect_error "$tmp/text-run/log.jsonl line 1 is not a JSON log record" plot --run "$tmp/text-run"
 expect_error "$tmp/diverged/log.jsonl holds no step or epoch record" plot --run "$tmp/diverged"
@@ -173,6 +173,7 @@ expect_error "nests deeper than 64 levels" predict --checkpoint "$tmp/deep.safet
 expect_error "--scale must be shared, panel or absolute, got 'loud'" attention --checkpoint "$ckpt" --index 0 --out "$tmp/x.svg" --scale loud
 expect_error "explore: --out FILE.html is required" explore --checkpoint "$ckpt" --index 0
 expect_error "explore: give exactly one image" explore --checkpoint "$ckpt" "$tmp/blank.pgm" "$tmp/blank.pgm" --out "$tmp/x.html"
+expect_error "without --index they have nothing to do" predict --checkpoint "$ckpt" --data-dir "$data" "$tmp/blank.pgm"
 expect_error "unknown mode" fly
 expect_error "Option" train --out "$tmp/bad" --no-such-flag
 expect_error "not a PGM or PPM" predict --checkpoint "$ckpt" "$root/tests/golden/linear.safetensors"
