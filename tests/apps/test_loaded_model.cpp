@@ -222,7 +222,8 @@ TEST_CASE("loaded model: a checkpoint of the other program says whose it is", "[
 TEST_CASE("loaded model: a model larger than the memory left is refused before it is built",
           "[apps][checkpoint]") {
 #if defined(__SANITIZE_ADDRESS__)
-  SKIP("an address-space limit and the sanitizer's shadow memory do not mix");
+  WARN("skipped: an address-space limit and the sanitizer's shadow memory do not mix");
+  return;  // Catch2 v2 has no SKIP
 #endif
   TempDir dir("loaded-model");
   const std::string path = dir.file("big.safetensors");
