@@ -23,6 +23,26 @@ std::vector<unsigned char> padding_bytes(const AttentionMask& mask) {
   return out;
 }
 
+// max_j e_j over n values (−∞ when n = 0), in sixteen running maxima, one per vector lane, so
+// that the compiler vectorises it: GCC 12 leaves `m = std::max(m, e[j])` scalar even under
+// `omp simd reduction(max : m)`, and that loop was half of the softmax's time. The maximum is
+// exact in any order. A NaN is skipped, as std::max(m, NaN) skips it: the exponentials then make
+// its row NaN, and a row of NaN scores only (maximum −∞) is told from a masked one below.
+template <class T>
+T max_of(const T* e, std::int64_t n) {
+  constexpr int kLanes = 16;
+  T lane[kLanes];
+  std::fill_n(lane, kLanes, -std::numeric_limits<T>::infinity());
+  std::int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+#pragma omp simd
+    for (int l = 0; l < kLanes; ++l) lane[l] = std::max(lane[l], e[j + l]);
+  T m = -std::numeric_limits<T>::infinity();
+  for (; j < n; ++j) m = std::max(m, e[j]);
+  for (int l = 0; l < kLanes; ++l) m = std::max(m, lane[l]);
+  return m;
+}
+
 // A ← softmax(A) over each row of the (T × S) score matrix of one batch element, skipping masked
 // keys: row i sees keys j < end (end = i + 1 when causal) that are not padding. `pad` is that
 // element's padding row (or null). Masked weights are exactly 0.
@@ -53,17 +73,15 @@ void masked_softmax_rows(T* A, std::int64_t rows, std::int64_t S, bool causal,
       if (pad)
         for (std::int64_t j = 0; j < end; ++j)
           if (pad[j]) e[j] = kMinusInf;
-      T m = kMinusInf;
-#pragma omp simd reduction(max : m)
-      for (std::int64_t j = 0; j < end; ++j) m = std::max(m, e[j]);
-      row_max[r] = m;
+      row_max[r] = max_of(e, end);
     }
     for (std::int64_t r = 0; r < n; ++r) {  // exp(e_ij − m_i)
       T* e = A + (i0 + r) * S;
       const std::int64_t end = end_of(i0 + r);
       const T m = row_max[r];
-      if (m == kMinusInf) {  // every key masked: weights 0
-        std::fill_n(e, end, T(0));
+      if (m == kMinusInf) {  // every key masked: weights 0 — unless the scores are NaN
+        const bool nan = std::any_of(e, e + end, [](T v) { return std::isnan(v); });
+        std::fill_n(e, end, nan ? std::numeric_limits<T>::quiet_NaN() : T(0));
         continue;
       }
 #pragma omp simd

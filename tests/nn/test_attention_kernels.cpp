@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
+
 #include "core/uwaga.h"
 #include "nn/attention_kernels.h"
 #include "nn/multi_head_attention.h"
@@ -101,4 +104,29 @@ TEST_CASE("fused attention agrees with the composed formula over more rows than 
     ref.backward(up);
     CHECK(max_abs_diff(qkv32.grad().to(DType::Float64), qkv64.grad()) < 1e-4);
   }
+}
+
+TEST_CASE("fused attention: NaN scores make their own row of weights NaN, not 0 as a masked row",
+          "[nn][mha][attention]") {
+  // A NaN in a query makes every score of its row NaN. The softmax's row maximum skips NaN (as
+  // std::max does), so the row's maximum is −∞ like a fully masked row's, whose weights are 0;
+  // the NaN row must stay NaN (as PyTorch's softmax leaves it) and leave the others alone.
+  // 40 keys: two full vector lanes of the row maximum and a tail.
+  const std::int64_t B = 1, T = 40, h = 2, d = 4, D = h * d;
+  Tensor qkv = leaf({B, T, 3 * D}, 11).detach().to(DType::Float32);
+  qkv.data<float>()[3 * (3 * D) + 1] = std::numeric_limits<float>::quiet_NaN();  // Q, query 3, head 0
+  Tensor a;
+  attention_heads(qkv, h, {}, &a);  // A (1, 2, 40, 40)
+  const float* w = a.data<float>();
+  for (std::int64_t head = 0; head < h; ++head)
+    for (std::int64_t i = 0; i < T; ++i) {
+      const bool nan_row = head == 0 && i == 3;
+      double total = 0;
+      for (std::int64_t j = 0; j < T; ++j) {
+        const float v = w[(head * T + i) * T + j];
+        REQUIRE(std::isnan(v) == nan_row);
+        total += v;
+      }
+      if (!nan_row) REQUIRE(std::abs(total - 1) < 1e-5);
+    }
 }
