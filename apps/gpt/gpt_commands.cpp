@@ -172,10 +172,13 @@ class GptTrain : public TrainProgram {
     run_.model.attention = attention_path(r);
     run_.validate();  // the model's fields are checked before the text is read
     const nn::GptConfig& m = run_.model;
-    const double d = static_cast<double>(m.dim), vocab = 256;  // at most 256 characters
-    check_training_fits({block_params(d, m.layers, m.mlp_dim) + (2 * vocab + m.context) * d,
-                         double(run_.batch_size), double(m.context), d, double(m.layers),
-                         double(m.heads), double(m.mlp_dim)},
+    const double d = static_cast<double>(m.dim);
+    nn::GptConfig declared = m;  // a new run's vocabulary comes with its text: at most
+    if (!output.resume)          // 256 characters (bytes), and with bpe:N the N merges beyond them
+      declared.vocab = 256 + (run_.tokenizer == "gpt2" ? 0 : bpe_merges_of(run_.tokenizer));
+    check_training_fits({declared_parameter_count<nn::Gpt>(declared), double(run_.batch_size),
+                         double(m.context), d, double(m.layers), double(m.heads),
+                         double(m.mlp_dim)},
                         "--dim, --layers, --context or --batch-size");
     corpus_ = load_corpus(run_, !output.resume);
     return {run_.to_json(), 0};

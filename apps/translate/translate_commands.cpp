@@ -122,7 +122,10 @@ class TranslateTrain : public TrainProgram {
     const nn::Seq2SeqConfig& m = run_.model;
     const double d = static_cast<double>(m.dim);
     const double layers = static_cast<double>(m.encoder_layers + m.decoder_layers);
-    check_training_fits({block_params(d, layers, m.mlp_dim) + 2 * 4096 * d,  // vocabularies
+    nn::Seq2SeqConfig declared = m;  // a new run's vocabularies come with its corpus: the toy
+    if (!output.resume)              // corpus has far fewer than 4096 words in each language
+      declared.src_vocab = declared.tgt_vocab = 4096;
+    check_training_fits({declared_parameter_count<nn::Seq2SeqTransformer>(declared),
                          double(run_.batch_size), double(m.max_length), d, layers,
                          double(m.heads), double(m.mlp_dim)},
                         "--dim, --encoder-layers, --decoder-layers, --mlp-dim or --batch-size");

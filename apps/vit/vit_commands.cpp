@@ -86,7 +86,7 @@ class VitTrain : public TrainProgram {
     run_.validate();
     const nn::VitConfig& m = run_.model;
     const double d = static_cast<double>(m.dim);
-    check_training_fits({block_params(d, m.depth, m.mlp_dim) + (m.patch_dim() + m.tokens()) * d,
+    check_training_fits({declared_parameter_count<nn::VisionTransformer>(m),
                          double(run_.batch_size), double(m.tokens()), d, double(m.depth),
                          double(m.heads), double(m.mlp_dim)},
                         "--dim, --depth, --mlp-dim, --patch or --batch-size");
