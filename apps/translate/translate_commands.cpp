@@ -203,7 +203,7 @@ int translate_eval(int argc, char** argv) {
       ("split", "test or valid", value<std::string>()->default_value("test"))
       ("beam", "beam width (1: greedy)", value<std::int64_t>()->default_value("1"))
       ("length-penalty", "beam search ranks finished sentences by score / length^α: this α (0: total log-probability, 1: per word)", value<double>()->default_value("0"))
-      ("limit", "evaluate only the first N sentences (0: all)", value<std::int64_t>()->default_value("0"))
+      ("eval-size", "evaluate only the first N sentences of the split (0: all)", value<std::int64_t>()->default_value("0"))
       ("json", "print one line of JSON on stdout (exact_match, bleu, n, loss, token_accuracy), the report on stderr")
       ("h,help", "show this help");
   add_threads_option(o, "1");
@@ -220,8 +220,8 @@ int translate_eval(int argc, char** argv) {
   const double length_penalty = r["length-penalty"].as<double>();
   if (!(length_penalty >= 0) || !std::isfinite(length_penalty))
     fail("eval: --length-penalty must be a finite number >= 0, got ", length_penalty);
-  const std::int64_t limit = r["limit"].as<std::int64_t>();
-  if (limit < 0) fail("eval: --limit must be >= 0, got ", limit);
+  const std::int64_t limit = r["eval-size"].as<std::int64_t>();
+  if (limit < 0) fail("eval: --eval-size must be >= 0 (0: all), got ", limit);
 
   LoadedTranslator t = load_translator(r["checkpoint"].as<std::string>());
   const TranslationCorpus corpus = generate_translation_corpus(t.run.corpus);
