@@ -50,6 +50,17 @@ optim::ParameterShapes declared_model_shapes(const Config& config) {
   return nn::declared_shapes<Model>(config, unused);
 }
 
+// The number of parameters (buffers aside) of the Model that `config` describes, from the same
+// declaration: what the memory estimate of a training run counts (check_training_fits), known
+// before anything is allocated.
+template <class Model, class Config>
+double declared_parameter_count(const Config& config) {
+  nn::DeclareOnly declare_only;
+  Generator unused(0);  // no initialiser runs
+  const Model model(config, unused);
+  return static_cast<double>(model.num_parameters());
+}
+
 // RunConfig::from_json of the checkpoint's metadata. Errors name the file: missing, not a
 // checkpoint, written by the other program, not written by `program` (whose from_json rejects
 // the configuration), or holding tensors other than those of the Model the configuration

@@ -87,10 +87,6 @@ void check_fits_in_memory(const std::string& who, double need, const std::string
        human_bytes(static_cast<double>(limit.bytes)), " of ", limit.source, "; ", advice);
 }
 
-double block_params(double dim, double layers, double mlp_dim) {
-  return layers * (4 * dim * dim + 2 * dim * mlp_dim);
-}
-
 void check_training_fits(const TransformerFootprint& f, const std::string& flags) {
   const double params = 4 * 4 * f.params, total = training_bytes(f);
   char breakdown[200];

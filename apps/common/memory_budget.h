@@ -25,7 +25,7 @@ std::string human_bytes(double bytes);
 // about 16 values per token and model dim, 3 per token and MLP hidden unit, and 3 attention
 // maps of tokens² per head (scores, weights, their gradient).
 struct TransformerFootprint {
-  double params = 0;       // number of parameters
+  double params = 0;       // number of parameters (declared_parameter_count, loaded_model.h)
   double batch = 1;        // sequences (images) per step
   double tokens = 1;       // per sequence
   double dim = 1, layers = 1, heads = 1, mlp_dim = 1;
@@ -39,10 +39,6 @@ double inference_bytes(const TransformerFootprint& f);
 // when need exceeds what memory_limit() allows (a tenth is kept for everything else).
 void check_fits_in_memory(const std::string& who, double need, const std::string& breakdown,
                           const std::string& advice);
-
-// The parameters of `layers` transformer blocks of width dim: attention (4 dim²) and the MLP
-// (2 dim·mlp_dim), biases and norms aside.
-double block_params(double dim, double layers, double mlp_dim);
 
 // check_fits_in_memory for the training of `f`, before anything is allocated: "train: the run
 // needs about 412.3 GB (parameters ... and activations ...), more than ...; make <flags> smaller".

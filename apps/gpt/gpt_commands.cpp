@@ -172,10 +172,13 @@ class GptTrain : public TrainProgram {
     run_.model.attention = attention_path(r);
     run_.validate();  // the model's fields are checked before the text is read
     const nn::GptConfig& m = run_.model;
-    const double d = static_cast<double>(m.dim), vocab = 256;  // at most 256 characters
-    check_training_fits({block_params(d, m.layers, m.mlp_dim) + (2 * vocab + m.context) * d,
-                         double(run_.batch_size), double(m.context), d, double(m.layers),
-                         double(m.heads), double(m.mlp_dim)},
+    const double d = static_cast<double>(m.dim);
+    nn::GptConfig declared = m;  // a new run's vocabulary comes with its text: at most
+    if (!output.resume)          // 256 characters (bytes), and with bpe:N the N merges beyond them
+      declared.vocab = 256 + (run_.tokenizer == "gpt2" ? 0 : bpe_merges_of(run_.tokenizer));
+    check_training_fits({declared_parameter_count<nn::Gpt>(declared), double(run_.batch_size),
+                         double(m.context), d, double(m.layers), double(m.heads),
+                         double(m.mlp_dim)},
                         "--dim, --layers, --context or --batch-size");
     corpus_ = load_corpus(run_, !output.resume);
     return {run_.to_json(), 0};
@@ -257,7 +260,7 @@ int gpt_eval(int argc, char** argv) {
                      "Validation loss, bits per character and perplexity of a checkpoint.");
   o.add_options()
       ("checkpoint", "a checkpoint written by uwaga-gpt train, or a GPT-2 model.safetensors", value<std::string>())
-      ("windows", "score only the first N validation windows (0: all)", value<std::int64_t>()->default_value("0"))
+      ("eval-windows", "score only the first N validation windows (0: all)", value<std::int64_t>()->default_value("0"))
       ("json", "end with one line of JSON: loss, bits_per_character, perplexity, characters (predictions), bytes")
       ("h,help", "show this help");
   add_text_flag(o, "the text file (default: the one the run trained on; for GPT-2 tinyshakespeare)");
@@ -268,8 +271,8 @@ int gpt_eval(int argc, char** argv) {
   reject_unexpected_arguments(r, "eval");
   if (!r.count("checkpoint")) fail("eval: --checkpoint FILE is required");
   set_threads_from_option(r, "uwaga-gpt", true);
-  const std::int64_t windows = r["windows"].as<std::int64_t>();
-  if (windows < 0) fail("eval: --windows must be >= 0 (0: all), got ", windows);
+  const std::int64_t windows = r["eval-windows"].as<std::int64_t>();
+  if (windows < 0) fail("eval: --eval-windows must be >= 0 (0: all), got ", windows);
 
   LoadedGpt g = load_any_gpt(r["checkpoint"].as<std::string>(), tokenizer_of(r));
   if (r.count("text")) {  // another text, or the same one named another way: no hash to match

@@ -24,5 +24,6 @@ int main(int argc, char** argv) {
       argc, argv,
       "train reads tinyshakespeare by default (bash data/fetch.sh tinyshakespeare; --text FILE for\n"
       "another). eval, sample, attention and explore also read a Hugging Face GPT-2\n"
-      "model.safetensors (with --tokenizer gpt2, after bash data/fetch.sh gpt2-tokenizer).\n");
+      "model.safetensors (with --tokenizer gpt2, after bash data/fetch.sh gpt2-tokenizer).\n",
+      {{"windows", "eval-windows"}});
 }

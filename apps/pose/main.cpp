@@ -2,7 +2,7 @@
 // stick figures (or COCO keypoints) from the command line.
 //   uwaga-pose train --preset stick-classic --out runs/pose-classic
 //   uwaga-pose eval --checkpoint runs/pose-classic/checkpoint.safetensors
-//   uwaga-pose predict --checkpoint FILE (--index N | --image CROP.pgm) --out predict.svg
+//   uwaga-pose predict --checkpoint FILE (--index N | CROP.pgm) --out predict.svg
 //   uwaga-pose attention --checkpoint FILE --index N --joint left_wrist --out attention.svg
 //   uwaga-pose explore --checkpoint FILE --index N --out explorer.html
 //   uwaga-pose plot --run runs/pose-classic [--run runs/pose-simple ...] [--out curves.svg]
@@ -21,5 +21,5 @@ int main(int argc, char** argv) {
        {"attention", "draw where the token under a joint looks, per layer and head (SVG)", pose_attention},
        {"explore", "every layer and head of the attention on one crop, in one HTML page", pose_explore},
        {"plot", "training curves of runs from their log.jsonl (SVG, and PNG when possible)", pose_plot}},
-      argc, argv, "", {{"data", "dataset"}, {"coco-images", "data-dir"}});
+      argc, argv, "", {{"data", "dataset"}, {"coco-images", "data-dir"}, {"depth", "layers"}});
 }

@@ -27,7 +27,7 @@ void apply_overrides(PoseRunConfig& run, const cxxopts::ParseResult& r) {
   set("image-width", run.model.image_width);
   set("patch", run.model.patch);
   set("dim", run.model.dim);
-  set("depth", run.model.depth);
+  set("layers", run.model.depth);
   set("heads", run.model.heads);
   set("mlp-dim", run.model.mlp_dim);
   set("decoder", run.model.decoder);
@@ -85,7 +85,7 @@ class PoseTrain : public TrainProgram {
         ("image-width", "input width W", value<std::int64_t>())
         ("patch", "patch size P (heatmaps at stride P/4)", value<std::int64_t>())
         ("dim", "embedding width D", value<std::int64_t>())
-        ("depth", "number of encoder blocks L", value<std::int64_t>())
+        ("layers", "number of encoder blocks L", value<std::int64_t>())
         ("heads", "attention heads h (must divide D)", value<std::int64_t>())
         ("mlp-dim", "hidden width of the MLPs", value<std::int64_t>())
         ("train-size", "training samples per epoch (synthetic: new ones each epoch; coco: 0 for all)", value<std::int64_t>())
@@ -101,10 +101,9 @@ class PoseTrain : public TrainProgram {
     run_.validate();
     const nn::PoseConfig& m = run_.model;
     const double d = static_cast<double>(m.dim), tokens = double(m.grid_height() * m.grid_width());
-    check_training_fits({block_params(d, m.depth, m.mlp_dim) + (m.patch * m.patch + tokens) * d,
-                         double(run_.batch_size), tokens, d, double(m.depth), double(m.heads),
-                         double(m.mlp_dim)},
-                        "--dim, --depth, --mlp-dim or --batch-size");
+    check_training_fits({declared_parameter_count<nn::ViTPose>(m), double(run_.batch_size),
+                         tokens, d, double(m.depth), double(m.heads), double(m.mlp_dim)},
+                        "--dim, --layers, --mlp-dim or --batch-size");
     data_ = std::make_unique<PoseData>(run_);
     return {run_.to_json(), data_->valid.size};
   }

@@ -26,11 +26,15 @@ void common_flags(cxxopts::Options& o) {
   o.add_options()
       ("checkpoint", "a checkpoint written by uwaga-pose train", value<std::string>())
       ("index", "use validation sample N", value<std::int64_t>())
-      ("image", "a PGM (grey) or PPM (colour) crop of the model's input size", value<std::string>())
+      ("image", "a PGM (grey) or PPM (colour) crop of the model's input size, also given as an "
+                "argument without the flag", value<std::vector<std::string>>())
       ("out", "the file to write (required)", value<std::string>())
       ("h,help", "show this help");
   add_pose_data_flags(o, "where the run found them");
   add_threads_option(o, "1");
+  o.parse_positional({"image"});
+  o.positional_help("[IMAGE]");
+  o.show_positional_help();
 }
 
 // How to turn a picture into what the model reads.
@@ -61,15 +65,16 @@ PoseImage read_image_file(const std::string& path, const nn::PoseConfig& m, cons
   return {path, Tensor::from_vector(pixels, {m.channels, m.image_height, m.image_width}), {}};
 }
 
-// The crop --image or --index names (exactly one of them).
+// The crop a file (--image FILE, or FILE alone) or --index names (exactly one of them).
 PoseImage image_from_flags(const cxxopts::ParseResult& r, const PoseRunConfig& run,
                            const char* mode) {
-  if (r.count("image") == r.count("index"))
+  const std::vector<std::string> files = positional_arguments(r, "image");
+  if (files.size() + r.count("index") != 1)
     fail(mode, ": give one crop: --image FILE.pgm or --index N (a validation sample)");
-  if (r.count("image") && (r.count("coco-annotations") || r.count("data-dir")))
+  if (!files.empty() && (r.count("coco-annotations") || r.count("data-dir")))
     fail(mode, ": --coco-annotations and --data-dir say where --index N takes its validation "
          "sample from; with --image they have nothing to do");
-  if (r.count("image")) return read_image_file(r["image"].as<std::string>(), run.model, mode);
+  if (!files.empty()) return read_image_file(files[0], run.model, mode);
   const std::int64_t index = r["index"].as<std::int64_t>();
   if (index < 0 || index >= run.valid_size)
     fail(mode, ": --index ", index, " is out of range: the run has ", run.valid_size,
@@ -125,7 +130,7 @@ int pose_predict(int argc, char** argv) {
   common_flags(o);
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
-  reject_unexpected_arguments(r, "predict");
+  reject_unexpected_arguments(r, "predict", "image");
   if (!r.count("checkpoint")) fail("predict: --checkpoint FILE is required");
   const std::string out = required_out(r, "predict");
   set_threads_from_option(r, "uwaga-pose", false);
@@ -163,7 +168,7 @@ int pose_attention(int argc, char** argv) {
                   value<std::string>());
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
-  reject_unexpected_arguments(r, "attention");
+  reject_unexpected_arguments(r, "attention", "image");
   if (!r.count("checkpoint")) fail("attention: --checkpoint FILE is required");
   const std::string out = required_out(r, "attention");
   if (!r.count("joint")) fail("attention: --joint NAME is required");
@@ -204,7 +209,7 @@ int pose_explore(int argc, char** argv) {
   common_flags(o);
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
-  reject_unexpected_arguments(r, "explore");
+  reject_unexpected_arguments(r, "explore", "image");
   if (!r.count("checkpoint")) fail("explore: --checkpoint FILE is required");
   const std::string out = required_out(r, "explore", "html");
   set_threads_from_option(r, "uwaga-pose", false);

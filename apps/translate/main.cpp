@@ -20,5 +20,5 @@ int main(int argc, char** argv) {
        {"explore", "every layer and head of one translation's attention, in one HTML page", translate_explore},
        {"vocab", "the English and Spanish words a checkpoint knows", translate_vocab},
        {"plot", "training curves of runs from their log.jsonl (SVG, and PNG when possible)", translate_plot}},
-      argc, argv);
+      argc, argv, "", {{"limit", "eval-size"}});
 }

@@ -122,7 +122,10 @@ class TranslateTrain : public TrainProgram {
     const nn::Seq2SeqConfig& m = run_.model;
     const double d = static_cast<double>(m.dim);
     const double layers = static_cast<double>(m.encoder_layers + m.decoder_layers);
-    check_training_fits({block_params(d, layers, m.mlp_dim) + 2 * 4096 * d,  // vocabularies
+    nn::Seq2SeqConfig declared = m;  // a new run's vocabularies come with its corpus: the toy
+    if (!output.resume)              // corpus has far fewer than 4096 words in each language
+      declared.src_vocab = declared.tgt_vocab = 4096;
+    check_training_fits({declared_parameter_count<nn::Seq2SeqTransformer>(declared),
                          double(run_.batch_size), double(m.max_length), d, layers,
                          double(m.heads), double(m.mlp_dim)},
                         "--dim, --encoder-layers, --decoder-layers, --mlp-dim or --batch-size");
@@ -200,7 +203,7 @@ int translate_eval(int argc, char** argv) {
       ("split", "test or valid", value<std::string>()->default_value("test"))
       ("beam", "beam width (1: greedy)", value<std::int64_t>()->default_value("1"))
       ("length-penalty", "beam search ranks finished sentences by score / length^α: this α (0: total log-probability, 1: per word)", value<double>()->default_value("0"))
-      ("limit", "evaluate only the first N sentences (0: all)", value<std::int64_t>()->default_value("0"))
+      ("eval-size", "evaluate only the first N sentences of the split (0: all)", value<std::int64_t>()->default_value("0"))
       ("json", "print one line of JSON on stdout (exact_match, bleu, n, loss, token_accuracy), the report on stderr")
       ("h,help", "show this help");
   add_threads_option(o, "1");
@@ -217,8 +220,8 @@ int translate_eval(int argc, char** argv) {
   const double length_penalty = r["length-penalty"].as<double>();
   if (!(length_penalty >= 0) || !std::isfinite(length_penalty))
     fail("eval: --length-penalty must be a finite number >= 0, got ", length_penalty);
-  const std::int64_t limit = r["limit"].as<std::int64_t>();
-  if (limit < 0) fail("eval: --limit must be >= 0, got ", limit);
+  const std::int64_t limit = r["eval-size"].as<std::int64_t>();
+  if (limit < 0) fail("eval: --eval-size must be >= 0 (0: all), got ", limit);
 
   LoadedTranslator t = load_translator(r["checkpoint"].as<std::string>());
   const TranslationCorpus corpus = generate_translation_corpus(t.run.corpus);

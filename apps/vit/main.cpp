@@ -22,5 +22,5 @@ int main(int argc, char** argv) {
        {"explore", "every layer and head of the attention on one image, in one HTML page", vit_explore},
        {"plot", "training curves of runs from their log.jsonl (SVG, and PNG when possible)", vit_plot},
        {"augment", "one image through every augmentation op, as a picture (SVG or PNG)", vit_augment}},
-      argc, argv);
+      argc, argv, "", {{"depth", "layers"}, {"images", "image"}});
 }

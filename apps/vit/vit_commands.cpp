@@ -35,7 +35,7 @@ void apply_overrides(VitRunConfig& run, const cxxopts::ParseResult& r) {
   auto set = [&](const char* flag, auto& field) { override_from(r, flag, field); };
   set("patch", run.model.patch);
   set("dim", run.model.dim);
-  set("depth", run.model.depth);
+  set("layers", run.model.depth);
   set("heads", run.model.heads);
   set("mlp-dim", run.model.mlp_dim);
   override_training_flags(r, run);
@@ -72,7 +72,7 @@ class VitTrain : public TrainProgram {
         ("train-size", "use only the first N training images (default: all)", value<std::int64_t>())
         ("patch", "patch size P", value<std::int64_t>())
         ("dim", "embedding width D", value<std::int64_t>())
-        ("depth", "number of encoder blocks L", value<std::int64_t>())
+        ("layers", "number of encoder blocks L", value<std::int64_t>())
         ("heads", "attention heads h (must divide D)", value<std::int64_t>())
         ("mlp-dim", "hidden width of the MLPs", value<std::int64_t>())
         ("augment", "random shifts (and flips for CIFAR-10 and Fashion-MNIST) while training")
@@ -86,10 +86,10 @@ class VitTrain : public TrainProgram {
     run_.validate();
     const nn::VitConfig& m = run_.model;
     const double d = static_cast<double>(m.dim);
-    check_training_fits({block_params(d, m.depth, m.mlp_dim) + (m.patch_dim() + m.tokens()) * d,
+    check_training_fits({declared_parameter_count<nn::VisionTransformer>(m),
                          double(run_.batch_size), double(m.tokens()), d, double(m.depth),
                          double(m.heads), double(m.mlp_dim)},
-                        "--dim, --depth, --mlp-dim, --patch or --batch-size");
+                        "--dim, --layers, --mlp-dim, --patch or --batch-size");
     const std::string dir = vit_data(r, run_.dataset).dir;
     train_ = load_dataset(run_.dataset, dir, true);
     test_ = load_dataset(run_.dataset, dir, false);

@@ -72,7 +72,7 @@ std::vector<NamedImage> images_from_flags(const cxxopts::ParseResult& r, const V
     fail(mode, ": --dataset and --data-dir say where --index N takes its test image from; "
          "without --index they have nothing to do");
   std::vector<NamedImage> images;
-  for (const std::string& path : positional_arguments(r, "images"))
+  for (const std::string& path : positional_arguments(r, "image"))
     images.push_back({path, read_image(path, run)});
   if (r.count("index")) {
     const std::int64_t index = r["index"].as<std::int64_t>();
@@ -120,11 +120,13 @@ void common_flags(cxxopts::Options& o) {
   o.add_options()
       ("checkpoint", "a checkpoint written by uwaga-vit train", value<std::string>())
       ("index", "use image N of the test split", value<std::int64_t>())
-      ("images", "PGM/PPM image files", value<std::vector<std::string>>())
+      ("image", "a PGM (grey) or PPM (colour) image file, also given as an argument without the "
+                "flag", value<std::vector<std::string>>())
       ("h,help", "show this help");
   add_vit_data_flags(o, "the checkpoint's");
   add_threads_option(o, "all cores");
-  o.parse_positional({"images"});
+  o.parse_positional({"image"});
+  o.show_positional_help();
 }
 
 // Exactly one image from the flags (a file or --index N).
@@ -252,7 +254,7 @@ int vit_predict(int argc, char** argv) {
   common_flags(o);
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
-  reject_unexpected_arguments(r, "predict", "images");
+  reject_unexpected_arguments(r, "predict", "image");
   if (!r.count("checkpoint")) fail("predict: --checkpoint FILE is required");
   set_threads_from_option(r, "uwaga-vit", true);
   LoadedVit vit = load_vit(r["checkpoint"].as<std::string>());
@@ -286,7 +288,7 @@ int vit_attention(int argc, char** argv) {
                 "to 1", value<std::string>()->default_value("shared"));
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
-  reject_unexpected_arguments(r, "attention", "images");
+  reject_unexpected_arguments(r, "attention", "image");
   if (!r.count("checkpoint")) fail("attention: --checkpoint FILE is required");
   if (!r.count("out")) fail("attention: --out FILE.svg is required");
   const std::string scale = r["scale"].as<std::string>();
@@ -335,7 +337,7 @@ int vit_explore(int argc, char** argv) {
   o.add_options()("out", "the HTML file to write", value<std::string>());
   auto r = o.parse(argc, argv);
   if (wants_help(o, r)) return 0;
-  reject_unexpected_arguments(r, "explore", "images");
+  reject_unexpected_arguments(r, "explore", "image");
   if (!r.count("checkpoint")) fail("explore: --checkpoint FILE is required");
   if (!r.count("out")) fail("explore: --out FILE.html is required");
   set_threads_from_option(r, "uwaga-vit", true);

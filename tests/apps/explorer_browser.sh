@@ -40,7 +40,7 @@ page() {  # page FILE CHECKS...: the browser checks, their lines shown
 }
 
 # uwaga-vit: 2 layers x 2 heads; 16 patches (7x7) and the class token.
-run vit-train "$vit" train --data-dir "$data" --train-size 256 --batch-size 64 --dim 32 --depth 2 \
+run vit-train "$vit" train --data-dir "$data" --train-size 256 --batch-size 64 --dim 32 --layers 2 \
   --heads 2 --mlp-dim 64 --no-augment --epochs 1 --max-steps 4 --threads 2 --out "$tmp/vit" &&
   run vit-explore "$vit" explore --checkpoint "$tmp/vit/checkpoint.safetensors" --data-dir "$data" \
     --index 0 --out "$tmp/vit.html" &&

@@ -98,6 +98,94 @@ else
   failed "uwaga-pose train --data coco --coco-images: $(head -c 600 "$tmp/out")"
 fi
 
+# One thing, one name, in every program and mode (README's table): a model's depth is --layers
+# (uwaga-translate: --encoder-layers and --decoder-layers), how much an evaluation scores is
+# --eval-windows (uwaga-gpt) or --eval-size (uwaga-translate) in train and in eval alike, and an
+# image is --image FILE or the FILE alone (uwaga-vit and uwaga-pose alike).
+lists() { "$1" "$2" --help 2>&1 | grep -qE -- "^ +$3 "; }  # lists PROGRAM MODE FLAG
+# listed FLAG OLD PROGRAM MODE...: each MODE's --help lists FLAG and not OLD ("" for none).
+listed() {
+  local flag=$1 old=$2 bin=$3 mode before=$failures; shift 3
+  for mode in "$@"; do
+    lists "$bin" "$mode" "$flag" || failed "${bin##*/} $mode --help does not list $flag"
+    if [[ -n $old ]] && lists "$bin" "$mode" "$old"; then
+      failed "${bin##*/} $mode --help lists the old spelling $old"
+    fi
+  done
+  [[ $failures -eq $before ]] && pass "${bin##*/} $* --help: $flag${old:+, not $old}"
+}
+listed --layers --depth "$vit" train
+listed --layers --depth "$pose" train
+listed --layers "" "$gpt" train
+listed --encoder-layers "" "$translate" train
+listed --decoder-layers "" "$translate" train
+listed --eval-windows --windows "$gpt" train eval
+listed --eval-size --limit "$translate" train eval
+listed --image --images "$vit" predict attention explore
+listed --image "" "$pose" predict attention explore
+for bin in "$vit" "$pose"; do
+  for mode in predict attention explore; do
+    "$bin" "$mode" --help 2>&1 | grep -qE "^  ${bin##*/} $mode \[OPTION...\] \[IMAGE" ||
+      failed "${bin##*/} $mode --help: its usage line does not show [IMAGE] (a file alone)"
+  done
+done
+
+# spelled FLAG OLD EXPECT PROGRAM ARGS...: PROGRAM ARGS, with the word FLAG in ARGS (or its start,
+# "FLAG=-1") spelled FLAG, then OLD, both stop at EXPECT, the value having reached the setting;
+# the old spelling with a note naming the new one, the new one without. An empty FLAG: the word
+# is left out (an image file given alone).
+spelled() {
+  local flag=$1 old=$2 expect=$3 bin=$4; shift 4
+  local spelling args=() arg
+  for spelling in "$flag" "$old"; do
+    args=()
+    for arg in "$@"; do
+      if [[ $arg == FLAG* ]]; then
+        [[ -n $spelling ]] && args+=("$spelling${arg#FLAG}")
+      else
+        args+=("$arg")
+      fi
+    done
+    timeout -s KILL 20 "$bin" "${args[@]}" </dev/null >"$tmp/out" 2>&1
+    local shown="${bin##*/} ${args[*]}"
+    if ! grep -qF -- "$expect" "$tmp/out"; then
+      failed "$shown: expected '$expect', got: $(head -c 400 "$tmp/out")"
+    elif [[ $spelling == "$old" && -n $old ]] && ! grep -qF -- "$old is now $flag" "$tmp/out"; then
+      failed "$shown: no note that $old is now $flag: $(head -c 400 "$tmp/out")"
+    elif [[ $spelling == "$flag" ]] && grep -qF "is now" "$tmp/out"; then
+      failed "$shown: a note on a current spelling: $(head -c 400 "$tmp/out")"
+    else
+      pass "$shown: $expect"
+    fi
+  done
+}
+above="1001 is above the limit of 1000"
+spelled --layers --depth "depth $above" "$vit" train --preset mnist-tiny --out "$tmp/r" FLAG 1001
+spelled --layers --depth "depth $above" "$pose" train --preset smoke --out "$tmp/r" FLAG 1001
+spelled --eval-windows --windows "eval: --eval-windows must be >= 0" \
+  "$gpt" eval --checkpoint "$tmp/none" FLAG=-1
+spelled --eval-windows --windows "--eval-windows must be >= 0" \
+  "$gpt" train --preset smoke --out "$tmp/r" FLAG=-1
+spelled --eval-size --limit "eval: --eval-size must be >= 0" \
+  "$translate" eval --checkpoint "$tmp/none" FLAG=-1
+spelled --eval-size --limit "--eval-size must be >= 0" \
+  "$translate" train --preset tiny --out "$tmp/r" FLAG=-1
+# An image file, --image FILE or FILE alone: the mode reaches the checkpoint (missing here)
+# having taken it.
+missing="checkpoint '$tmp/none.safetensors' does not exist"
+for mode in predict attention explore; do
+  out=(--out "$tmp/o")
+  [[ $mode == predict ]] && out=()
+  spelled --image --images "$missing" "$vit" "$mode" --checkpoint "$tmp/none.safetensors" \
+    "${out[@]}" FLAG "$tmp/a.pgm"
+  spelled --image "" "$missing" "$vit" "$mode" --checkpoint "$tmp/none.safetensors" \
+    "${out[@]}" FLAG "$tmp/a.pgm"
+  joint=()
+  [[ $mode == attention ]] && joint=(--joint left_wrist)
+  spelled --image "" "$missing" "$pose" "$mode" --checkpoint "$tmp/none.safetensors" \
+    --out "$tmp/o" "${joint[@]}" FLAG "$tmp/a.pgm"
+done
+
 if [[ $failures -gt 0 ]]; then
   echo "$failures check(s) failed"
   exit 1

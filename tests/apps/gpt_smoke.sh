@@ -132,7 +132,7 @@ else
   tok=$root/data/cache/gpt2-tokenizer
   out=$("$bin" sample --checkpoint "$g2" --tokenizer "$tok" --prompt "Hello, my dog is a" --tokens 10 --temperature 0 2>&1)
   [[ $out == "Hello, my dog is a"* ]] && pass "GPT-2 sample: ${out:0:60}" || failed "GPT-2 sample: $out"
-  "$bin" eval --checkpoint "$g2" --tokenizer "$tok" --text "$text" --windows 2 --json >"$tmp/g2eval.out" 2>&1 &&
+  "$bin" eval --checkpoint "$g2" --tokenizer "$tok" --text "$text" --eval-windows 2 --json >"$tmp/g2eval.out" 2>&1 &&
     python3 -c 'import json, math, sys; j = json.loads(sys.argv[1]); assert j["characters"] == 2 * 1024 and 9 < j["loss"] < 13, j' \
       "$(tail -1 "$tmp/g2eval.out")" && pass "GPT-2 eval: $(tail -1 "$tmp/g2eval.out")" || failed "GPT-2 eval: $(cat "$tmp/g2eval.out")"
   "$bin" explore --checkpoint "$g2" --tokenizer "$tok" --prompt "Hello world, it's me" --out "$tmp/g2.html" >"$tmp/g2x.out" 2>&1 &&

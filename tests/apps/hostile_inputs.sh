@@ -157,9 +157,9 @@ fi
 # Sizes that cannot fit are refused before anything is allocated, with the estimate and the limit
 # (they allocated for minutes, then ended in std::bad_alloc, exit 1).
 expect_refusal "train: the run needs about" "$gpt" train --preset smoke --text "$text" --dim 65536 --layers 64 --out "$tmp/big1"
-expect_refusal "train: the run needs about" "$vit" train --preset mnist-tiny --dim 8192 --depth 1000 --batch-size 4096 --out "$tmp/big2"
+expect_refusal "train: the run needs about" "$vit" train --preset mnist-tiny --dim 8192 --layers 1000 --batch-size 4096 --out "$tmp/big2"
 expect_refusal "train: the run needs about" "$translate" train --preset tiny --dim 8192 --encoder-layers 500 --out "$tmp/big3"
-expect_refusal "train: the run needs about" "$pose" train --preset smoke --dim 8192 --depth 1000 --out "$tmp/big4"
+expect_refusal "train: the run needs about" "$pose" train --preset smoke --dim 8192 --layers 1000 --out "$tmp/big4"
 $sanitized || expect_refusal "of the address-space limit (ulimit -v)" bash -c 'ulimit -v 3000000; exec "$@"' _ "$gpt" train --preset smoke --text "$text" --dim 2048 --layers 12 --threads 1 --out "$tmp/big5"
 
 expect_refusal "--dataset synthetic: --train-size and --valid-size may be at most 1000000" "$pose" train --preset smoke --valid-size 100000000 --out "$tmp/big6"

@@ -181,20 +181,20 @@ def make_programs(args, work):
     # second, so random kills land in all parts of a run. Models of 0.1 to 0.3 M parameters:
     # checkpoints of 1 to 3 MB take a few milliseconds to write, long enough to be hit.
     vit = ["--data-dir", mnist, "--train-size", "256", "--batch-size", "64", "--dim", "64",
-           "--depth", "2", "--heads", "4", "--mlp-dim", "128", "--no-augment",
+           "--layers", "2", "--heads", "4", "--mlp-dim", "128", "--no-augment",
            "--epochs", "100000", "--threads", "1", "--log-every", "1"]
     made = {
         "gpt": Program("gpt", args.gpt,
                        ["--preset", "smoke", "--text", text, "--steps-per-epoch", "4",
                         "--dim", "128", "--layers", "2", "--heads", "4", "--mlp-dim", "256",
                         "--epochs", "100000", "--threads", "1", "--log-every", "1"],
-                       ["--windows", "20"]),
+                       ["--eval-windows", "20"]),
         "translate": Program("translate", args.translate,
                              ["--preset", "tiny", "--dim", "64", "--mlp-dim", "128",
                               "--train-size", "128", "--valid-size", "20",
                               "--test-size", "20", "--eval-size", "10", "--batch-size", "32",
                               "--epochs", "100000", "--threads", "1", "--log-every", "1"],
-                             ["--limit", "10"]),
+                             ["--eval-size", "10"]),
         "vit": Program("vit", args.vit, vit, ["--data-dir", mnist]),
         "mpi": Program("mpi", args.vit, vit, ["--data-dir", mnist], mpirun=args.mpirun,
                        delay=(0.5, 4.0)),

@@ -22,7 +22,7 @@ failed() { echo "FAIL: $1"; failures=$((failures + 1)); }
 mpi() { local n=$1; shift; timeout 120 "$mpirun" --oversubscribe --bind-to none -np "$n" "$@"; }
 same() { /usr/bin/python3 "$root/apps/bench/compare_checkpoints.py" "$@" >"$tmp/compare.out" 2>&1; }
 
-small=(--data-dir "$data" --train-size 1024 --batch-size 64 --dim 32 --depth 2 --heads 2
+small=(--data-dir "$data" --train-size 1024 --batch-size 64 --dim 32 --layers 2 --heads 2
        --mlp-dim 64 --warmup 5 --no-augment --log-every 4 --threads 1)
 
 # 1. Two runs on 2 processes, same seed: the same checkpoint, every tensor byte for byte.

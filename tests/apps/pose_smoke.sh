@@ -70,6 +70,10 @@ open(sys.argv[1], "wb").write(b"P5\n%d %d\n255\n" % (w, h) + pixels)
 open(sys.argv[2], "wb").write(b"P5\n%d %d\n255\n" % (h, w) + pixels)' "$tmp/crop.pgm" "$tmp/wrong.pgm"
 "$bin" predict --checkpoint "$ckpt" --image "$tmp/crop.pgm" --out "$tmp/file.svg" >"$tmp/file.out" 2>&1 &&
   grep -q "<svg" "$tmp/file.svg" && pass "predict: a PGM file of 48x64" || { failed "predict --image"; cat "$tmp/file.out"; }
+# The file alone, without --image (as uwaga-vit takes its images): the same prediction.
+"$bin" predict --checkpoint "$ckpt" "$tmp/crop.pgm" --out "$tmp/file2.svg" >"$tmp/file2.out" 2>&1 &&
+  cmp -s "$tmp/file.svg" "$tmp/file2.svg" && cmp -s "$tmp/file.out" <(sed "s|file2.svg|file.svg|" "$tmp/file2.out") &&
+  pass "predict FILE.pgm: the same as --image FILE.pgm" || { failed "predict FILE.pgm"; cat "$tmp/file2.out"; }
 
 "$bin" explore --checkpoint "$ckpt" --index 1 --out "$tmp/explorer.html" >"$tmp/explore.out" 2>&1 &&
   grep -q 'id="explorer-data"' "$tmp/explorer.html" && grep -q "left_wrist (patch" "$tmp/explorer.html" &&

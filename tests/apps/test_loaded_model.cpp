@@ -56,12 +56,16 @@ optim::ParameterShapes built_shapes(const Config& config) {
   return shapes;
 }
 
-// declared_model_shapes (what a checkpoint is checked against) equals the built model's shapes.
+// declared_model_shapes (what a checkpoint is checked against) equals the built model's shapes,
+// and declared_parameter_count (what a training run's memory estimate counts) its parameters.
 template <class Model, class Config>
 void check_declared_shapes(const Config& config) {
   const optim::ParameterShapes declared = declared_model_shapes<Model>(config);
   CHECK(!declared.empty());
   CHECK(declared == built_shapes<Model>(config));
+  Generator gen(0);
+  CHECK(declared_parameter_count<Model>(config) ==
+        static_cast<double>(Model(config, gen).num_parameters()));
 }
 
 // A checkpoint of `model` whose metadata holds `config` (any text).
@@ -80,7 +84,7 @@ std::string with_model_fields(const std::string& config, const nlohmann::json& f
 
 }  // namespace
 
-TEST_CASE("loaded model: the declared shapes are the built model's, for every preset",
+TEST_CASE("loaded model: the declared shapes and parameter count are the built model's, for every preset",
           "[apps][checkpoint]") {
   for (const std::string& name : vit_preset_names()) {
     INFO("uwaga-vit " << name);
@@ -133,6 +137,9 @@ TEST_CASE("loaded model: declaring a model's shapes allocates nothing, whatever 
   const auto start = std::chrono::steady_clock::now();
   const optim::ParameterShapes shapes = declared_model_shapes<nn::VisionTransformer>(vit.model);
   CHECK(shapes.at("blocks.999.mlp.fc1.weight") == Shape{65536, 65536});
+  // Its parameters, counted the same way: each block's attention (4 D²) and MLP (2 D², the MLP
+  // as wide as D), with biases and norms on top.
+  CHECK(declared_parameter_count<nn::VisionTransformer>(vit.model) > 1000 * 6.0 * 65536 * 65536);
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
   // The translator's sinusoid table is computed, not declared: also skipped.
   TranslateRunConfig t = translate_run("sinusoidal");

@@ -11,7 +11,7 @@ if [[ ! -f $data/t10k-labels-idx1-ubyte ]]; then
 fi
 source "$(dirname "$0")/smoke_lib.sh"
 
-small=(--data-dir "$data" --train-size 2048 --batch-size 64 --dim 32 --depth 2 --heads 2
+small=(--data-dir "$data" --train-size 2048 --batch-size 64 --dim 32 --layers 2 --heads 2
        --mlp-dim 64 --warmup 5 --lr 3e-3 --no-augment --log-every 5 --threads 2)
 
 # 1. A few dozen steps lower the loss.
@@ -56,6 +56,10 @@ fi
 { printf 'P5\n28 28\n255\n'; head -c 784 /dev/zero; } >"$tmp/blank.pgm"
 "$bin" predict --checkpoint "$ckpt" "$tmp/blank.pgm" >"$tmp/predict2.out" 2>&1 &&
   grep -q "blank.pgm:" "$tmp/predict2.out" && pass "predict FILE.pgm" || failed "predict FILE.pgm: $(cat "$tmp/predict2.out")"
+# --image FILE (as uwaga-pose takes its crop): the same prediction.
+"$bin" predict --checkpoint "$ckpt" --image "$tmp/blank.pgm" >"$tmp/predict3.out" 2>&1 &&
+  cmp -s "$tmp/predict2.out" "$tmp/predict3.out" && pass "predict --image FILE.pgm: the same as FILE.pgm" ||
+  failed "predict --image FILE.pgm: $(cat "$tmp/predict3.out")"
 
 # 4. attention draws an SVG.
 "$bin" attention --checkpoint "$ckpt" --data-dir "$data" --index 3 --out "$tmp/att.svg" >"$tmp/att.out" 2>&1 &&
@@ -97,7 +101,7 @@ fi
 
 # 5b. A run whose parameters overflow stops without writing a checkpoint: a learning rate of 1e39
 # is inf in float32, so the first update leaves inf in the parameters.
-"$bin" train --data-dir "$data" --train-size 256 --batch-size 64 --dim 32 --depth 2 --heads 2 \
+"$bin" train --data-dir "$data" --train-size 256 --batch-size 64 --dim 32 --layers 2 --heads 2 \
   --mlp-dim 64 --epochs 1 --lr 1e39 --warmup 0 --clip 0 --max-steps 1 --threads 1 \
   --out "$tmp/diverged" >"$tmp/diverged.out" 2>&1
 status=$?
@@ -112,7 +116,7 @@ fi
 
 # 5c. A run that trains all its epochs ends its log with a "finished" stop record; `plot` draws it
 # beside the run cut short by --max-steps: one path per run in each of the four panels.
-"$bin" train --data-dir "$data" --train-size 256 --batch-size 64 --dim 32 --depth 2 --heads 2 \
+"$bin" train --data-dir "$data" --train-size 256 --batch-size 64 --dim 32 --layers 2 --heads 2 \
   --mlp-dim 64 --epochs 2 --warmup 2 --no-augment --log-every 1 --threads 2 \
   --out "$tmp/short" >"$tmp/short.out" 2>&1 || failed "short run exited with $?: $(tail -3 "$tmp/short.out")"
 tail -1 "$tmp/short/log.jsonl" | grep -q '"reason":"finished"' &&
