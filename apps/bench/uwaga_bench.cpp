@@ -6,7 +6,8 @@
 //   uwaga-bench --mode sgemm   --threads 2               OpenBLAS sgemm GFLOP/s: 1024³ and the
 //                                                         model's GEMM shapes (the ceiling)
 //   uwaga-bench --mode micro   --threads 2 --op mha,gelu ops forward+backward (mha, layernorm,
-//                                                         gelu, xent), µs per call
+//                                                         gelu, xent; attention: forward), µs
+//                                                         per call
 //   uwaga-bench --mode mha-scaling --threads 2           one attention layer for n = 16 … 1024
 //   uwaga-bench --mode translate --threads 2             the translator's training steps
 //                                                         (apps/bench/translator_throughput.h)
@@ -33,6 +34,7 @@
 #include "apps/gpt/gpt_training.h"
 #include "apps/translate/translate_training.h"
 #include "core/uwaga.h"
+#include "nn/attention_kernels.h"
 #include "nn/cross_entropy.h"
 #include "nn/gelu.h"
 #include "nn/layer_norm.h"
@@ -204,7 +206,7 @@ double mha_forward_flops(std::int64_t batch, std::int64_t n, std::int64_t D) {
   return 2.0 * batch * n * D * 4 * D + 2.0 * 2 * batch * n * n * D;
 }
 
-// One op forward + backward with a random upstream gradient; µs per call.
+// One op forward + backward with a random upstream gradient (attention: forward only); µs per call.
 json bench_micro(const std::string& op, const BenchOptions& o) {
   Generator gen(o.seed);
   const std::int64_t B = 128, T = 17, D = 64, heads = 4, hidden = 128, classes = 10;
@@ -248,6 +250,14 @@ json bench_micro(const std::string& op, const BenchOptions& o) {
     };
     bytes = 4.0 * B * T * hidden * 5;
     shape = "(2176, 128)";
+  } else if (op == "attention") {
+    // Forward only, at cifar10-small's shapes (a micro-batch of 16 images, 65 tokens, 4 heads of
+    // 24): Q Kᵀ, the softmax and A V of every head, as training records them.
+    const std::int64_t b = 16, n = 65, dim = 96;
+    x = Tensor::randn({b, n, 3 * dim}, gen).requires_grad_();
+    call = [&] { nn::attention_heads(x, heads); };
+    flops = 2.0 * 2 * b * n * n * dim;
+    shape = "qkv (16, 65, 288), 4 heads, forward";
   } else if (op == "xent") {
     x = Tensor::randn({B, classes}, gen).requires_grad_();
     std::vector<std::int64_t> y(B);
@@ -260,7 +270,7 @@ json bench_micro(const std::string& op, const BenchOptions& o) {
     bytes = 4.0 * B * classes * 2;
     shape = "logits (128, 10)";
   } else {
-    fail("unknown --op '", op, "'; expected mha, layernorm, gelu or xent");
+    fail("unknown --op '", op, "'; expected mha, attention, layernorm, gelu or xent");
   }
   int calls = 0;
   std::vector<double> us;
@@ -318,7 +328,7 @@ int run(int argc, char** argv) {
       ("op-steps", "steps timed by --op-times", cxxopts::value<int>()->default_value("20"))
       ("micro-batch", "train: images per forward/backward pass, per thread (0: a thread's whole "
        "share of the batch)", cxxopts::value<std::int64_t>()->default_value("16"))
-      ("op", "micro: any of mha, layernorm, gelu, xent", cxxopts::value<std::vector<std::string>>()->default_value(
+      ("op", "micro: any of mha, attention, layernorm, gelu, xent", cxxopts::value<std::vector<std::string>>()->default_value(
           "mha,layernorm,gelu,xent"))
       ("shapes", "sgemm: MxKxN for (M×K)·(K×N)", cxxopts::value<std::vector<std::string>>()->default_value(
           "1024x1024x1024,2176x64x192,2176x64x64,2176x64x128,2176x128x64"))
