@@ -114,15 +114,20 @@ std::vector<std::shared_ptr<Node>> hold_nodes(const Tensor& root, const std::vec
   return alive;
 }
 
+// Whether g is held by its one handle only, its storage by nothing else (a backward rule's fresh
+// result, usually): then it may be taken over, or written in place.
+bool sole_owner(const Tensor& g) {
+  return g.impl_ptr().use_count() == 1 && g.impl().storage.use_count() == 1 && !g.impl().grad_fn &&
+         !g.impl().grad;
+}
+
 // Leaves own their gradient buffer. The first gradient becomes it: taken over when nothing else
 // holds the tensor or its storage (the usual case, a backward rule's fresh result), copied
 // otherwise. Later ones are added in place (so a tensor used twice gets the sum of both uses).
 void accumulate_leaf(const Tensor& leaf, Tensor g) {
   TensorImpl& impl = leaf.impl();
   if (!impl.grad) {
-    const bool sole_owner = g.impl_ptr().use_count() == 1 && g.impl().storage.use_count() == 1 &&
-                            !g.impl().grad_fn && !g.impl().grad;
-    if (sole_owner) {
+    if (sole_owner(g)) {
       impl.grad = g.impl_ptr();
       return;
     }
@@ -158,7 +163,12 @@ void pass_on(const Node& node, std::vector<Tensor> dinputs,
     if (di.shape() != input.shape()) di = reduce_to(di, input.shape());  // undo broadcasting
     if (input.grad_fn()) {
       auto [slot, fresh] = grads.try_emplace(input.grad_fn().get(), std::move(di));
-      if (!fresh) slot->second = add(slot->second, di);
+      // A second gradient for the same tensor (a residual stream feeds two branches): summed,
+      // in place when the running sum is nobody else's (add's rule hands one g to both inputs).
+      if (!fresh) {
+        if (sole_owner(slot->second)) add_inplace(slot->second, di);
+        else slot->second = add(slot->second, di);
+      }
     } else {
       accumulate_leaf(input, std::move(di));
     }

@@ -258,6 +258,17 @@ json bench_micro(const std::string& op, const BenchOptions& o) {
     call = [&] { nn::attention_heads(x, heads); };
     flops = 2.0 * 2 * b * n * n * dim;
     shape = "qkv (16, 65, 288), 4 heads, forward";
+  } else if (op == "attention-backward") {
+    // The same, forward and backward (dQ, dK, dV of every head from a random dY).
+    const std::int64_t b = 16, n = 65, dim = 96;
+    x = Tensor::randn({b, n, 3 * dim}, gen).requires_grad_();
+    g = Tensor::randn({b, n, dim}, gen);
+    call = [&] {
+      x.zero_grad();
+      nn::attention_heads(x, heads).backward(g);
+    };
+    flops = 3 * 2.0 * 2 * b * n * n * dim;
+    shape = "qkv (16, 65, 288), 4 heads, forward and backward";
   } else if (op == "xent") {
     x = Tensor::randn({B, classes}, gen).requires_grad_();
     std::vector<std::int64_t> y(B);
@@ -270,7 +281,7 @@ json bench_micro(const std::string& op, const BenchOptions& o) {
     bytes = 4.0 * B * classes * 2;
     shape = "logits (128, 10)";
   } else {
-    fail("unknown --op '", op, "'; expected mha, attention, layernorm, gelu or xent");
+    fail("unknown --op '", op, "'; expected mha, attention, attention-backward, layernorm, gelu or xent");
   }
   int calls = 0;
   std::vector<double> us;
@@ -328,7 +339,7 @@ int run(int argc, char** argv) {
       ("op-steps", "steps timed by --op-times", cxxopts::value<int>()->default_value("20"))
       ("micro-batch", "train: images per forward/backward pass, per thread (0: a thread's whole "
        "share of the batch)", cxxopts::value<std::int64_t>()->default_value("16"))
-      ("op", "micro: any of mha, attention, layernorm, gelu, xent", cxxopts::value<std::vector<std::string>>()->default_value(
+      ("op", "micro: any of mha, attention, attention-backward, layernorm, gelu, xent", cxxopts::value<std::vector<std::string>>()->default_value(
           "mha,layernorm,gelu,xent"))
       ("shapes", "sgemm: MxKxN for (M×K)·(K×N)", cxxopts::value<std::vector<std::string>>()->default_value(
           "1024x1024x1024,2176x64x192,2176x64x64,2176x64x128,2176x128x64"))

@@ -7,6 +7,8 @@
 
 using namespace uwaga;
 using Catch::Contains;
+using uwaga::testing::max_abs_diff;
+using uwaga::testing::require_gradcheck;
 
 TEST_CASE("backward computes the gradient of a small expression", "[core][autograd]") {
   // L = Σ (a·b + a)  →  dL/da = b + 1,  dL/db = a
@@ -29,6 +31,26 @@ TEST_CASE("a tensor used twice accumulates both gradients", "[core][autograd]") 
   REQUIRE(x.grad().item() == Approx(29.0));
   x.zero_grad();
   REQUIRE_FALSE(x.grad().defined());
+}
+
+TEST_CASE("an intermediate tensor used several times gets the sum, however its gradients are shared",
+          "[core][autograd]") {
+  // a = 2x is not a leaf. add's rule hands the same g to both its inputs, so in a + a both
+  // gradients of a are one buffer: the sum must not be taken in place into it. In (a + a) + a·a
+  // the running sum of a's gradient is a fresh buffer after the first addition, and is added to
+  // in place: each way the result is the plain sum.
+  Tensor x = Tensor::from_vector({1, 2, 3}, {3}, DType::Float64).requires_grad_();
+  Tensor a = x * 2.0;
+  sum(a + a).backward();  // d/dx 2a = 4
+  REQUIRE(max_abs_diff(x.grad(), Tensor::from_vector({4, 4, 4}, {3}, DType::Float64)) == 0);
+  x.zero_grad();
+  Tensor b = x * 2.0;
+  sum(b + b + b * b + b).backward();  // d/dx (3b + b²) = (3 + 2b)·2 = 6 + 8x
+  REQUIRE(max_abs_diff(x.grad(), Tensor::from_vector({14, 22, 30}, {3}, DType::Float64)) == 0);
+  require_gradcheck([](const std::vector<Tensor>& in) {
+    Tensor c = in[0] * 3.0;
+    return c + c * c + c + exp(c * 0.1);
+  }, {Tensor::from_vector({0.1, -0.2, 0.3}, {3}, DType::Float64).requires_grad_()});
 }
 
 TEST_CASE("a leaf takes over a fresh gradient and copies a shared one", "[core][autograd]") {

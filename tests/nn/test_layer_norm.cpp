@@ -22,8 +22,9 @@ TEST_CASE("fused layer_norm passes gradcheck", "[nn][layer_norm]") {
 }
 
 TEST_CASE("fused layer_norm equals the composed one, values and gradients", "[nn][layer_norm]") {
-  // 4 rows of 7, and 150 rows of 96 (float64: blocks of 21 rows, so several and a partial one).
-  for (const Shape& shape : {Shape{4, 7}, Shape{150, 96}}) {
+  // 4 rows of 7, and 150 rows of 96 (float64: blocks of 21 rows, so several and a partial one);
+  // 30 rows of 40: dγ and dβ in two whole blocks of 16 features and a partial one.
+  for (const Shape& shape : {Shape{4, 7}, Shape{150, 96}, Shape{30, 40}}) {
     const std::int64_t d = shape[1];
     INFO(shape_str(shape));
     Tensor x1 = leaf(shape, 1), w1 = leaf({d}, 2), b1 = leaf({d}, 3);
