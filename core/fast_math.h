@@ -36,6 +36,10 @@ inline float exp_f32(float x) {
   return exp_f32_in_range(x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x));
 }
 
+// e^x for x ≤ 0 (or NaN), as exp_f32 gives it: a softmax's e − max(e) is never above 0, so only
+// the lower clamp is needed, and the upper one's compare and blend were a sixth of the loop.
+inline float exp_f32_nonpositive(float x) { return exp_f32_in_range(x < -87.0f ? -87.0f : x); }
+
 // erf(x) ≈ 1 − (a₁t + a₂t² + a₃t³ + a₄t⁴ + a₅t⁵) e^{−x²}, t = 1/(1 + p|x|), odd in x
 // (Abramowitz & Stegun 7.1.26: absolute error < 1.5e-7 in exact arithmetic; evaluated in float32
 // up to ≈ 5e-7, ≈ 1e-5 relative near x = 0 where 1 − poly·t·e^{−x²} cancels, which is harmless
@@ -60,6 +64,10 @@ template <class T> T erf_t(T x) {
 }
 template <class T> T exp_t(T x) {
   if constexpr (std::is_same_v<T, float>) return exp_f32(x);
+  else return std::exp(x);
+}
+template <class T> T exp_nonpositive_t(T x) {
+  if constexpr (std::is_same_v<T, float>) return exp_f32_nonpositive(x);
   else return std::exp(x);
 }
 

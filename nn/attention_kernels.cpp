@@ -85,8 +85,8 @@ void masked_softmax_rows(T* A, std::int64_t rows, std::int64_t S, bool causal,
         continue;
       }
 #pragma omp simd
-      for (std::int64_t j = 0; j < end; ++j) e[j] = exp_t(e[j] - m);
-      // exp_t(−∞) is e^−87 in float32, not 0: padding is zeroed here
+      for (std::int64_t j = 0; j < end; ++j) e[j] = exp_nonpositive_t(e[j] - m);  // e_ij ≤ m_i
+      // exp(−∞) is e^−87 in float32 here, not 0: padding is zeroed below
       if (pad)
         for (std::int64_t j = 0; j < end; ++j)
           if (pad[j]) e[j] = T(0);

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 
 #include "core/fast_math.h"
 
@@ -27,4 +28,16 @@ TEST_CASE("float32 exp and erf stay within a few float32 roundings of float64", 
   // float64 goes through the standard library.
   REQUIRE(exp_t(0.5) == std::exp(0.5));
   REQUIRE(erf_t(0.5) == std::erf(0.5));
+}
+
+TEST_CASE("exp for arguments at most 0 is exp_f32 there, bit for bit", "[core][fast_math]") {
+  // The softmax's exponential (e − max(e) ≤ 0) drops exp_f32's upper clamp only.
+  for (int i = 0; i <= 100000; ++i) {
+    const float x = static_cast<float>(-100.0 * i / 100000);
+    REQUIRE(exp_f32_nonpositive(x) == exp_f32(x));
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  REQUIRE(exp_f32_nonpositive(-inf) == exp_f32(-inf));  // a masked key: e^-87
+  REQUIRE(std::isnan(exp_f32_nonpositive(std::nanf(""))));
+  REQUIRE(exp_nonpositive_t(-0.5) == std::exp(-0.5));
 }
