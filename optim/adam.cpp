@@ -13,28 +13,41 @@ namespace uwaga::optim {
 //   denom = √v / √(1 − β2^t) + ε,  p ← p + (−step_size) · (m / denom)
 // kL2 (Adam with weight decay) and kDecoupled (AdamW) are template flags rather than branches in
 // the loop, so the loop has none and vectorises.
+template <class T>
+struct AdamScalars {  // the step's constants, in T
+  T neg_step_size, bias_correction2_sqrt, b1, one_minus_b1, b2, one_minus_b2, eps, wd, shrink;
+};
+
+// Elements i0 … i1 − 1. A function of its own: inlined into Adam::step's loop over parameters,
+// GCC 12 left this loop scalar ("latch block not empty"): 2.6 % of a mnist-tiny step.
+template <class T, bool kL2, bool kDecoupled>
+[[gnu::noinline]] void adam_elements(T* p, T* m, T* v, const T* grad, std::int64_t i0,
+                                     std::int64_t i1, const AdamScalars<T> c) {
+#pragma omp simd
+  for (std::int64_t i = i0; i < i1; ++i) {
+    if constexpr (kDecoupled) p[i] = p[i] * c.shrink;
+    T g = grad[i];
+    if constexpr (kL2) g = g + c.wd * p[i];
+    m[i] = m[i] * c.b1 + c.one_minus_b1 * g;
+    v[i] = v[i] * c.b2 + c.one_minus_b2 * g * g;
+    const T denom = std::sqrt(v[i]) / c.bias_correction2_sqrt + c.eps;
+    p[i] = p[i] + c.neg_step_size * (m[i] / denom);
+  }
+}
+
 template <class T, bool kL2, bool kDecoupled>
 void adam_update(T* p, T* m, T* v, const T* grad, std::int64_t n, std::int64_t t, double lr,
                  double beta1, double beta2, double eps, double weight_decay) {
   const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(t));
   const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(t));
-  const T neg_step_size = static_cast<T>(-(lr / bias_correction1));
-  const T bias_correction2_sqrt = static_cast<T>(std::sqrt(bias_correction2));
-  const T b1 = static_cast<T>(beta1), one_minus_b1 = static_cast<T>(1 - beta1);
-  const T b2 = static_cast<T>(beta2), one_minus_b2 = static_cast<T>(1 - beta2);
-  const T e = static_cast<T>(eps), wd = static_cast<T>(weight_decay);
-  const T shrink = static_cast<T>(1 - lr * weight_decay);  // AdamW's decay factor
-  parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
-#pragma omp simd
-    for (std::int64_t i = i0; i < i1; ++i) {
-      if constexpr (kDecoupled) p[i] = p[i] * shrink;
-      T g = grad[i];
-      if constexpr (kL2) g = g + wd * p[i];
-      m[i] = m[i] * b1 + one_minus_b1 * g;
-      v[i] = v[i] * b2 + one_minus_b2 * g * g;
-      const T denom = std::sqrt(v[i]) / bias_correction2_sqrt + e;
-      p[i] = p[i] + neg_step_size * (m[i] / denom);
-    }
+  const AdamScalars<T> c{static_cast<T>(-(lr / bias_correction1)),
+                         static_cast<T>(std::sqrt(bias_correction2)),
+                         static_cast<T>(beta1), static_cast<T>(1 - beta1),
+                         static_cast<T>(beta2), static_cast<T>(1 - beta2),
+                         static_cast<T>(eps), static_cast<T>(weight_decay),
+                         static_cast<T>(1 - lr * weight_decay)};  // shrink: AdamW's decay factor
+  parallel_for(n, n > kParallelThreshold, [=](std::int64_t i0, std::int64_t i1) {
+    adam_elements<T, kL2, kDecoupled>(p, m, v, grad, i0, i1, c);
   });
 }
 
