@@ -12,7 +12,8 @@ namespace uwaga::optim {
 //   bias_correction1 = 1 − β1^t,  step_size = lr / bias_correction1
 //   denom = √v / √(1 − β2^t) + ε,  p ← p + (−step_size) · (m / denom)
 // kL2 (Adam with weight decay) and kDecoupled (AdamW) are template flags rather than branches in
-// the loop, so the loop has none and vectorises.
+// the loop, so the loop has none and vectorises. adam_update computes the step's constants once;
+// adam_elements updates a range of elements with them.
 template <class T>
 struct AdamScalars {  // the step's constants, in T
   T neg_step_size, bias_correction2_sqrt, b1, one_minus_b1, b2, one_minus_b2, eps, wd, shrink;

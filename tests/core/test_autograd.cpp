@@ -36,9 +36,9 @@ TEST_CASE("a tensor used twice accumulates both gradients", "[core][autograd]") 
 TEST_CASE("an intermediate tensor used several times gets the sum, however its gradients are shared",
           "[core][autograd]") {
   // a = 2x is not a leaf. add's rule hands the same g to both its inputs, so in a + a both
-  // gradients of a are one buffer: the sum must not be taken in place into it. In (a + a) + a·a
-  // the running sum of a's gradient is a fresh buffer after the first addition, and is added to
-  // in place: each way the result is the plain sum.
+  // gradients of a are one buffer: the sum must not be taken in place into it. In b + b + b·b + b
+  // the running sum of b's gradient becomes a fresh buffer after the first addition, and later
+  // ones are added to it in place: each way the result is the plain sum.
   Tensor x = Tensor::from_vector({1, 2, 3}, {3}, DType::Float64).requires_grad_();
   Tensor a = x * 2.0;
   sum(a + a).backward();  // d/dx 2a = 4
