@@ -250,25 +250,24 @@ json bench_micro(const std::string& op, const BenchOptions& o) {
     };
     bytes = 4.0 * B * T * hidden * 5;
     shape = "(2176, 128)";
-  } else if (op == "attention") {
-    // Forward only, at cifar10-small's shapes (a micro-batch of 16 images, 65 tokens, 4 heads of
-    // 24): Q Kᵀ, the softmax and A V of every head, as training records them.
+  } else if (op == "attention" || op == "attention-backward") {
+    // cifar10-small's shapes (a micro-batch of 16 images, 65 tokens, 4 heads of 24): Q Kᵀ, the
+    // softmax and A V of every head as training records them; with "-backward" also dQ, dK, dV
+    // of every head from a random dY.
     const std::int64_t b = 16, n = 65, dim = 96;
-    x = Tensor::randn({b, n, 3 * dim}, gen).requires_grad_();
-    call = [&] { nn::attention_heads(x, heads); };
-    flops = 2.0 * 2 * b * n * n * dim;
-    shape = "qkv (16, 65, 288), 4 heads, forward";
-  } else if (op == "attention-backward") {
-    // The same, forward and backward (dQ, dK, dV of every head from a random dY).
-    const std::int64_t b = 16, n = 65, dim = 96;
+    const bool backward = op == "attention-backward";
     x = Tensor::randn({b, n, 3 * dim}, gen).requires_grad_();
     g = Tensor::randn({b, n, dim}, gen);
-    call = [&] {
+    call = [&, backward] {
+      if (!backward) {
+        nn::attention_heads(x, heads);
+        return;
+      }
       x.zero_grad();
       nn::attention_heads(x, heads).backward(g);
     };
-    flops = 3 * 2.0 * 2 * b * n * n * dim;
-    shape = "qkv (16, 65, 288), 4 heads, forward and backward";
+    flops = (backward ? 3 : 1) * 2.0 * 2 * b * n * n * dim;
+    shape = std::string("qkv (16, 65, 288), 4 heads, forward") + (backward ? " and backward" : "");
   } else if (op == "xent") {
     x = Tensor::randn({B, classes}, gen).requires_grad_();
     std::vector<std::int64_t> y(B);
