@@ -133,6 +133,7 @@ def param_groups(model, weight_decay):
 VIT_MODELS = {  # image_size, channels, patch, dim, depth, heads, mlp_dim (as uwaga-bench --model)
     "mnist-tiny": (28, 1, 7, 64, 6, 4, 128),
     "cifar10-small": (32, 3, 4, 96, 6, 4, 192),
+    "cifar10-vit": (32, 3, 4, 128, 6, 4, 256),
     "vit-d192": (32, 3, 4, 192, 12, 3, 768),
 }
 

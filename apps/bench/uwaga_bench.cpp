@@ -49,8 +49,8 @@ namespace {
 using nlohmann::json;
 
 // A few random batches of (B, 1, 28, 28) images with labels, cycled through.
-// The ViTs the benchmark trains (as apps/bench/vit_torch2.py's --model): uwaga-vit's mnist-tiny
-// and cifar10-small presets, and a dim-192, depth-12, 3-head ViT on 32 × 32 × 3 images.
+// The ViTs the benchmark trains (as apps/bench/vit_torch2.py's --model): uwaga-vit's mnist-tiny,
+// cifar10-small and cifar10-vit presets, and a dim-192, depth-12, 3-head ViT on 32 × 32 × 3 images.
 nn::VitConfig bench_model(const std::string& name) {
   nn::VitConfig c;  // mnist-tiny: 28 × 28 × 1, patch 7 (17 tokens), dim 64, depth 6, heads 4, MLP 128
   if (name == "mnist-tiny") return c;
@@ -59,11 +59,15 @@ nn::VitConfig bench_model(const std::string& name) {
     c.dim = 96, c.depth = 6, c.heads = 4, c.mlp_dim = 192;
     return c;
   }
+  if (name == "cifar10-vit") {  // uwaga-vit's cifar10-vit preset, without its recipe
+    c.dim = 128, c.depth = 6, c.heads = 4, c.mlp_dim = 256;
+    return c;
+  }
   if (name == "vit-d192") {
     c.dim = 192, c.depth = 12, c.heads = 3, c.mlp_dim = 768;
     return c;
   }
-  fail("--model: expected mnist-tiny, cifar10-small or vit-d192, got '", name, "'");
+  fail("--model: expected mnist-tiny, cifar10-small, cifar10-vit or vit-d192, got '", name, "'");
 }
 
 struct RandomBatches {
@@ -351,7 +355,7 @@ int run(int argc, char** argv) {
       ("seed", "random seed", cxxopts::value<std::uint64_t>()->default_value("0"))
       ("gemm-piece-work", "multiply-adds per piece of a thin product (0: whole products to "
        "OpenBLAS; default: the library's, see core/matmul.h)", cxxopts::value<std::int64_t>())
-      ("model", "train, eval: mnist-tiny, cifar10-small or vit-d192; gpt, gpt-config: "
+      ("model", "train, eval: mnist-tiny, cifar10-small, cifar10-vit or vit-d192; gpt, gpt-config: "
        "shakespeare-tiny, shakespeare-small or smoke (default: mnist-tiny, shakespeare-tiny)",
        cxxopts::value<std::string>())
       ("h,help", "this help");

@@ -12,6 +12,7 @@ with FusedAttention). The models:
 
     mnist-tiny     28x28x1, patch 7 (17 tokens), dim 64, depth 6, heads 4, MLP 128
     cifar10-small  32x32x3, patch 4 (65 tokens), dim 96, depth 6, heads 4, MLP 192
+    cifar10-vit    32x32x3, patch 4 (65 tokens), dim 128, depth 6, heads 4, MLP 256
     vit-d192       32x32x3, patch 4 (65 tokens), dim 192, depth 12, heads 3, MLP 768
 
 all pre-LN, class token, 10 classes, cross-entropy, AdamW lr 1e-3 with weight decay 0.05 on
