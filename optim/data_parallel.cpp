@@ -6,6 +6,7 @@
 
 #include "core/autograd.h"
 #include "core/elementwise.h"
+#include "core/shape_ops.h"
 #include "core/threads.h"
 
 namespace uwaga::optim {
@@ -177,6 +178,37 @@ StepResult DataParallel::gradient(const Batch& batch, const nn::Loss& loss,
   }
   reduction_->all_reduce(params_, sums);  // and across processes
   return {sums[0], static_cast<std::int64_t>(sums[1]), static_cast<std::int64_t>(sums[2])};
+}
+
+Tensor DataParallel::forward(const std::vector<Tensor>& inputs) {
+  auto shape_of = [](const Tensor& x) {
+    return x.defined() ? shape_str(x.shape()) : std::string("(undefined)");
+  };
+  if (inputs.empty()) fail("DataParallel::forward: no inputs");
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].defined() || inputs[i].dim() == 0 || inputs[i].size(0) != inputs[0].size(0))
+      fail("DataParallel::forward: input ", i, " has shape ", shape_of(inputs[i]),
+           "; every input needs the rows of input 0, ", shape_of(inputs[0]));
+  const int T = threads();
+  const std::vector<std::vector<RowRange>> plan =
+      deal_rows(inputs[0].size(0), T, options_.micro_batch);
+  for (auto& replica : replicas_) replica->train(model_.is_training());
+  std::vector<std::vector<Tensor>> outputs(T);
+  run_on_threads(T, [&](int t) {
+    NoGradGuard no_grad;  // on this thread
+    nn::Model& model = t == 0 ? model_ : *replicas_[t - 1];
+    for (const RowRange& range : plan[t]) {
+      std::vector<Tensor> part;
+      for (const Tensor& x : inputs) part.push_back(slice(x, 0, range.begin, range.end));
+      outputs[t].push_back(model.forward_batch(part));
+    }
+  });
+  std::vector<Tensor> in_order;
+  for (auto& pieces : outputs)
+    for (Tensor& piece : pieces) in_order.push_back(std::move(piece));
+  if (in_order.size() == 1) return in_order[0];
+  NoGradGuard no_grad;
+  return cat(in_order, 0);
 }
 
 }  // namespace uwaga::optim

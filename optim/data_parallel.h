@@ -107,6 +107,14 @@ class DataParallel {
   // dropout_seed + b·φ, whichever replica runs it.
   StepResult gradient(const Batch& batch, const nn::Loss& loss, std::uint64_t dropout_seed = 0);
 
+  // The model's output for `inputs` (each (B, …), rows first), computed as the gradient is: thread
+  // t runs its replica over its share of the rows, micro_batch rows at a time, and the outputs
+  // are joined in row order. No graph is recorded; the replicas take the model's mode (evaluate
+  // in eval mode, e.g. inside an nn::InferenceScope). For evaluation, where splitting each op
+  // across the threads is as slow for a small model as it is in training. Each row's output is
+  // the one model.forward_batch(inputs) gives, up to the last bits (how its products are cut).
+  Tensor forward(const std::vector<Tensor>& inputs);
+
  private:
   nn::Model& model_;
   std::vector<std::shared_ptr<nn::Model>> replicas_;  // thread t ≥ 1 runs replicas_[t − 1]

