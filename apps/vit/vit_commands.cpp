@@ -21,12 +21,6 @@
 namespace uwaga::apps {
 namespace {
 
-// Images per forward/backward pass in training. The fastest of 8, 12, 16, 24, 32 and 64 on
-// mnist-tiny (uwaga-bench --mode train --micro-batch N, side by side): 16 computes gradients
-// about 10 % faster than 32 on one thread and on two (uwaga-vit's training, which also loads
-// and shifts the images, 5 %); with 8 or 12 the matrix products get too few rows.
-constexpr std::int64_t kDefaultMicroBatch = 16;
-
 using cxxopts::value;
 
 // Applies the dataset, model, data and optimisation flags the user gave on top of a preset.
@@ -63,7 +57,7 @@ class VitTrain : public TrainProgram {
   TrainModeText text() const override {
     return {"uwaga-vit", "Train a Vision Transformer on an image dataset.",
             "mnist-tiny, mnist-best, fashion-mnist, cifar10-small or cifar10-vit", "mnist-tiny", "images",
-            "initialisation and shuffling", true, kDefaultMicroBatch, "images"};
+            "initialisation and shuffling", true, kVitMicroBatch, "images"};
   }
 
   void add_flags(cxxopts::Options& o) const override {

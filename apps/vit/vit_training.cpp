@@ -41,11 +41,10 @@ DataLoaderOptions train_loader_options(const VitRunConfig& run, const ImageDatas
 ClassifierEval evaluate_classifier(nn::VisionTransformer& model, const ImageDataset& data,
                                    const VitRunConfig& run, std::int64_t batch_size) {
   const nn::InferenceScope inference(model);  // eval mode, no graph, until the return
-  // A replica per thread, each taking its share of a batch 16 images at a time, as in training:
-  // on 2 threads 1.3× (cifar10-vit) and 1.4× (mnist-tiny) the images per second of one forward
-  // pass splitting each op across the threads (uwaga-bench --mode eval; 8, 16, 32 and 64 images
-  // at a time on cifar10-vit: 3140, 3168, 3085, 2649 images/s).
-  optim::DataParallel parallel(model, {0, 16});
+  // A replica per thread, each taking its share of a batch kVitMicroBatch images at a time, as in
+  // training: on 2 threads 1.3× (cifar10-vit) and 1.4× (mnist-tiny) the images per second of one
+  // forward pass splitting each op across the threads (uwaga-bench --mode eval).
+  optim::DataParallel parallel(model, {0, kVitMicroBatch});
   DataLoader loader(data, loader_options(run, false, batch_size));
   const std::int64_t classes = run.model.num_classes;
   ClassifierEval result;
