@@ -37,8 +37,10 @@ Tensor binary_kernel(const Tensor& a, const Tensor& b, const char* op, F f) {
     return out;
   }
   if (b.numel() == 1 && a.shape() == shape) {
-    const T s = pb[0];
     parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
+      // The scalar as a local of this piece: read through the lambda's reference, a store to
+      // po[i] might change it, and GCC would neither keep it in a register nor vectorise.
+      const T s = pb[0];
       for (std::int64_t i = i0; i < i1; ++i) po[i] = f(pa[i], s);
     });
     return out;
