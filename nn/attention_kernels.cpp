@@ -6,6 +6,7 @@
 
 #include "core/graph.h"
 #include "core/fast_math.h"
+#include "core/l1_block.h"
 #include "core/matmul.h"
 #include "core/shape_ops.h"
 #include "core/threads.h"
@@ -59,9 +60,8 @@ template <class T>
 void masked_softmax_rows(T* A, std::int64_t rows, std::int64_t S, bool causal,
                          const unsigned char* pad) {
   constexpr T kMinusInf = -std::numeric_limits<T>::infinity();
-  // At most 64 rows a block, and no more than fit the L1 cache (16 KiB) between the passes.
-  const std::int64_t block =
-      std::clamp<std::int64_t>(static_cast<std::int64_t>(16384 / sizeof(T)) / std::max<std::int64_t>(S, 1), 1, 64);
+  // At most 64 rows a block, and no more than stay in the L1 cache between the passes.
+  const std::int64_t block = l1_block_rows(S * static_cast<std::int64_t>(sizeof(T)));
   T row_max[64], inv_total[64];
   auto end_of = [&](std::int64_t i) { return causal ? std::min(S, i + 1) : S; };
   for (std::int64_t i0 = 0; i0 < rows; i0 += block) {

@@ -5,6 +5,7 @@
 
 #include "core/elementwise.h"
 #include "core/graph.h"
+#include "core/l1_block.h"
 #include "core/reduction.h"
 #include "core/threads.h"
 #include "nn/init.h"
@@ -14,18 +15,14 @@ namespace uwaga::nn {
 // Each row of d values is normalised on its own: μ = mean(x), σ = √(mean((x − μ)²) + ε) (ε inside
 // σ, as in the header), x̂ = (x − μ)·rstd with rstd = 1/σ, y = γ ⊙ x̂ + β. The sums accumulate in T (the row is
 // short: 64 to 256 values) and `omp simd` lets the compiler reorder them into vector lanes.
-// Rows per block in the two-pass loops below: at most 64, and few enough that a block of
-// x (and of dy) stays in the L1 cache between the passes (16 KiB of each).
-inline std::int64_t rows_per_block(std::int64_t d, std::size_t element_size) {
-  const std::int64_t fit = static_cast<std::int64_t>(16384 / element_size) / std::max<std::int64_t>(d, 1);
-  return std::clamp<std::int64_t>(fit, 1, 64);
-}
+// The two-pass loops below go through blocks of rows that stay in the L1 cache between the
+// passes (l1_block_rows, core/l1_block.h).
 
 template <class T>
 void layer_norm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, const T* bias,
                         std::int64_t rows, std::int64_t d, double eps) {
   const T inv_d = T(1) / static_cast<T>(d);
-  const std::int64_t block = rows_per_block(d, sizeof(T));
+  const std::int64_t block = l1_block_rows(d * static_cast<std::int64_t>(sizeof(T)));
   parallel_for(rows, rows * d > kParallelThreshold, [&](std::int64_t r0, std::int64_t r1) {
     // A block's μ and rstd first, then its outputs: a row is a few vectors long, and its
     // statistics are chains of dependent sums; independent rows side by side overlap them.
@@ -90,7 +87,7 @@ void layer_norm_backward(T* dx, T* dweight, T* dbias, const T* dout, const T* x,
       // below and vectorises weight[j] as a gather (a quarter of this function's time).
       const T* gamma = weight;
       // As in the forward pass, a block's two means first, then its dx.
-      const std::int64_t block = rows_per_block(2 * d, sizeof(T));  // x and dy
+      const std::int64_t block = l1_block_rows(2 * d * static_cast<std::int64_t>(sizeof(T)));  // x and dy
       T mean_dxhat[64], mean_dxhat_xhat[64];
       for (std::int64_t b0 = r0; b0 < r1; b0 += block) {
         const std::int64_t n = std::min(block, r1 - b0);
