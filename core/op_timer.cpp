@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "core/shape.h"
+
 namespace uwaga {
 namespace {
 
@@ -27,8 +29,7 @@ double bytes(const Tensor& t) {
 }  // namespace
 
 double forward_flops(const Node& node) {
-  std::int64_t out = 1;
-  for (std::int64_t s : node.out_shape) out *= s;
+  const std::int64_t out = numel(node.out_shape);
   if (node.inputs.empty() || !node.inputs[0].defined() || node.inputs[0].dim() == 0) return 0;
   const double k = static_cast<double>(node.inputs[0].shape().back());
   // linear: y = x Wᵀ + b, K = in;  matmul: C = A B, K = A's last dim.
@@ -54,9 +55,7 @@ void OpTimer::recorded(const Node& node) {
   const double s = seconds_since_last();
   double moved = 0;
   for (const Tensor& t : node.inputs) moved += bytes(t);
-  std::int64_t out = 1;
-  for (std::int64_t d : node.out_shape) out *= d;
-  moved += static_cast<double>(out) * static_cast<double>(dtype_size(node.out_dtype));
+  moved += static_cast<double>(numel(node.out_shape)) * static_cast<double>(dtype_size(node.out_dtype));
   const double flops = forward_flops(node);
   std::lock_guard<std::mutex> lock(mutex_);
   OpTimes& r = row(node.op);
