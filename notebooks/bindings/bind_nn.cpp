@@ -434,6 +434,7 @@ void bind_vit(py::module_& m) {
       .def_readwrite("heads", &nn::VitConfig::heads)
       .def_readwrite("mlp_dim", &nn::VitConfig::mlp_dim)
       .def_readwrite("num_classes", &nn::VitConfig::num_classes)
+      .def_readwrite("drop_path", &nn::VitConfig::drop_path)
       .def("num_patches", &nn::VitConfig::num_patches)
       .def("tokens", &nn::VitConfig::tokens)
       .def("patch_dim", &nn::VitConfig::patch_dim)

@@ -6,6 +6,7 @@ The bindings hold no math, so these tests check the plumbing: NumPy in and out (
 Tensor.numpy() is a view), autograd through Python, every module and entry point reachable and
 agreeing with the formulas written here in NumPy. Tests that need MNIST skip when it is missing.
 """
+import json
 import os
 import sys
 import tempfile
@@ -324,6 +325,25 @@ class DataAndApps(unittest.TestCase):
             pairs = [uwaga.data.TranslationPair("we eat", "comemos")]
             self.assertEqual(uwaga.apps.evaluate_translation(t, pairs).n, 1)
 
+    def test_the_cifar10_recipe_is_in_the_run_configuration(self):
+        run = uwaga.apps.vit_preset("cifar10-vit")
+        self.assertEqual((run.policy, run.randaugment_ops, run.randaugment_magnitude),
+                         ("randaugment", 2, 9))
+        self.assertAlmostEqual(run.model.drop_path, 0.1)
+        self.assertEqual((run.erase, run.mixup, run.cutmix, run.ema), (0.0, 0.0, 0.0, 0.0))
+        run.erase, run.mixup, run.cutmix, run.mix_probability, run.ema = 0.25, 0.8, 1.0, 0.5, 0.999
+        run.crop_scale, run.policy = 0.35, "trivialaugment"
+        saved = json.loads(run.to_json())
+        self.assertEqual((saved["erase"], saved["mixup"], saved["cutmix"], saved["ema"]),
+                         (0.25, 0.8, 1.0, 0.999))
+        self.assertEqual((saved["policy"], saved["crop_scale"], saved["mix_probability"]),
+                         ("trivialaugment", 0.35, 0.5))
+        self.assertEqual(saved["model"]["drop_path"], 0.1)
+        run.validate()
+        run.policy = "autoaugment"
+        with self.assertRaisesRegex(uwaga.Error, "policy"):
+            run.validate()
+
     @unittest.skipUnless(mnist_available(), "MNIST is not in data/cache (bash data/fetch.sh mnist)")
     def test_mnist_loader_and_a_short_vit_run(self):
         test = uwaga.data.load_dataset("mnist", train=False)
@@ -350,6 +370,11 @@ class DataAndApps(unittest.TestCase):
         self.assertEqual(ev.n, 50)
         self.assertEqual(uwaga.apps.evaluate_classifier(trained, uwaga.data.take_first(test, 50)).n,
                          50)
+        # With the recipe on: erasing, Mixup / CutMix soft targets, drop path, the weights' average.
+        run.erase, run.mixup, run.cutmix, run.ema, run.model.drop_path = 0.25, 0.8, 1.0, 0.9, 0.1
+        recipe = uwaga.apps.train_vit(run, small, uwaga.data.take_first(test, 100), max_steps=2)
+        self.assertEqual(recipe.summary.steps, 2)
+        self.assertEqual((recipe.run.erase, recipe.run.ema), (0.25, 0.9))
 
 
 
