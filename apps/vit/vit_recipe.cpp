@@ -161,19 +161,23 @@ int vit_augment(int argc, char** argv) {
   const auto [dataset, dir] = vit_data(r, "cifar10");
   VitRunConfig geometry;
   set_dataset_geometry(geometry, dataset);  // checks the name
-  const ImageDataset data = load_dataset(dataset, dir, !r.count("test"));
-  if (r.count("time")) return time_pipeline(r, data);
-  const std::string out = r["out"].as<std::string>();
+  // The picture's flags are checked before the dataset is read: a wrong flag is named as such,
+  // not after a complaint about missing data.
+  const bool timing = r.count("time") > 0;
+  const std::string out = timing ? "" : r["out"].as<std::string>();
   const bool png = out.size() > 4 && out.compare(out.size() - 4, 4, ".png") == 0;
   const bool svg = out.size() > 4 && out.compare(out.size() - 4, 4, ".svg") == 0;
-  if (!png && !svg) fail("augment: --out must end in .svg or .png, got '", out, "'");
+  if (!timing && !png && !svg) fail("augment: --out must end in .svg or .png, got '", out, "'");
   const std::string space_name = r["space"].as<std::string>();
   if (space_name != "randaugment" && space_name != "trivialaugment")
     fail("augment: --space must be randaugment or trivialaugment, got '", space_name, "'");
   const AugmentSpace space = space_name == "randaugment" ? AugmentSpace::rand_augment
                                                          : AugmentSpace::trivial_augment_wide;
   const std::int64_t index = r["index"].as<std::int64_t>();
-  if (index < 0 || index >= data.count)
+  if (index < 0) fail("augment: --index must be at least 0, got ", index);
+  const ImageDataset data = load_dataset(dataset, dir, !r.count("test"));
+  if (timing) return time_pipeline(r, data);
+  if (index >= data.count)
     fail("augment: --index ", index, " is outside 0 .. ", data.count - 1, " (", data.count,
          " images)");
   const ByteImage image(data.channels, data.height, data.width, data.image(index));

@@ -223,6 +223,10 @@ expect_error "Option" attention --checkpoint "$ckpt" --index 0 --no-such-flag
   failed "augment --out grid.png: $(cat "$tmp/augment.out")"
 expect_error "--out must end in .svg or .png" augment --dataset mnist --data-dir "$data" --out "$tmp/grid.txt"
 expect_error "--index 70000 is outside 0 .. 59999" augment --dataset mnist --data-dir "$data" --index 70000 --out "$tmp/g.svg"
+# The picture's own flags are named before any dataset is read (here: none where it points).
+expect_error "--space must be randaugment or trivialaugment, got 'wide'" augment --data-dir "$tmp/no-data" --space wide --out "$tmp/g.svg"
+expect_error "--out must end in .svg or .png" augment --data-dir "$tmp/no-data" --out "$tmp/grid.bmp"
+expect_error "--index must be at least 0, got -3" augment --data-dir "$tmp/no-data" --index -3 --out "$tmp/g.svg"
 expect_error "'autoaugment' is not a policy" train --out "$tmp/bad" --data-dir "$data" --policy autoaugment
 expect_error "--drop-path must be in [0, 1)" train --out "$tmp/bad" --data-dir "$data" --drop-path 1
 expect_error "--ema must be in [0, 1)" train --out "$tmp/bad" --data-dir "$data" --ema 2
