@@ -81,13 +81,9 @@ double ms_per_batch(const ImageDataset& data, const VitRunConfig& run, std::int6
   return took.count() / static_cast<double>(batches);
 }
 
-// `uwaga-vit augment --time N`: the data pipeline's cost per batch with the preset's recipe and
-// without any augmentation.
-int time_pipeline(const cxxopts::ParseResult& r, const ImageDataset& data) {
-  const std::int64_t n = r["time"].as<std::int64_t>();
-  if (n < 1) fail("augment: --time must be at least 1 batch, got ", n);
-  VitRunConfig run = vit_preset(r["preset"].as<std::string>());
-  apply_recipe_flags(run, r);
+// `uwaga-vit augment --time N`: the data pipeline's cost per batch of `run` (a preset with the
+// recipe flags applied) and without any augmentation, over N batches of `data`.
+int time_pipeline(std::int64_t n, const VitRunConfig& run, const ImageDataset& data) {
   if (data.count < 2 * run.batch_size)
     fail("augment: --time needs at least two batches of ", run.batch_size, " images");
   VitRunConfig plain = run;
@@ -161,9 +157,16 @@ int vit_augment(int argc, char** argv) {
   const auto [dataset, dir] = vit_data(r, "cifar10");
   VitRunConfig geometry;
   set_dataset_geometry(geometry, dataset);  // checks the name
-  // The picture's flags are checked before the dataset is read: a wrong flag is named as such,
-  // not after a complaint about missing data.
+  // The flags are checked before the dataset is read: a wrong flag is named as such, not after
+  // a complaint about missing data.
   const bool timing = r.count("time") > 0;
+  const std::int64_t batches = timing ? r["time"].as<std::int64_t>() : 0;
+  if (timing && batches < 1) fail("augment: --time must be at least 1 batch, got ", batches);
+  VitRunConfig timed;
+  if (timing) {
+    timed = vit_preset(r["preset"].as<std::string>());
+    apply_recipe_flags(timed, r);
+  }
   const std::string out = timing ? "" : r["out"].as<std::string>();
   const bool png = out.size() > 4 && out.compare(out.size() - 4, 4, ".png") == 0;
   const bool svg = out.size() > 4 && out.compare(out.size() - 4, 4, ".svg") == 0;
@@ -176,7 +179,7 @@ int vit_augment(int argc, char** argv) {
   const std::int64_t index = r["index"].as<std::int64_t>();
   if (index < 0) fail("augment: --index must be at least 0, got ", index);
   const ImageDataset data = load_dataset(dataset, dir, !r.count("test"));
-  if (timing) return time_pipeline(r, data);
+  if (timing) return time_pipeline(batches, timed, data);
   if (index >= data.count)
     fail("augment: --index ", index, " is outside 0 .. ", data.count - 1, " (", data.count,
          " images)");
