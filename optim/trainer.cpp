@@ -263,7 +263,9 @@ void Run::report_step() {
 }
 
 bool Run::end_epoch(const Evaluate& evaluate) {
-  const bool evaluating = o_.evaluate_each_epoch && evaluate && root_;  // process 0 reports
+  const std::int64_t done = epoch_ + 1;
+  const bool due = o_.eval_every > 0 && (done % o_.eval_every == 0 || done == o_.epochs);
+  const bool evaluating = due && evaluate && root_;  // process 0 reports
   if (evaluating) {
     model_.eval();
     try {
@@ -415,6 +417,8 @@ Trainer::Trainer(nn::Model& model, BatchSource& data, const nn::Loss& loss, Opti
                             o.log_every);
   if (o.checkpoint_every < 0)
     fail("Trainer: checkpoint_every must be >= 0 (0: at epoch ends), got ", o.checkpoint_every);
+  if (o.eval_every < 0)
+    fail("Trainer: eval_every must be >= 0 (0: no evaluation), got ", o.eval_every);
   if (o.resume && o.out_dir.empty())
     fail("Trainer: resume needs out_dir, the directory holding checkpoint.safetensors");
 }

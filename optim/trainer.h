@@ -13,8 +13,8 @@
 //   ‖g‖ = clip_grad_norm(params, clip_norm)        optim/clip
 //   optimizer.step() at lr = schedule.lr(step)     optim/adam, optim/lr_schedule
 //
-// and around it: epochs (data.begin_epoch(e) at each start; evaluate() at each end, in eval mode
-// without a graph), checkpoints (optim/checkpoint), a JSONL log (optim/jsonl_log), a progress bar
+// and around it: epochs (data.begin_epoch(e) at each start; evaluate() at the end of every
+// eval_every-th and of the last, in eval mode without a graph), checkpoints (optim/checkpoint), a JSONL log (optim/jsonl_log), a progress bar
 // (optim/progress), resuming, Ctrl-C (optim/stop_signal), one run per directory
 // (optim/directory_lock), a step budget, and a stop on a non-finite loss or gradient.
 //
@@ -33,7 +33,7 @@
 //     {"type":"step", "step", "epoch", "batch", "loss", "accuracy"?, "lr", "grad_norm",
 //      "items_per_s"}                     (loss, accuracy, grad_norm: means since the last line)
 //     {"type":"epoch", "epoch", "step", "lr", "seconds", "train_loss"?, "train_accuracy"?,
-//      "items_per_s"?, "<eval_split>_<metric>"...}
+//      "items_per_s"?, "<eval_split>_<metric>"... (in the epochs evaluated)}
 //     {"type":"resume", ...}   {"type":"stop", "reason": "finished" | "interrupted" |
 //      "non_finite" | "max_steps" | "error", "step", "message"}   ("finished": every epoch ran;
 //      "error": an exception, e.g. a full disk, ended fit(); a crashed run's log just ends)
@@ -70,7 +70,8 @@ struct TrainerOptions {
   std::string eval_split = "test";    // what evaluate() measures, as the log names it
   std::int64_t log_every = 50;        // steps between log lines (and JSONL records); 0: none
   std::int64_t checkpoint_every = 0;  // steps between checkpoints; 0: only at epoch ends
-  bool evaluate_each_epoch = true;
+  std::int64_t eval_every = 1;        // epochs between evaluations (the last epoch is always
+                                      // evaluated); 0: never
   bool quiet = false;                 // no progress and no epoch lines (errors still print)
   std::string resume_command;         // printed after an interruption, e.g. "uwaga-vit --resume"
 };

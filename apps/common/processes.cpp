@@ -67,6 +67,7 @@ nlohmann::json training_settings(const std::string& run_json, const optim::Train
           {"max_steps", options.max_steps},
           {"resume", options.resume},
           {"log_every", options.log_every},
+          {"eval_every", options.eval_every},
           {"evaluation_items", eval_items}};
 }
 

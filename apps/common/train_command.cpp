@@ -48,6 +48,9 @@ int train_command(TrainProgram& program, int argc, char** argv) {
   program.start(options);
   if (root) {
     program.print_summary(options.parallel);
+    if (options.eval_every > 1)
+      std::printf("  evaluate  every %lld epochs and after the last\n",
+                  static_cast<long long>(options.eval_every));
     if (attention_path(r) == nn::AttentionPath::reference)
       std::printf("  attention the reference path, as the formula reads "
                   "(nn/multi_head_attention.cpp)\n");

@@ -46,6 +46,8 @@ optim::TrainerOptions trainer_options(const cxxopts::ParseResult& r, const Train
   to.resume = output.resume;
   to.log_every = r["log-every"].as<std::int64_t>();
   if (to.log_every < 1) fail("train: --log-every must be at least 1, got ", to.log_every);
+  to.eval_every = r["eval-every"].as<std::int64_t>();
+  if (to.eval_every < 1) fail("train: --eval-every must be at least 1, got ", to.eval_every);
   // What the user needs to type to go on: the run directory, and where the data and threads
   // came from when they were not the defaults (the checkpoint holds everything else).
   to.resume_command = program_as_typed(program.c_str()) + " train --out " + shell_quoted(output.out);
@@ -53,6 +55,8 @@ optim::TrainerOptions trainer_options(const cxxopts::ParseResult& r, const Train
     to.resume_command += " --data-dir " + shell_quoted(r["data-dir"].as<std::string>());
   if (r.count("threads"))
     to.resume_command += " --threads " + std::to_string(r["threads"].as<int>());
+  if (r.count("eval-every") && !r["eval-every"].has_default())
+    to.resume_command += " --eval-every " + std::to_string(to.eval_every);
   to.resume_command += " --resume";
   return to;
 }
@@ -86,7 +90,9 @@ void add_training_flags(cxxopts::Options& o, const std::string& examples,
   o.add_options()
       ("clip", "clip the global gradient norm to this (0: off)", value<double>())
       ("seed", "seed for " + seeded, value<std::uint64_t>())
-      ("log-every", "steps between log lines", value<std::int64_t>()->default_value("50"));
+      ("log-every", "steps between log lines", value<std::int64_t>()->default_value("50"))
+      ("eval-every", "epochs between evaluations (the last epoch is always evaluated)",
+       value<std::int64_t>()->default_value("1"));
 }
 
 void add_threads_option(cxxopts::Options& o, const char* fallback) {

@@ -35,8 +35,8 @@ std::string shell_quoted(const std::string& word);
 
 // The optimisation flags of every train command: --epochs, --batch-size (`examples` per step),
 // --lr, --min-lr, --weight-decay, --warmup, --label-smoothing (without `label_smoothing`: a loss
-// with no classes to smooth), --clip, --seed (of `seeded`, e.g. "initialisation and shuffling")
-// and --log-every.
+// with no classes to smooth), --clip, --seed (of `seeded`, e.g. "initialisation and shuffling"),
+// --log-every and --eval-every.
 void add_training_flags(cxxopts::Options& o, const std::string& examples,
                         const std::string& seeded, bool label_smoothing = true);
 
@@ -108,7 +108,7 @@ RunConfig new_or_resumed_run(const cxxopts::ParseResult& r, const TrainingOutput
   return run;
 }
 
-// --max-steps, --log-every (checked), --threads and --micro-batch, and the output directory;
+// --max-steps, --log-every, --eval-every (checked), --threads and --micro-batch, and the output directory;
 // `program` names the command that resumes the run, which the trainer prints when it is
 // interrupted. The run's own settings (epochs, clipping, seed) are the training setup's to add.
 optim::TrainerOptions trainer_options(const cxxopts::ParseResult& r, const TrainingOutput& output,

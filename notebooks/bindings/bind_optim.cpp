@@ -147,7 +147,7 @@ void bind_trainer(py::module_& m) {
       .def_readwrite("resume", &TrainerOptions::resume)
       .def_readwrite("log_every", &TrainerOptions::log_every)
       .def_readwrite("checkpoint_every", &TrainerOptions::checkpoint_every)
-      .def_readwrite("evaluate_each_epoch", &TrainerOptions::evaluate_each_epoch)
+      .def_readwrite("eval_every", &TrainerOptions::eval_every)
       .def_readwrite("quiet", &TrainerOptions::quiet)
       .def_property(
           "threads", [](const TrainerOptions& o) { return o.parallel.threads; },

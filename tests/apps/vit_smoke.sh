@@ -115,10 +115,17 @@ fi
 # 6. Bad input: one-line message and exit status 2.
 
 # 5c. A run that trains all its epochs ends its log with a "finished" stop record; `plot` draws it
-# beside the run cut short by --max-steps: one path per run in each of the four panels.
+# beside the run cut short by --max-steps: one path per run in each of the four panels. With
+# --eval-every 2 it evaluates only after its second (and last) epoch.
 "$bin" train --data-dir "$data" --train-size 256 --batch-size 64 --dim 32 --layers 2 --heads 2 \
-  --mlp-dim 64 --epochs 2 --warmup 2 --no-augment --log-every 1 --threads 2 \
+  --mlp-dim 64 --epochs 2 --warmup 2 --no-augment --log-every 1 --threads 2 --eval-every 2 \
   --out "$tmp/short" >"$tmp/short.out" 2>&1 || failed "short run exited with $?: $(tail -3 "$tmp/short.out")"
+evaluated=$(grep '"type":"epoch"' "$tmp/short/log.jsonl" | grep -o '"epoch":[0-9]*,.*"test_accuracy"' |
+            grep -o '^"epoch":[0-9]*' | tr '\n' ' ')
+[[ $(grep -c '"type":"epoch"' "$tmp/short/log.jsonl") == 2 && $evaluated == '"epoch":2 ' ]] &&
+  grep -q "evaluate  every 2 epochs" "$tmp/short.out" &&
+  pass "--eval-every 2: two epochs logged, the test set evaluated after the last only" ||
+  failed "--eval-every 2: evaluated epochs '$evaluated'; $(grep -c epoch "$tmp/short/log.jsonl") epoch lines"
 tail -1 "$tmp/short/log.jsonl" | grep -q '"reason":"finished"' &&
   pass "a finished run's log ends with: $(tail -1 "$tmp/short/log.jsonl")" ||
   failed "a finished run's last record: $(tail -1 "$tmp/short/log.jsonl")"
@@ -151,6 +158,7 @@ expect_error "not divisible by heads" train --out "$tmp/bad" --data-dir "$data" 
 expect_error "not divisible by patch" train --out "$tmp/bad" --data-dir "$data" --patch 5
 expect_error "unknown dataset" train --out "$tmp/bad" --dataset imagenet
 expect_error "unknown preset" train --out "$tmp/bad" --preset huge
+expect_error "--eval-every must be at least 1, got 0" train --out "$tmp/bad" --data-dir "$data" --eval-every 0
 expect_error "has lr = 0.003 and the flags ask for 0.5" train --out "$tmp/run" --resume --lr 0.5 --data-dir "$data"
 expect_error "has train_size = 2048 and the flags ask for 1024" train --out "$tmp/run" --resume --train-size 1024
 expect_error "may grow it, not shrink it" train --out "$tmp/run" --resume --epochs 1

@@ -391,6 +391,42 @@ TEST_CASE("trainer: the JSONL log has a record per logged step and per epoch, ac
   CHECK(records.back()["message"] == "finished 2 epochs after step 16");
 }
 
+TEST_CASE("trainer: eval_every evaluates every n-th epoch and the last", "[optim][trainer]") {
+  TempDir dir("trainer-eval-every");
+  Setup s;
+  TrainerOptions o = options(dir.str());
+  o.epochs = 5;
+  o.eval_every = 2;
+  int calls = 0;
+  const TrainSummary summary = s.trainer(o).fit([&]() -> std::map<std::string, double> {
+    ++calls;
+    return {{"accuracy", 0.5}};
+  });
+  CHECK(calls == 3);  // after epochs 2, 4 and 5
+  CHECK(summary.last_eval.at("accuracy") == 0.5);
+  std::vector<std::int64_t> evaluated, all;
+  for (const auto& r : read_jsonl(dir.str() + "/log.jsonl")) {
+    if (r["type"] != "epoch") continue;
+    all.push_back(r["epoch"].get<std::int64_t>());
+    if (r.contains("test_accuracy")) evaluated.push_back(r["epoch"].get<std::int64_t>());
+  }
+  CHECK(all == std::vector<std::int64_t>{1, 2, 3, 4, 5});
+  CHECK(evaluated == std::vector<std::int64_t>{2, 4, 5});
+
+  // 0: never, and a negative count is refused.
+  TempDir never("trainer-eval-never");
+  Setup t;
+  o = options(never.str());
+  o.epochs = 2;
+  o.eval_every = 0;
+  calls = 0;
+  t.trainer(o).fit([&]() -> std::map<std::string, double> { return {{"accuracy", ++calls}}; });
+  CHECK(calls == 0);
+  o = options("");
+  o.eval_every = -1;
+  CHECK_THROWS_WITH(t.trainer(o), Catch::Contains("eval_every must be >= 0"));
+}
+
 TEST_CASE("trainer: options and resume errors are sentences", "[optim][trainer]") {
   TempDir dir("trainer-errors");
   Setup s;
