@@ -42,13 +42,16 @@ if not epochs:
     sys.exit("no epoch finished yet in " + sys.argv[1])
 seconds = sum(e.get("seconds", 0) for e in epochs)
 last = epochs[-1]["epoch"]
-for e in epochs:
+evaluated = [e for e in epochs if "test_accuracy" in e]  # all of them, unless --eval-every
+for e in evaluated:
     if e["epoch"] % 10 == 0 or e["epoch"] == last:
         raw = f"  (weights without the average {100 * e['test_raw_accuracy']:.2f} %)" if "test_raw_accuracy" in e else ""
         print(f"  epoch {e['epoch']:4d}: test accuracy {100 * e['test_accuracy']:.2f} %{raw}")
-best = max(epochs, key=lambda e: e["test_accuracy"])
-print(f"  best {100 * best['test_accuracy']:.2f} % at epoch {best['epoch']}; "
-      f"{len(epochs)} epochs logged, {seconds / 60:.1f} min of training")
+best = ""
+if evaluated:
+    top = max(evaluated, key=lambda e: e["test_accuracy"])
+    best = f"best {100 * top['test_accuracy']:.2f} % at epoch {top['epoch']}; "
+print(f"  {best}{len(epochs)} epochs logged ({len(evaluated)} evaluated), {seconds / 60:.1f} min of training")
 PY
 }
 
