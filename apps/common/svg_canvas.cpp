@@ -24,6 +24,39 @@ Rgb viridis(double t) {
 
 SvgCanvas::SvgCanvas(double width, double height) : width_(width), height_(height) {}
 
+namespace {
+
+// RFC 4648 base64: three bytes to four digits of six bits, the end padded with '='.
+std::string base64(const std::string& bytes) {
+  static const char* digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const auto v = (std::uint32_t(std::uint8_t(bytes[i])) << 16) |
+                   (std::uint32_t(std::uint8_t(bytes[i + 1])) << 8) | std::uint8_t(bytes[i + 2]);
+    for (int shift = 18; shift >= 0; shift -= 6) out += digits[(v >> shift) & 63];
+  }
+  if (i < bytes.size()) {  // one or two bytes left
+    std::uint32_t v = std::uint32_t(std::uint8_t(bytes[i])) << 16;
+    if (i + 1 < bytes.size()) v |= std::uint32_t(std::uint8_t(bytes[i + 1])) << 8;
+    out += digits[(v >> 18) & 63];
+    out += digits[(v >> 12) & 63];
+    out += i + 1 < bytes.size() ? digits[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+}  // namespace
+
+void SvgCanvas::png_image(double x, double y, double w, double h, const std::string& png) {
+  // xlink:href, which every SVG renderer reads (SVG 2's plain href is newer).
+  links_ = true;
+  body_ << "<image x=\"" << x << "\" y=\"" << y << "\" width=\"" << w << "\" height=\"" << h
+        << "\" style=\"image-rendering:pixelated\" xlink:href=\"data:image/png;base64,"
+        << base64(png) << "\"/>\n";
+}
+
 void SvgCanvas::rect(double x, double y, double w, double h, Rgb c, double opacity) {
   body_ << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << w << "\" height=\"" << h
         << "\" fill=\"rgb(" << c.r << "," << c.g << "," << c.b << ")\"";
@@ -161,7 +194,8 @@ void SvgCanvas::use(const std::string& id, double x, double y, double scale) {
 
 std::string SvgCanvas::str() const {
   std::ostringstream out;
-  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width_ << "\" height=\""
+  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" "
+      << (links_ ? "xmlns:xlink=\"http://www.w3.org/1999/xlink\" " : "") << "width=\"" << width_ << "\" height=\""
       << height_ << "\" viewBox=\"0 0 " << width_ << " " << height_ << "\">\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       << body_.str() << "</svg>\n";

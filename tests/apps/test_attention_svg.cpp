@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 
 #include "apps/common/svg_canvas.h"
 #include "apps/common/token_attention_svg.h"
@@ -52,6 +53,25 @@ TEST_CASE("svg: colour images and the legend", "[apps][svg]") {
   const std::string s = svg.str();
   for (const char* tick : {">0<", ">0.2<", ">0.4<", ">0.6<", ">0.8<"}) REQUIRE(count(s, tick) == 1);
   REQUIRE(count(s, ">attention weight<") == 1);
+}
+
+TEST_CASE("svg: an embedded PNG is written in base64 and the page declares xlink",
+          "[apps][svg]") {
+  REQUIRE(count(SvgCanvas(10, 10).str(), "xlink") == 0);  // only pages that embed declare it
+  // RFC 4648's cases: whole groups of three bytes, then one or two left over and padded.
+  const std::pair<std::string, std::string> cases[] = {
+      {"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foob", "Zm9vYg=="},
+      {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"},
+      {std::string("\xff\xfe\x00", 3), "//4A"}};  // high bits and a zero byte
+  for (const auto& [bytes, digits] : cases) {
+    SvgCanvas svg(10, 10);
+    svg.png_image(1, 2, 30, 40, bytes);
+    const std::string s = svg.str();
+    INFO(s);
+    REQUIRE(count(s, "xmlns:xlink=\"http://www.w3.org/1999/xlink\"") == 1);
+    REQUIRE(count(s, "<image x=\"1\" y=\"2\" width=\"30\" height=\"40\"") == 1);
+    REQUIRE(count(s, "xlink:href=\"data:image/png;base64," + digits + "\"") == 1);
+  }
 }
 
 TEST_CASE("svg: token attention maps the mean and every head on one scale", "[apps][svg]") {

@@ -223,9 +223,22 @@ expect_error "--checkpoint is given twice" predict --checkpoint "$ckpt" --checkp
 expect_error "no such file" predict --checkpoint "$ckpt" "$tmp/a,b.pgm"
 expect_error "Option" attention --checkpoint "$ckpt" --index 0 --no-such-flag
 # The augmentation picture and the recipe's flags.
+# The SVG is XML whose one <image> holds a PNG of the size it is drawn at, with a name per row.
 "$bin" augment --dataset mnist --data-dir "$data" --index 3 --out "$tmp/grid.svg" >"$tmp/augment.out" 2>&1 &&
-  grep -q "<image" "$tmp/grid.svg" && grep -q ">Equalize<" "$tmp/grid.svg" && pass "augment --out grid.svg" ||
-  failed "augment --out grid.svg: $(cat "$tmp/augment.out")"
+  /usr/bin/python3 - "$tmp/grid.svg" >"$tmp/grid.check" 2>&1 <<'PY' && pass "augment --out grid.svg: $(cat "$tmp/grid.check")" ||
+import base64, struct, sys, xml.etree.ElementTree as ET
+svg = ET.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+(image,) = svg.iter(ns + "image")
+png = base64.b64decode(image.get("{http://www.w3.org/1999/xlink}href").split(",", 1)[1])
+assert png[:8] == b"\x89PNG\r\n\x1a\n", png[:8]
+width, height = struct.unpack(">II", png[16:24])
+assert (width, height) == (int(image.get("width")), int(image.get("height"))), (width, height)
+texts = [t.text for t in svg.iter(ns + "text")]
+assert "Equalize" in texts and "RandAugment 2x9" in texts and "original" in texts, texts
+print(f"a {width}x{height} PNG, {len(texts)} labels")
+PY
+  failed "augment --out grid.svg: $(cat "$tmp/augment.out" "$tmp/grid.check" 2>/dev/null)"
 "$bin" augment --dataset mnist --data-dir "$data" --index 3 --out "$tmp/grid.png" >"$tmp/augment.out" 2>&1 &&
   [[ $(head -c 4 "$tmp/grid.png" | tail -c 3) == PNG ]] && pass "augment --out grid.png" ||
   failed "augment --out grid.png: $(cat "$tmp/augment.out")"
