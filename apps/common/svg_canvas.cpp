@@ -195,8 +195,9 @@ void SvgCanvas::use(const std::string& id, double x, double y, double scale) {
 std::string SvgCanvas::str() const {
   std::ostringstream out;
   out << "<svg xmlns=\"http://www.w3.org/2000/svg\" "
-      << (links_ ? "xmlns:xlink=\"http://www.w3.org/1999/xlink\" " : "") << "width=\"" << width_ << "\" height=\""
-      << height_ << "\" viewBox=\"0 0 " << width_ << " " << height_ << "\">\n"
+      << (links_ ? "xmlns:xlink=\"http://www.w3.org/1999/xlink\" " : "")  // for png_image
+      << "width=\"" << width_ << "\" height=\"" << height_ << "\" viewBox=\"0 0 " << width_ << " "
+      << height_ << "\">\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       << body_.str() << "</svg>\n";
   return out.str();

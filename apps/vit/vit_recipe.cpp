@@ -98,7 +98,8 @@ AugmentGrid draw_augment_grid(const ByteImage& image, AugmentSpace space, std::u
     for (std::int64_t c = 0; c < 3; ++c)
       for (std::int64_t y = 0; y < g.side; ++y)
         for (std::int64_t x = 0; x < g.side; ++x)
-          g.raster.at(c, top + y, left + x) = img.at(img.channels == 3 ? c : 0, y / scale, x / scale);
+          g.raster.at(c, top + y, left + x) =
+              img.at(img.channels == 3 ? c : 0, y / scale, x / scale);
     g.captions.push_back({row, col, caption});
   };
   std::int64_t row = 0;
@@ -169,11 +170,10 @@ int write_augment_grid(const std::string& out, const ImageDataset& data, std::in
   const ByteImage image(data.channels, data.height, data.width, data.image(index));
   const AugmentGrid grid = draw_augment_grid(image, space, seed);
   const std::string png = encode_png(grid.raster);
+  const char* ranges = space == AugmentSpace::rand_augment ? "randaugment" : "trivialaugment";
   const std::string title = what + " image " + std::to_string(index) + " (" +
                             data.class_names[data.labels[index]] + "): the original, then each "
-                            "op at magnitude bins 6, 12, 18, 24, 30 of 31 (" +
-                            (space == AugmentSpace::rand_augment ? "randaugment" : "trivialaugment") +
-                            " ranges)";
+                            "op at magnitude bins 6, 12, 18, 24, 30 of 31 (" + ranges + " ranges)";
   if (out.compare(out.size() - 4, 4, ".png") == 0) {
     write_svg_file(out, png);  // any bytes, atomically
     std::printf("%s\nwritten to %s; rows, top to bottom:", title.c_str(), out.c_str());
