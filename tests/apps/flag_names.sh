@@ -102,7 +102,10 @@ fi
 # (uwaga-translate: --encoder-layers and --decoder-layers), how much an evaluation scores is
 # --eval-windows (uwaga-gpt) or --eval-size (uwaga-translate) in train and in eval alike, and an
 # image is --image FILE or the FILE alone (uwaga-vit and uwaga-pose alike).
-lists() { "$1" "$2" --help 2>&1 | grep -qE -- "^ +$3 "; }  # lists PROGRAM MODE FLAG
+# lists PROGRAM MODE FLAG. The help goes to a file first: `grep -q` in a pipe stops reading at
+# its match, and a help longer than one write (4 KiB) then dies of SIGPIPE, which pipefail
+# reports as a failure.
+lists() { "$1" "$2" --help >"$tmp/lists" 2>&1; grep -qE -- "^ +$3 " "$tmp/lists"; }
 # listed FLAG OLD PROGRAM MODE...: each MODE's --help lists FLAG and not OLD ("" for none).
 listed() {
   local flag=$1 old=$2 bin=$3 mode before=$failures; shift 3
@@ -125,7 +128,8 @@ listed --image --images "$vit" predict attention explore
 listed --image "" "$pose" predict attention explore
 for bin in "$vit" "$pose"; do
   for mode in predict attention explore; do
-    "$bin" "$mode" --help 2>&1 | grep -qE "^  ${bin##*/} $mode \[OPTION...\] \[IMAGE" ||
+    "$bin" "$mode" --help >"$tmp/usage" 2>&1
+    grep -qE "^  ${bin##*/} $mode \[OPTION...\] \[IMAGE" "$tmp/usage" ||
       failed "${bin##*/} $mode --help: its usage line does not show [IMAGE] (a file alone)"
   done
 done

@@ -201,7 +201,8 @@ cores=$(nproc)
 build=$(cd "$(dirname "$bin")/.." && pwd)
 if [[ -f $build/cmake_install.cmake ]]; then
   cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.out" 2>&1 &&
-    "$tmp/prefix/bin/uwaga-vit" --help | grep -q "plot" && pass "cmake --install: PREFIX/bin/uwaga-vit runs" ||
+    "$tmp/prefix/bin/uwaga-vit" --help >"$tmp/installed.out" && grep -q "plot" "$tmp/installed.out" &&
+    pass "cmake --install: PREFIX/bin/uwaga-vit runs" ||
     failed "cmake --install: $(cat "$tmp/install.out")"
 fi
 { printf 'P5\n32 32\n255\n'; head -c 1024 /dev/zero; } >"$tmp/big.pgm"
