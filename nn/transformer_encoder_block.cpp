@@ -12,6 +12,8 @@ void TransformerEncoderBlockOptions::validate() const {
   if (mlp_dim < 1) fail("TransformerEncoderBlockOptions: mlp_dim must be positive, got ", mlp_dim);
   if (!(drop_path >= 0 && drop_path < 1))
     fail("TransformerEncoderBlockOptions: drop_path must be in [0, 1), got ", drop_path);
+  if (!(dropout >= 0 && dropout < 1))
+    fail("TransformerEncoderBlockOptions: dropout must be in [0, 1), got ", dropout);
 }
 
 TransformerEncoderBlock::TransformerEncoderBlock(const TransformerEncoderBlockOptions& o,
@@ -24,19 +26,22 @@ TransformerEncoderBlock::TransformerEncoderBlock(const TransformerEncoderBlockOp
                                      gen));
   norm2 = register_module("norm2", std::make_shared<LayerNorm>(o.dim));
   mlp = register_module("mlp", std::make_shared<MLP>(o.dim, o.mlp_dim, gen, o.gelu));
-  // No parameters, and no draw from `gen`: a model with drop path starts from the same weights.
+  // No parameters, and no draw from `gen`: a model with drop path or dropout starts from the same
+  // weights. Their generators are reseeded for every step (Model::seed_dropout).
   if (o.drop_path > 0) drop_path = register_module("drop_path", std::make_shared<DropPath>(o.drop_path));
+  if (o.dropout > 0) dropout = register_module("dropout", std::make_shared<Dropout>(o.dropout));
+}
+
+Tensor TransformerEncoderBlock::regularised(const Tensor& branch) {
+  const Tensor dropped = dropout ? dropout->forward(branch) : branch;
+  return drop_path ? drop_path->forward(dropped) : dropped;
 }
 
 template <class Attention>
 Tensor TransformerEncoderBlock::residual_steps(const Tensor& z, Attention&& msa) {
-  // z is z_{ℓ−1}, z1 is z′_ℓ.
-  if (drop_path) {  // stochastic depth: each branch dropped per example before its residual sum
-    Tensor z1 = drop_path->forward(msa(norm1->forward(z))) + z;
-    return drop_path->forward(mlp->forward(norm2->forward(z1))) + z1;
-  }
-  Tensor z1 = msa(norm1->forward(z)) + z;        // z′_ℓ = MSA(LN(z_{ℓ−1})) + z_{ℓ−1}
-  return mlp->forward(norm2->forward(z1)) + z1;  // z_ℓ  = MLP(LN(z′_ℓ)) + z′_ℓ
+  // z is z_{ℓ−1}, z1 is z′_ℓ; regularised() is the identity in evaluation.
+  Tensor z1 = regularised(msa(norm1->forward(z))) + z;        // z′_ℓ = MSA(LN(z_{ℓ−1})) + z_{ℓ−1}
+  return regularised(mlp->forward(norm2->forward(z1))) + z1;  // z_ℓ  = MLP(LN(z′_ℓ)) + z′_ℓ
 }
 
 Tensor TransformerEncoderBlock::forward(const Tensor& z, const AttentionMask& mask) {

@@ -6,8 +6,12 @@
 // The residual additions need the attention output to have the input's width D.
 // With stochastic depth (drop_path > 0, training only) each branch is dropped per example:
 //   z′_ℓ = DropPath(MSA(LN(z_{ℓ−1}))) + z_{ℓ−1},  z_ℓ = DropPath(MLP(LN(z′_ℓ))) + z′_ℓ
-// (nn/drop_path.h); evaluation and drop_path = 0 compute the lines above exactly.
+// (nn/drop_path.h). With dropout (dropout > 0, training only; nn/dropout.h) each branch's output
+// is dropped element by element first, as in the original Transformer and s-chh's ViT:
+//   z′_ℓ = Dropout(MSA(LN(z_{ℓ−1}))) + z_{ℓ−1},  z_ℓ = Dropout(MLP(LN(z′_ℓ))) + z′_ℓ
+// Evaluation, and both at 0, compute the first two lines exactly.
 #include "nn/drop_path.h"
+#include "nn/dropout.h"
 #include "nn/layer_norm.h"
 #include "nn/mlp.h"
 #include "nn/multi_head_attention.h"
@@ -20,6 +24,7 @@ struct TransformerEncoderBlockOptions {
   std::int64_t mlp_dim = 0;  // the MLP's hidden width
   AttentionPath attention = AttentionPath::fast;  // nn/multi_head_attention.h
   double drop_path = 0.0;    // probability of dropping each branch per example; 0: off
+  double dropout = 0.0;      // probability of dropping each element of a branch's output; 0: off
   GeluApproximation gelu = GeluApproximation::none;  // the MLP's GELU (GPT-2: tanh)
 
   // Throws an Error naming the offending field when the options cannot work.
@@ -40,12 +45,16 @@ class TransformerEncoderBlock : public Module {
   std::shared_ptr<LayerNorm> norm2;
   std::shared_ptr<MLP> mlp;
   std::shared_ptr<DropPath> drop_path;  // only when options.drop_path > 0
+  std::shared_ptr<Dropout> dropout;     // only when options.dropout > 0
 
  private:
   // The block's two residual steps around an attention `msa` (LN(z) -> (B, N, D)): the one
   // definition both forwards use.
   template <class Attention>
   Tensor residual_steps(const Tensor& z, Attention&& msa);
+  // A branch's output as it joins the residual stream: dropout, then drop path, where they are on
+  // (in training); the branch itself otherwise.
+  Tensor regularised(const Tensor& branch);
 };
 
 }  // namespace uwaga::nn

@@ -20,7 +20,7 @@ VitBackboneOptions VitConfig::backbone() const {
   return {.image_height = image_size, .image_width = image_size, .channels = channels,
           .patch = patch, .dim = dim, .depth = depth, .heads = heads, .mlp_dim = mlp_dim,
           .class_token = true, .attention = attention,
-          .drop_path = drop_path};
+          .drop_path = drop_path, .dropout = dropout};
 }
 
 void VitConfig::validate() const {
@@ -42,6 +42,7 @@ void VitConfig::validate() const {
   if (dim % heads != 0) fail("vit config: dim ", dim, " is not divisible by heads ", heads);
   if (!(drop_path >= 0 && drop_path < 1))
     fail("vit config: drop path must be in [0, 1), got ", drop_path);
+  if (!(dropout >= 0 && dropout < 1)) fail("vit config: dropout must be in [0, 1), got ", dropout);
   if (num_patches() > 100000)
     fail("vit config: image size ", image_size, " with patch ", patch, " makes ", num_patches(),
          " patches, above the limit of 100000");
@@ -52,8 +53,10 @@ std::string VitConfig::to_json() const { return fields_to_json(*this).dump(); }
 VitConfig VitConfig::from_json(const std::string& text) {
   VitConfig c;
   nlohmann::json j = parse_json_input(text, "vit config");
-  // Configurations from before stochastic depth have no drop_path: they had none.
+  // Configurations from before stochastic depth or dropout have no drop_path or dropout: they
+  // had none.
   if (j.is_object() && !j.contains("drop_path")) j["drop_path"] = 0.0;
+  if (j.is_object() && !j.contains("dropout")) j["dropout"] = 0.0;
   fields_from_json(j, c, "vit config");
   c.validate();
   return c;

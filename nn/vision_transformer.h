@@ -36,6 +36,7 @@ struct VitConfig {
   // model, so it is not in the JSON (a run chooses it with --attention).
   AttentionPath attention = AttentionPath::fast;
   double drop_path = 0.0;  // stochastic depth of the last block (nn/vit_backbone.h); 0: off
+  double dropout = 0.0;    // on z_0 and the blocks' branch outputs (nn/vit_backbone.h); 0: off
 
   std::int64_t num_patches() const;  // N = (H/P)²; fails unless 1 ≤ P ≤ H
   std::int64_t tokens() const { return num_patches() + 1; }  // N + 1 with the class token
@@ -61,6 +62,7 @@ struct VitConfig {
     field("mlp_dim", &VitConfig::mlp_dim);
     field("num_classes", &VitConfig::num_classes);
     field("drop_path", &VitConfig::drop_path);
+    field("dropout", &VitConfig::dropout);
   }
 };
 

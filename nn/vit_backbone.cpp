@@ -27,6 +27,7 @@ void VitBackboneOptions::validate(const char* what) const {
   if (dim % heads != 0) fail(what, ": dim ", dim, " is not divisible by heads ", heads);
   if (!(drop_path >= 0 && drop_path < 1))
     fail(what, ": drop path must be in [0, 1), got ", drop_path);
+  if (!(dropout >= 0 && dropout < 1)) fail(what, ": dropout must be in [0, 1), got ", dropout);
 }
 
 Tensor patchify(const Tensor& images, std::int64_t P) {
@@ -51,6 +52,8 @@ VitBackbone::VitBackbone(const VitBackboneOptions& o, Generator& gen) : options(
   const Init trunc_normal = [&](Tensor& w) { init::trunc_normal(w, gen, 0.02); };
   if (o.class_token) cls_token = register_parameter("cls_token", {1, 1, o.dim}, trunc_normal);
   pos_embed = register_parameter("pos_embed", {1, o.tokens(), o.dim}, trunc_normal);
+  // No parameters and no draw from `gen`, like the blocks' dropout and drop path.
+  if (o.dropout > 0) dropout = register_module("dropout", std::make_shared<Dropout>(o.dropout));
   for (std::int64_t i = 0; i < o.depth; ++i) {
     const double rate = o.depth > 1 ? o.drop_path * static_cast<double>(i) / (o.depth - 1) : o.drop_path;
     blocks.push_back(register_module(
@@ -58,7 +61,7 @@ VitBackbone::VitBackbone(const VitBackboneOptions& o, Generator& gen) : options(
         std::make_shared<TransformerEncoderBlock>(
             TransformerEncoderBlockOptions{.dim = o.dim, .heads = o.heads, .mlp_dim = o.mlp_dim,
                                            .attention = o.attention,
-                                           .drop_path = rate},
+                                           .drop_path = rate, .dropout = o.dropout},
             gen)));
   }
   norm = register_module("norm", std::make_shared<LayerNorm>(o.dim));
@@ -79,6 +82,7 @@ Tensor VitBackbone::encode(const Tensor& images) {
   if (options.class_token)
     z = cat({expand(cls_token, {B, 1, D}), z}, 1);   // [x_class; x_p E]  (B, N+1, D)
   z = z + pos_embed;                                 // z_0      (B, T, D)
+  if (dropout) z = dropout->forward(z);              // training only
   for (auto& block : blocks) z = block->forward(z);  // z_ℓ, ℓ = 1…L
   return z;
 }

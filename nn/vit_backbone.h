@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/random.h"
+#include "nn/dropout.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
 #include "nn/module.h"
@@ -41,6 +42,9 @@ struct VitBackboneOptions {
   // Stochastic depth: block i of L drops its branches with probability drop_path · i / (L − 1),
   // 0 for the first block up to drop_path for the last (timm's linear rule). 0: off.
   double drop_path = 0.0;
+  // Dropout (training only): on z_0, and on each block's two branch outputs before their residual
+  // sums (nn/transformer_encoder_block.h), as in the original ViT and s-chh's. 0: off.
+  double dropout = 0.0;
 
   std::int64_t grid_height() const { return image_height / patch; }  // H/P
   std::int64_t grid_width() const { return image_width / patch; }    // W/P
@@ -81,6 +85,7 @@ class VitBackbone : public Module {
   std::shared_ptr<Linear> patch_embed;  // x_p E + b_E: (P²·C) -> D; its weight is Eᵀ
   Tensor cls_token;                     // x_class (1, 1, D); undefined without a class token
   Tensor pos_embed;                     // E_pos (1, T, D)
+  std::shared_ptr<Dropout> dropout;     // on z_0; only when options.dropout > 0
   std::vector<std::shared_ptr<TransformerEncoderBlock>> blocks;
   std::shared_ptr<LayerNorm> norm;      // LN, applied by the caller to the tokens it reads
 };

@@ -136,6 +136,7 @@ std::string describe_recipe(const VitRunConfig& run) {
   if ((run.mixup > 0 || run.cutmix > 0) && run.mix_probability < 1)
     add("mixed batches " + format_number(run.mix_probability));
   if (run.model.drop_path > 0) add("drop path " + format_number(run.model.drop_path));
+  if (run.model.dropout > 0) add("dropout " + format_number(run.model.dropout));
   if (run.ema > 0) add("ema " + format_number(run.ema));
   return extra.empty() ? s : s + "; " + extra;
 }
@@ -155,6 +156,8 @@ void check_recipe(const VitRunConfig& run) {
     fail("--mix-prob must be in [0, 1], got ", run.mix_probability);
   if (!(run.model.drop_path >= 0 && run.model.drop_path < 1))
     fail("--drop-path must be in [0, 1), got ", run.model.drop_path);
+  if (!(run.model.dropout >= 0 && run.model.dropout < 1))
+    fail("--dropout must be in [0, 1), got ", run.model.dropout);
   if (!(run.ema >= 0 && run.ema < 1)) fail("--ema must be in [0, 1) (0: off), got ", run.ema);
 }
 
@@ -180,8 +183,9 @@ VitRunConfig VitRunConfig::from_json(const std::string& text) {
                                    {"mix_probability", 1.0}, {"ema", 0.0}};
     for (const auto& [key, value] : recipe.items())
       if (!j.contains(key)) j[key] = value;
-    if (j.contains("model") && j["model"].is_object() && !j["model"].contains("drop_path"))
-      j["model"]["drop_path"] = 0.0;
+    for (const char* key : {"drop_path", "dropout"})
+      if (j.contains("model") && j["model"].is_object() && !j["model"].contains(key))
+        j["model"][key] = 0.0;
   }
   VitRunConfig r;
   fields_from_json(j, r, what);

@@ -57,8 +57,8 @@ TEST_CASE("run configuration JSON: the presets' text is what checkpoints hold", 
         R"({"augment":true,"batch_size":128,"class_names":[],"clip_norm":1.0,"crop_scale":0.0,)"
         R"("cutmix":0.0,"dataset":"mnist","ema":0.0,"epochs":15,"erase":0.0,)"
         R"("label_smoothing":0.0,"lr":0.001,"mean":[],"min_lr":1e-05,"mix_probability":1.0,)"
-        R"("mixup":0.0,"model":{"channels":1,"depth":6,"dim":64,"drop_path":0.0,"heads":4,)"
-        R"("image_size":28,"mlp_dim":128,"num_classes":10,"patch":7},"policy":"none",)"
+        R"("mixup":0.0,"model":{"channels":1,"depth":6,"dim":64,"drop_path":0.0,"dropout":0.0,)"
+        R"("heads":4,"image_size":28,"mlp_dim":128,"num_classes":10,"patch":7},"policy":"none",)"
         R"("preset":"mnist-tiny","randaugment_magnitude":9,"randaugment_ops":2,"seed":0,)"
         R"("std":[],"train_size":0,"warmup":469,"weight_decay":0.05})");
   CHECK(translate_preset("tiny").to_json() ==
@@ -113,10 +113,19 @@ TEST_CASE("run configuration JSON: the image statistics must be those of pixels 
   }
 }
 
-TEST_CASE("run configuration JSON: a checkpoint from before drop path has none", "[apps][json]") {
+TEST_CASE("run configuration JSON: a checkpoint from before drop path or dropout has none",
+          "[apps][json]") {
   nlohmann::json j = nlohmann::json::parse(vit_run().to_json());
+  j["model"]["drop_path"] = 0.1;
+  j["model"]["dropout"] = 0.2;
+  const VitRunConfig saved = VitRunConfig::from_json(j.dump());
+  CHECK(saved.model.drop_path == 0.1);
+  CHECK(saved.model.dropout == 0.2);
   j["model"].erase("drop_path");
-  CHECK(VitRunConfig::from_json(j.dump()).model.drop_path == 0.0);
+  j["model"].erase("dropout");
+  const VitRunConfig old = VitRunConfig::from_json(j.dump());
+  CHECK(old.model.drop_path == 0.0);
+  CHECK(old.model.dropout == 0.0);
 }
 
 TEST_CASE("run configuration JSON: a checkpoint from before the augmentation recipe has none of it",
@@ -134,14 +143,17 @@ TEST_CASE("run configuration JSON: a checkpoint from before the augmentation rec
   VitRunConfig run = vit_preset("cifar10-vit");
   run.mean = {0.5f, 0.5f, 0.5f}, run.std = {0.25f, 0.25f, 0.25f};
   CHECK(describe_recipe(run) == "shift 4, flip, randaugment 2x9; drop path 0.1");
-  run.mixup = 0.8, run.cutmix = 1.0, run.ema = 0.999;
+  run.mixup = 0.8, run.cutmix = 1.0, run.ema = 0.999, run.model.dropout = 0.1;
   CHECK(describe_recipe(VitRunConfig::from_json(run.to_json())) ==
-        "shift 4, flip, randaugment 2x9; mixup 0.8; cutmix 1; drop path 0.1; ema 0.999");
+        "shift 4, flip, randaugment 2x9; mixup 0.8; cutmix 1; drop path 0.1; dropout 0.1; ema 0.999");
   run.policy = "autoaugment";
   CHECK_THROWS_WITH(run.validate(), Contains("'autoaugment' is not a policy"));
   run.policy = "none";
   run.ema = 1.0;
   CHECK_THROWS_WITH(run.validate(), Contains("--ema must be in [0, 1)"));
+  run.ema = 0.0;
+  run.model.dropout = -0.1;
+  CHECK_THROWS_WITH(run.validate(), Contains("--dropout must be in [0, 1)"));
 }
 
 TEST_CASE("run configuration JSON: errors name the field", "[apps][json]") {

@@ -253,6 +253,7 @@ expect_error "--time must be at least 1 batch, got 0" augment --data-dir "$tmp/n
 expect_error "'autoaugment' is not a policy" augment --data-dir "$tmp/no-data" --time 2 --policy autoaugment
 expect_error "'autoaugment' is not a policy" train --out "$tmp/bad" --data-dir "$data" --policy autoaugment
 expect_error "--drop-path must be in [0, 1)" train --out "$tmp/bad" --data-dir "$data" --drop-path 1
+expect_error "--dropout must be in [0, 1)" train --out "$tmp/bad" --data-dir "$data" --dropout 1
 expect_error "--ema must be in [0, 1)" train --out "$tmp/bad" --data-dir "$data" --ema 2
 if [[ $failures -eq 0 ]]; then echo "vit smoke test: all checks passed"; exit 0; fi
 echo "vit smoke test: $failures check(s) failed"; exit 1

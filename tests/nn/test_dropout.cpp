@@ -2,6 +2,8 @@
 
 #include "core/uwaga.h"
 #include "nn/dropout.h"
+#include "nn/transformer_encoder_block.h"
+#include "nn/vision_transformer.h"
 #include "tests/support/gradcheck.h"
 
 using namespace uwaga;
@@ -82,4 +84,80 @@ TEST_CASE("the Dropout module draws its masks from its own generator, and only i
   REQUIRE(a.forward(x).shares_storage_with(x));
   REQUIRE(a.p() == 0.5);
   REQUIRE_THROWS_WITH(Dropout(1.0), Contains("Dropout: p must be in [0, 1), got 1"));
+}
+
+TEST_CASE("an encoder block with dropout: eval unchanged, training drops elements of the branches",
+          "[nn][dropout]") {
+  Generator g1(3), g2(3);
+  TransformerEncoderBlock plain({.dim = 8, .heads = 2, .mlp_dim = 16}, g1);
+  TransformerEncoderBlock dropping({.dim = 8, .heads = 2, .mlp_dim = 16, .dropout = 0.5}, g2);
+  REQUIRE(!plain.dropout);
+  REQUIRE(dropping.dropout->p() == 0.5);
+  const auto a = plain.named_parameters(), b = dropping.named_parameters();
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) REQUIRE(a[i].second.to_vector() == b[i].second.to_vector());
+  Generator gx(4);
+  Tensor x = Tensor::randn({4, 5, 8}, gx);
+  const auto expected = plain.forward(x).to_vector();  // no dropout: training computes the same
+  dropping.eval();
+  REQUIRE(dropping.forward(x).to_vector() == expected);
+  dropping.train();
+  // The attention branch alone, dropped by hand with the generator the block will use, then the
+  // MLP branch with the same generator moved on: the block is exactly the notes' two lines.
+  dropping.dropout->generator().seed_with(21);
+  const Tensor y = dropping.forward(x);
+  Generator masks(21);
+  Tensor z1 = dropout(plain.attn->forward(plain.norm1->forward(x)), 0.5, true, masks) + x;
+  Tensor z2 = dropout(plain.mlp->forward(plain.norm2->forward(z1)), 0.5, true, masks) + z1;
+  REQUIRE(y.to_vector() == z2.to_vector());
+  REQUIRE(y.to_vector() != expected);
+  REQUIRE_THROWS_WITH(TransformerEncoderBlock({.dim = 8, .heads = 2, .mlp_dim = 16, .dropout = 1}, g1),
+                      Contains("dropout must be in [0, 1), got 1"));
+}
+
+TEST_CASE("an encoder block with dropout passes gradcheck in training (fixed masks)",
+          "[nn][dropout]") {
+  Generator gen(0);
+  TransformerEncoderBlock block({.dim = 8, .heads = 2, .mlp_dim = 16, .dropout = 0.3}, gen);
+  block.to(DType::Float64);
+  require_gradcheck([&](const std::vector<Tensor>& in) {
+    block.dropout->generator().seed_with(5);  // the same masks on every evaluation
+    return block.forward(in[0]);
+  }, with_params({leaf({2, 4, 8}, 3)}, block));
+}
+
+TEST_CASE("a ViT with dropout: the same weights, dropout on z_0 and in every block",
+          "[nn][dropout]") {
+  VitConfig c;
+  c.depth = 2;
+  Generator g1(5), g2(5);
+  VisionTransformer plain(c, g1);
+  c.dropout = 0.1;
+  VisionTransformer dropping(c, g2);
+  const auto a = plain.named_parameters(), b = dropping.named_parameters();
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    REQUIRE(a[i].first == b[i].first);
+    REQUIRE(a[i].second.to_vector() == b[i].second.to_vector());
+  }
+  REQUIRE(!plain.backbone->dropout);
+  REQUIRE(dropping.backbone->dropout->p() == Approx(0.1));
+  for (auto& block : dropping.backbone->blocks) REQUIRE(block->dropout->p() == Approx(0.1));
+  Generator gx(6);
+  Tensor images = Tensor::randn({3, 1, 28, 28}, gx);
+  const auto expected = plain.forward(images).to_vector();
+  dropping.eval();
+  REQUIRE(dropping.forward(images).to_vector() == expected);
+  dropping.train();
+  dropping.seed_dropout(1);
+  const auto first = dropping.forward(images).to_vector();
+  REQUIRE(first != expected);
+  dropping.seed_dropout(1);  // the masks depend only on the step's seed
+  REQUIRE(dropping.forward(images).to_vector() == first);
+  // Configurations from before dropout read as dropout 0; a saved one keeps it.
+  REQUIRE(VitConfig::from_json(R"({"image_size":28,"channels":1,"patch":7,"dim":64,"depth":6,)"
+                               R"("heads":4,"mlp_dim":128,"num_classes":10})").dropout == 0.0);
+  REQUIRE(VitConfig::from_json(c.to_json()).dropout == Approx(0.1));
+  c.dropout = -0.5;
+  REQUIRE_THROWS_WITH(c.validate(), Contains("vit config: dropout must be in [0, 1), got -0.5"));
 }

@@ -330,15 +330,16 @@ class DataAndApps(unittest.TestCase):
         self.assertEqual((run.policy, run.randaugment_ops, run.randaugment_magnitude),
                          ("randaugment", 2, 9))
         self.assertAlmostEqual(run.model.drop_path, 0.1)
+        self.assertEqual(run.model.dropout, 0.0)
         self.assertEqual((run.erase, run.mixup, run.cutmix, run.ema), (0.0, 0.0, 0.0, 0.0))
         run.erase, run.mixup, run.cutmix, run.mix_probability, run.ema = 0.25, 0.8, 1.0, 0.5, 0.999
-        run.crop_scale, run.policy = 0.35, "trivialaugment"
+        run.crop_scale, run.policy, run.model.dropout = 0.35, "trivialaugment", 0.1
         saved = json.loads(run.to_json())
         self.assertEqual((saved["erase"], saved["mixup"], saved["cutmix"], saved["ema"]),
                          (0.25, 0.8, 1.0, 0.999))
         self.assertEqual((saved["policy"], saved["crop_scale"], saved["mix_probability"]),
                          ("trivialaugment", 0.35, 0.5))
-        self.assertEqual(saved["model"]["drop_path"], 0.1)
+        self.assertEqual((saved["model"]["drop_path"], saved["model"]["dropout"]), (0.1, 0.1))
         run.validate()
         run.policy = "autoaugment"
         with self.assertRaisesRegex(uwaga.Error, "policy"):
