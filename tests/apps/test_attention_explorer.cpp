@@ -14,12 +14,14 @@
 #include "apps/common/attention_explorer.h"
 #include "core/error.h"
 #include "core/shape_ops.h"
+#include "tests/support/occurrences.h"
 #include "tests/support/temp_dir.h"
 
 using namespace uwaga;
 using namespace uwaga::apps;
 using Catch::Contains;
 using uwaga::testing::TempDir;
+using uwaga::testing::occurrences;
 
 namespace {
 
@@ -59,12 +61,6 @@ nlohmann::json page_data(const std::string& page) {
   return nlohmann::json::parse(page.substr(start + open.size(), end - start - open.size()));
 }
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto i = text.find(what); i != std::string::npos; i = text.find(what, i + 1)) ++n;
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("explorer: the page carries the weights and labels it was given",
@@ -98,15 +94,15 @@ TEST_CASE("explorer: the page is self-contained and a label cannot end its scrip
   e.subtitle = std::string("bad \xff byte");
   const std::string page = attention_explorer_html(e);
   // Only the page's own two <script> elements end; the label comes back as it was.
-  REQUIRE(count(page, "</script>") == 2);
-  REQUIRE(count(page, "<!--") == 0);
+  REQUIRE(occurrences(page, "</script>") == 2);
+  REQUIRE(occurrences(page, "<!--") == 0);
   const nlohmann::json data = page_data(page);
   REQUIRE(data["families"][0]["queries"][0] == "</script><script>alert(1)</script><!--");
   REQUIRE(data["subtitle"] == "bad \xEF\xBF\xBD byte");  // not UTF-8: U+FFFD
   // Nothing is fetched: no src= or href=, and the one "http" is the SVG namespace name.
-  REQUIRE(count(page, "src=") == 0);
-  REQUIRE(count(page, "href=") == 0);
-  REQUIRE(count(page, "http") == count(page, "http://www.w3.org/2000/svg"));
+  REQUIRE(occurrences(page, "src=") == 0);
+  REQUIRE(occurrences(page, "href=") == 0);
+  REQUIRE(occurrences(page, "http") == occurrences(page, "http://www.w3.org/2000/svg"));
 }
 
 // A ViT-like family over a 2 × 2 patch grid (class token first) and a 3-channel 2 × 4 image.

@@ -28,7 +28,7 @@ using uwaga::testing::TempDir;
 
 namespace {
 
-VitRunConfig vit_run() {
+VitRunConfig small_vit_run() {
   VitRunConfig run = vit_preset("mnist-tiny");
   run.model.depth = 2;
   run.mean = {0.1307f};
@@ -37,7 +37,7 @@ VitRunConfig vit_run() {
   return run;
 }
 
-TranslateRunConfig translate_run(const std::string& positions = "sinusoidal") {
+TranslateRunConfig small_translate_run(const std::string& positions = "sinusoidal") {
   TranslateRunConfig run = translate_preset("tiny");
   run.model.positions = positions;
   TranslationCorpus corpus;
@@ -118,7 +118,7 @@ TEST_CASE("loaded model: the declared shapes and parameter count are the built m
     }
   }
   // A ViT variant no preset has: colour, another patch size, class count and depth.
-  VitRunConfig vit = vit_run();
+  VitRunConfig vit = small_vit_run();
   vit.model.channels = 3;
   vit.model.image_size = 32;
   vit.model.patch = 4;
@@ -130,7 +130,7 @@ TEST_CASE("loaded model: declaring a model's shapes allocates nothing, whatever 
           "[apps][checkpoint]") {
   // The largest ViT a config may describe: 1000 blocks of dim and MLP width 65536, about 100 TB of
   // float32 parameters if they were allocated.
-  VitRunConfig vit = vit_run();
+  VitRunConfig vit = small_vit_run();
   vit.model.dim = 65536;
   vit.model.mlp_dim = 65536;
   vit.model.depth = 1000;
@@ -142,7 +142,7 @@ TEST_CASE("loaded model: declaring a model's shapes allocates nothing, whatever 
   CHECK(declared_parameter_count<nn::VisionTransformer>(vit.model) > 1000 * 6.0 * 65536 * 65536);
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
   // The translator's sinusoid table is computed, not declared: also skipped.
-  TranslateRunConfig t = translate_run("sinusoidal");
+  TranslateRunConfig t = small_translate_run("sinusoidal");
   t.model.dim = 65536;
   t.model.heads = 1;
   t.model.max_length = 100000;  // a 26 GB table
@@ -157,7 +157,7 @@ TEST_CASE("loaded model: a config that does not describe the tensors is refused 
 
   // A small ViT's tensors under a config claiming dim 65536 and depth 1000: building that model
   // first would ask for terabytes.
-  VitRunConfig vit = vit_run();
+  VitRunConfig vit = small_vit_run();
   Generator gen(1);
   nn::VisionTransformer model(vit.model, gen);
   save_with_config(path, model, with_model_fields(vit.to_json(), {{"dim", 65536}, {"depth", 1000}}));
@@ -174,7 +174,7 @@ TEST_CASE("loaded model: a config that does not describe the tensors is refused 
   CHECK_THROWS_WITH(load_vit(path), Contains("blocks.1.attn.proj.bias: not in the model"));
 
   // The translator likewise.
-  TranslateRunConfig t = translate_run();
+  TranslateRunConfig t = small_translate_run();
   nn::Seq2SeqTransformer translator(t.model, gen);
   save_with_config(path, translator,
                    with_model_fields(t.to_json(), {{"dim", 65536}, {"heads", 1},
@@ -196,9 +196,9 @@ TEST_CASE("loaded model: a checkpoint of the other program says whose it is", "[
   Generator gen(1);
   const std::string vit_path = dir.file("vit.safetensors");
   const std::string translate_path = dir.file("translate.safetensors");
-  VitRunConfig vit = vit_run();
+  VitRunConfig vit = small_vit_run();
   save_with_config(vit_path, nn::VisionTransformer(vit.model, gen), vit.to_json());
-  TranslateRunConfig t = translate_run();
+  TranslateRunConfig t = small_translate_run();
   save_with_config(translate_path, nn::Seq2SeqTransformer(t.model, gen), t.to_json());
 
   CHECK_THROWS_WITH(load_vit(translate_path),
@@ -234,7 +234,7 @@ TEST_CASE("loaded model: a model larger than the memory left is refused before i
 #endif
   TempDir dir("loaded-model");
   const std::string path = dir.file("big.safetensors");
-  VitRunConfig vit = vit_run();  // about 3.2 million parameters: 13 MB built, 13 MB in the file
+  VitRunConfig vit = small_vit_run();  // about 3.2 million parameters: 13 MB built and saved
   vit.model.dim = 256;
   vit.model.mlp_dim = 1024;
   vit.model.depth = 4;

@@ -1,19 +1,11 @@
 #include <catch2/catch.hpp>
 
 #include "core/uwaga.h"
+#include "tests/support/occurrences.h"
 
 using namespace uwaga;
 using Catch::Contains;
-
-namespace {
-
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
-}  // namespace
+using uwaga::testing::occurrences;
 
 TEST_CASE("to_dot draws ops, leaves, values and gradients", "[core][graph_dot]") {
   // loss = Σ tanh(x · w + b), with x a constant input.
@@ -36,9 +28,9 @@ TEST_CASE("to_dot draws ops, leaves, values and gradients", "[core][graph_dot]")
   REQUIRE_THAT(dot, Contains("w (2,)\\ndata [0.5, -1]\\ngrad ["));
   REQUIRE_THAT(dot, Contains("b (1,)\\ndata [0.25]\\ngrad ["));
   REQUIRE_THAT(dot, Contains("x (2,)\\ndata [1, 2]\", style=dashed"));
-  REQUIRE(count(dot, "shape=box") == 4);
-  REQUIRE(count(dot, "shape=ellipse") == 3);
-  REQUIRE(count(dot, " -> ") == 6);  // x, w -> mul; mul, b -> add; add -> tanh; tanh -> sum
+  REQUIRE(occurrences(dot, "shape=box") == 4);
+  REQUIRE(occurrences(dot, "shape=ellipse") == 3);
+  REQUIRE(occurrences(dot, " -> ") == 6);  // x, w -> mul; mul, b -> add; add -> tanh; tanh -> sum
 }
 
 TEST_CASE("to_dot leaves out the values of large tensors", "[core][graph_dot]") {
@@ -54,13 +46,13 @@ TEST_CASE("to_dot of a leaf, a tensor used twice, and a freed graph", "[core][gr
   Tensor a = Tensor::from_vector({3}, {1}, DType::Float64);
   a.set_name("a \"quoted\"").requires_grad_();
   REQUIRE_THAT(to_dot(a), Contains("a \\\"quoted\\\" (1,) float64"));
-  REQUIRE(count(to_dot(a), "shape=ellipse") == 1);
+  REQUIRE(occurrences(to_dot(a), "shape=ellipse") == 1);
 
   // a used twice: one ellipse with two edges into the mul.
   Tensor y = a * a;
   std::string dot = to_dot(y);
-  REQUIRE(count(dot, "shape=ellipse") == 1);
-  REQUIRE(count(dot, " -> ") == 2);
+  REQUIRE(occurrences(dot, "shape=ellipse") == 1);
+  REQUIRE(occurrences(dot, " -> ") == 2);
 
   // After backward without retain_graph the node remains but its inputs are gone.
   sum(y).backward();

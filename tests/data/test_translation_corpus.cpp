@@ -4,19 +4,12 @@
 #include <catch2/catch.hpp>
 
 #include "data/translation_corpus.h"
+#include "tests/data/small_translation_corpus.h"
 
 using namespace uwaga;
+using uwaga::testing::small_translation_corpus;
 
 namespace {
-
-TranslationCorpusOptions small_options(std::uint64_t seed) {
-  TranslationCorpusOptions options;
-  options.seed = seed;
-  options.train_size = 3000;
-  options.valid_size = 300;
-  options.test_size = 300;
-  return options;
-}
 
 // FNV-1a over every pair of every split, in order: a fingerprint of a whole corpus.
 std::uint64_t corpus_hash(const TranslationCorpus& corpus) {
@@ -36,15 +29,15 @@ std::uint64_t corpus_hash(const TranslationCorpus& corpus) {
 
 TEST_CASE("translation corpus: the running example", "[data][translation]") {
   REQUIRE(translate_sentence("we are eating bread") == "estamos comiendo pan");
-  const TranslationCorpus corpus = generate_translation_corpus(small_options(0));
+  const TranslationCorpus corpus = generate_translation_corpus(small_translation_corpus(0));
   REQUIRE(corpus.train[0].english == "we are eating bread");
   REQUIRE(corpus.train[0].spanish == "estamos comiendo pan");
 }
 
 TEST_CASE("translation corpus: deterministic for a seed", "[data][translation]") {
-  const TranslationCorpus a = generate_translation_corpus(small_options(1));
-  const TranslationCorpus b = generate_translation_corpus(small_options(1));
-  const TranslationCorpus c = generate_translation_corpus(small_options(2));
+  const TranslationCorpus a = generate_translation_corpus(small_translation_corpus(1));
+  const TranslationCorpus b = generate_translation_corpus(small_translation_corpus(1));
+  const TranslationCorpus c = generate_translation_corpus(small_translation_corpus(2));
   auto english = [](const std::vector<TranslationPair>& pairs) {
     std::vector<std::string> out;
     for (const auto& p : pairs) out.push_back(p.english + " => " + p.spanish);
@@ -68,5 +61,6 @@ TEST_CASE("translation corpus: the presets' corpora are exactly as they were", "
   TranslationCorpusOptions tiny;  // the "tiny" preset's sizes
   tiny.train_size = 2000, tiny.valid_size = 100, tiny.test_size = 100;
   CHECK(corpus_hash(generate_translation_corpus(tiny)) == 17463202043605960247ull);
-  CHECK(corpus_hash(generate_translation_corpus(small_options(3))) == 16760787712469355138ull);
+  CHECK(corpus_hash(generate_translation_corpus(small_translation_corpus(3))) ==
+        16760787712469355138ull);
 }

@@ -6,20 +6,13 @@
 
 #include "core/error.h"
 #include "data/translation_corpus.h"
+#include "tests/data/small_translation_corpus.h"
 
 using namespace uwaga;
+using uwaga::testing::small_translation_corpus;
 using Catch::Contains;
 
 namespace {
-
-TranslationCorpusOptions small_options(std::uint64_t seed) {
-  TranslationCorpusOptions options;
-  options.seed = seed;
-  options.train_size = 3000;
-  options.valid_size = 300;
-  options.test_size = 300;
-  return options;
-}
 
 bool well_formed(const std::string& s) {
   if (s.empty() || s.front() == ' ' || s.back() == ' ' || s.find("  ") != std::string::npos)
@@ -33,7 +26,7 @@ bool well_formed(const std::string& s) {
 }  // namespace
 
 TEST_CASE("translation split: test triples never occur in training", "[data][translation]") {
-  const TranslationCorpus corpus = generate_translation_corpus(small_options(3));
+  const TranslationCorpus corpus = generate_translation_corpus(small_translation_corpus(3));
   REQUIRE(corpus.train.size() == 3000);
   REQUIRE(corpus.valid.size() == 300);
   REQUIRE(corpus.test.size() == 300);
@@ -62,7 +55,7 @@ TEST_CASE("translation split: test triples never occur in training", "[data][tra
 }
 
 TEST_CASE("translation split: options are checked", "[data][translation]") {
-  TranslationCorpusOptions options = small_options(0);
+  TranslationCorpusOptions options = small_translation_corpus(0);
   options.test_fraction = 0.6;
   options.valid_fraction = 0.5;
   REQUIRE_THROWS_WITH(generate_translation_corpus(options),

@@ -22,7 +22,7 @@ struct TransposedCase {
 };
 
 // The decoder's k4 s2 p1, odd sizes with H ≠ W, stride 1, output_padding, oblong and 1×1 kernels.
-const TransposedCase kCases[] = {
+const TransposedCase kTransposedCases[] = {
     {{2, 3, 3, 4}, {3, 2, 4, 4}, 2, 1, 0, true},  {{1, 2, 3, 5}, {2, 3, 3, 3}, 1, 0, 0, true},
     {{2, 2, 3, 2}, {2, 2, 3, 3}, 2, 1, 1, false}, {{1, 3, 2, 3}, {3, 2, 2, 3}, 3, 0, 2, true},
     {{2, 3, 3, 5}, {3, 4, 1, 1}, 1, 0, 0, true},  {{1, 2, 5, 3}, {2, 2, 3, 2}, 2, 2, 0, true},
@@ -45,7 +45,7 @@ Tensor run(bool reference, const TransposedCase& c, const Tensor& x, const Tenso
 
 TEST_CASE("conv_transpose2d and its reference pass gradcheck", "[nn][conv_transpose2d]") {
   for (bool reference : {false, true})
-    for (const TransposedCase& c : kCases) {
+    for (const TransposedCase& c : kTransposedCases) {
       INFO(describe(c) << (reference ? ", reference" : ""));
       std::vector<Tensor> inputs = {leaf(c.x, 1), leaf(c.weight, 2)};
       if (c.bias) inputs.push_back(leaf({c.weight[1]}, 3));
@@ -59,7 +59,7 @@ TEST_CASE("conv_transpose2d and its reference pass gradcheck", "[nn][conv_transp
 
 TEST_CASE("conv_transpose2d equals the direct scatter, values and gradients",
           "[nn][conv_transpose2d]") {
-  for (const TransposedCase& c : kCases) {
+  for (const TransposedCase& c : kTransposedCases) {
     INFO(describe(c));
     Tensor x1 = leaf(c.x, 4), w1 = leaf(c.weight, 5), b1 = leaf({c.weight[1]}, 6);
     Tensor x2 = leaf(c.x, 4), w2 = leaf(c.weight, 5), b2 = leaf({c.weight[1]}, 6);
@@ -81,7 +81,7 @@ TEST_CASE("conv_transpose2d equals the direct scatter, values and gradients",
 
 TEST_CASE("conv_transpose2d is the adjoint of conv2d: <conv2d(z), x> = <z, convT(x)>",
           "[nn][conv_transpose2d]") {
-  for (const TransposedCase& c : kCases) {
+  for (const TransposedCase& c : kTransposedCases) {
     INFO(describe(c));
     const Tensor x = leaf(c.x, 8).detach(), w = leaf(c.weight, 9).detach();
     const Tensor y = conv_transpose2d(x, w, Tensor(), c.stride, c.padding, c.output_padding);

@@ -11,7 +11,7 @@ using namespace uwaga::nn;
 
 namespace {
 
-Seq2SeqConfig tiny_config() {
+Seq2SeqConfig tiny_seq2seq_config() {
   Seq2SeqConfig c;
   c.src_vocab = 7;
   c.tgt_vocab = 9;
@@ -35,7 +35,7 @@ TEST_CASE("decoding: a huge length penalty still favours long sentences",
   bool some_run_checked_a_longer_winner = false;
   for (std::uint64_t seed = 0; seed < 4; ++seed) {
     Generator gen(seed);
-    Seq2SeqTransformer model(tiny_config(), gen);
+    Seq2SeqTransformer model(tiny_seq2seq_config(), gen);
     for (const std::vector<std::int64_t>& s :
          std::vector<std::vector<std::int64_t>>{{4, 5, 6, 2}, {3, 2}, {5, 4, 2}}) {
       DecodingOptions o;

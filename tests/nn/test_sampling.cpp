@@ -15,7 +15,7 @@ using Catch::Contains;
 
 namespace {
 
-GptConfig tiny_config() {
+GptConfig tiny_gpt_config() {
   GptConfig c;
   c.vocab = 13, c.context = 8, c.dim = 16, c.layers = 2, c.heads = 2, c.mlp_dim = 32;
   return c;
@@ -64,7 +64,7 @@ TEST_CASE("SamplingOptions name the flag that cannot work", "[nn][sampling]") {
 TEST_CASE("generation: cached equals recomputed, token for token, past the window",
           "[nn][sampling]") {
   Generator gen(3);
-  Gpt gpt(tiny_config(), gen);
+  Gpt gpt(tiny_gpt_config(), gen);
   gpt.to(DType::Float64);
   const SamplingOptions o{.temperature = 1.0};
   // 3 prompt tokens + 30 more: the window of 8 fills and is rebuilt several times.
