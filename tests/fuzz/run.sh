@@ -3,6 +3,8 @@
 #   1. on its regression inputs, tests/fuzz/regressions/<target>/ (past findings): each must pass;
 #   2. for --seconds N (default 60) or --minutes N from the seed corpus,
 #      tests/fuzz/corpus/<target>/, with the dictionary tests/fuzz/dictionary.txt.
+#   Every build's test suite also replays both without clang (tests/fuzz/replay_main.cpp, CTest
+#   fuzz_replay_<target>); fuzzing is only here.
 # Fails on any finding; the input that triggered it is left in $FUZZ_BUILD_DIR/findings/<target>/
 # (make it a regression input once fixed). New inputs the fuzzer finds go to a scratch corpus in
 # the build directory, not into the tree. The targets are the files tests/fuzz/fuzz_<target>.cpp.
@@ -29,7 +31,7 @@ while (($#)); do
     --minutes=*) whole --minutes "${1#*=}"; seconds=$((60 * ${1#*=})); shift ;;
     --parallel) whole --parallel "${2:-}"; parallel=$2; shift 2 ;;
     --parallel=*) whole --parallel "${1#*=}"; parallel=${1#*=}; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
