@@ -5,6 +5,7 @@
 #include "nn/transformer_encoder_block.h"
 #include "nn/vision_transformer.h"
 #include "tests/support/gradcheck.h"
+#include "tests/support/same_parameters.h"
 
 using namespace uwaga;
 using namespace uwaga::nn;
@@ -61,7 +62,7 @@ TEST_CASE("an encoder block with drop path: eval unchanged, training drops branc
   Generator g1(3), g2(3);
   TransformerEncoderBlock plain({.dim = 8, .heads = 2, .mlp_dim = 16}, g1);
   TransformerEncoderBlock dropping({.dim = 8, .heads = 2, .mlp_dim = 16, .drop_path = 0.5}, g2);
-  REQUIRE(plain.named_parameters().size() == dropping.named_parameters().size());
+  require_same_parameters(plain, dropping);
   Generator gx(4);
   Tensor x = Tensor::randn({16, 5, 8}, gx);
   plain.eval();
@@ -88,12 +89,7 @@ TEST_CASE("a ViT with drop path has the same parameters and rates rising with de
   VisionTransformer plain(c, g1);
   c.drop_path = 0.2;
   VisionTransformer dropping(c, g2);
-  const auto a = plain.named_parameters(), b = dropping.named_parameters();
-  REQUIRE(a.size() == b.size());
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    REQUIRE(a[i].first == b[i].first);
-    REQUIRE(a[i].second.to_vector() == b[i].second.to_vector());
-  }
+  require_same_parameters(plain, dropping);
   REQUIRE(!dropping.backbone->blocks[0]->drop_path);  // rate 0
   REQUIRE(dropping.backbone->blocks[1]->drop_path->p() == Approx(0.1));
   REQUIRE(dropping.backbone->blocks[2]->drop_path->p() == Approx(0.2));

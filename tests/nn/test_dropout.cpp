@@ -5,6 +5,7 @@
 #include "nn/transformer_encoder_block.h"
 #include "nn/vision_transformer.h"
 #include "tests/support/gradcheck.h"
+#include "tests/support/same_parameters.h"
 
 using namespace uwaga;
 using namespace uwaga::nn;
@@ -93,9 +94,7 @@ TEST_CASE("an encoder block with dropout: eval unchanged, training drops element
   TransformerEncoderBlock dropping({.dim = 8, .heads = 2, .mlp_dim = 16, .dropout = 0.5}, g2);
   REQUIRE(!plain.dropout);
   REQUIRE(dropping.dropout->p() == 0.5);
-  const auto a = plain.named_parameters(), b = dropping.named_parameters();
-  REQUIRE(a.size() == b.size());
-  for (std::size_t i = 0; i < a.size(); ++i) REQUIRE(a[i].second.to_vector() == b[i].second.to_vector());
+  require_same_parameters(plain, dropping);
   Generator gx(4);
   Tensor x = Tensor::randn({4, 5, 8}, gx);
   const auto expected = plain.forward(x).to_vector();  // no dropout: training computes the same
@@ -134,12 +133,7 @@ TEST_CASE("a ViT with dropout: the same weights, dropout on z_0 and in every blo
   VisionTransformer plain(c, g1);
   c.dropout = 0.1;
   VisionTransformer dropping(c, g2);
-  const auto a = plain.named_parameters(), b = dropping.named_parameters();
-  REQUIRE(a.size() == b.size());
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    REQUIRE(a[i].first == b[i].first);
-    REQUIRE(a[i].second.to_vector() == b[i].second.to_vector());
-  }
+  require_same_parameters(plain, dropping);
   REQUIRE(!plain.backbone->dropout);
   REQUIRE(dropping.backbone->dropout->p() == Approx(0.1));
   for (auto& block : dropping.backbone->blocks) REQUIRE(block->dropout->p() == Approx(0.1));

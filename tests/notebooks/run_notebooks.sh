@@ -17,14 +17,18 @@ export UWAGA_PYTHON_PATH=$(cd "$module_dir" && pwd)
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}  # see apps/common/thread_policy.h
 python=/usr/bin/python3
 
+notebooks=("$@")
+((${#notebooks[@]})) || notebooks=("$root"/notebooks/[0-9][0-9]_*.ipynb)
+runs() { [[ " ${notebooks[*]##*/} " == *" $1"* ]]; }  # runs 04_: notebook 4 among those given?
+
 # Notebook 4 trains on MNIST.
-if [[ ! -f $root/data/cache/mnist/t10k-labels-idx1-ubyte ]]; then
+if runs 04_ && [[ ! -f $root/data/cache/mnist/t10k-labels-idx1-ubyte ]]; then
   bash "$root/data/fetch.sh" mnist >/dev/null || { echo "FAIL: could not fetch MNIST"; exit 1; }
 fi
 
 # Notebook 6 reads tinyshakespeare: a copy in shared/datasets beside the repository (where CI has
 # one) is used when there, else fetch.sh downloads it.
-if [[ ! -f $root/data/cache/tinyshakespeare/input.txt ]]; then
+if runs 06_ && [[ ! -f $root/data/cache/tinyshakespeare/input.txt ]]; then
   from=()
   shared=$root/../shared/datasets/tinyshakespeare
   [[ -f $shared/input.txt ]] && from=(--from "$shared")
@@ -35,8 +39,6 @@ fi
 out=${NOTEBOOKS_OUT:-$(mktemp -d)}
 [[ -n ${NOTEBOOKS_OUT:-} ]] || trap 'rm -rf "$out"' EXIT
 mkdir -p "$out"
-notebooks=("$@")
-((${#notebooks[@]})) || notebooks=("$root"/notebooks/[0-9][0-9]_*.ipynb)
 
 failures=0
 "$python" "$root/notebooks/strip_outputs.py" --check "${notebooks[@]}" || failures=$((failures + 1))
