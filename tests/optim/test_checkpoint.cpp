@@ -21,20 +21,16 @@
 #include "optim/adam.h"
 #include "optim/checkpoint.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/same_parameters.h"
 
 using namespace uwaga;
+using uwaga::testing::parameter_values;
 using namespace uwaga::optim;
 namespace fs = std::filesystem;
 
 namespace {
 
 using uwaga::testing::TempDir;
-
-std::vector<std::vector<double>> values(const nn::Module& model) {
-  std::vector<std::vector<double>> out;
-  for (const Tensor& p : model.parameters()) out.push_back(p.to_vector());
-  return out;
-}
 
 // A few Adam steps on a made-up loss, so the optimizer has state worth saving.
 void train_a_little(nn::MLP& model, Adam& adam, int steps, std::uint64_t seed) {
@@ -90,10 +86,10 @@ TEST_CASE("checkpoint round trip restores model, Adam state and metadata", "[opt
   Generator init_b(2);
   nn::MLP b(4, 8, init_b);
   Adam adam_b(make_param_groups(b, 0.01), AdamOptions{});
-  REQUIRE(values(a) != values(b));
+  REQUIRE(parameter_values(a) != parameter_values(b));
   CheckpointInfo loaded = load_checkpoint(path, b, &adam_b);
 
-  CHECK(values(a) == values(b));
+  CHECK(parameter_values(a) == parameter_values(b));
   CHECK(loaded.step == 3);
   CHECK(loaded.epoch == 1);
   CHECK(loaded.batch_in_epoch == 2);
@@ -109,7 +105,7 @@ TEST_CASE("checkpoint round trip restores model, Adam state and metadata", "[opt
   // Restored exactly: the next steps agree bit for bit.
   train_a_little(a, adam_a, 2, 11);
   train_a_little(b, adam_b, 2, 11);
-  CHECK(values(a) == values(b));
+  CHECK(parameter_values(a) == parameter_values(b));
 
   // The metadata alone, without the tensors.
   CheckpointInfo header = read_checkpoint_info(path);
@@ -125,7 +121,7 @@ TEST_CASE("checkpoint round trip restores model, Adam state and metadata", "[opt
   nn::MLP d(4, 8, init_d);
   Adam adam_d(make_param_groups(d, 0.01), AdamOptions{});
   train_a_little(d, adam_d, 3, 7);
-  CHECK(values(c) == values(d));
+  CHECK(parameter_values(c) == parameter_values(d));
 }
 
 TEST_CASE("generator states travel as text exactly", "[optim][checkpoint]") {
@@ -160,13 +156,13 @@ TEST_CASE("loading a checkpoint that does not fit names the file and the mismatc
 
   SECTION("wrong shapes") {
     nn::MLP wide(4, 16, gen);
-    const auto before = values(wide);
+    const auto before = parameter_values(wide);
     CHECK(error_of([&] { load_checkpoint(path, wide, nullptr); }) ==
           where +
               "load_state_dict: the state does not fit the model. Shape mismatch (3): "
               "fc1.weight: checkpoint (8, 4), model (16, 4), fc1.bias: checkpoint (8,), model "
               "(16,), fc2.weight: checkpoint (4, 8), model (4, 16).");
-    CHECK(values(wide) == before);  // untouched
+    CHECK(parameter_values(wide) == before);  // untouched
   }
   SECTION("wrong names") {
     nn::Linear linear({.in = 4, .out = 8}, gen);
@@ -189,11 +185,11 @@ TEST_CASE("loading a checkpoint that does not fit names the file and the mismatc
     save_checkpoint(bare, saved, nullptr, CheckpointInfo{});
     nn::MLP other(4, 8, gen);
     Adam other_adam(make_param_groups(other, 0.0), AdamOptions{});
-    const auto before = values(other);
+    const auto before = parameter_values(other);
     CHECK(error_of([&] { load_checkpoint(bare, other, &other_adam); }) ==
           "load_checkpoint: '" + bare +
               "': the checkpoint holds no optimizer state (it was saved without an optimizer)");
-    CHECK(values(other) == before);
+    CHECK(parameter_values(other) == before);
   }
 }
 
@@ -275,7 +271,7 @@ TEST_CASE("overwriting a checkpoint is atomic", "[optim][checkpoint]") {
     CHECK(dir.entries() == std::vector<std::string>{"checkpoint.safetensors"});
     nn::MLP loaded(4, 8, gen);
     CHECK(load_checkpoint(path, loaded, nullptr).step == 2);
-    CHECK(values(loaded) == values(second));
+    CHECK(parameter_values(loaded) == parameter_values(second));
   }
   SECTION("a save that fails while writing keeps the previous checkpoint") {
     // A file-size limit makes the write fail midway, as a full disk would.
@@ -294,7 +290,7 @@ TEST_CASE("overwriting a checkpoint is atomic", "[optim][checkpoint]") {
     CHECK(dir.entries() == std::vector<std::string>{"checkpoint.safetensors"});
     nn::MLP loaded(4, 8, gen);
     CHECK(load_checkpoint(path, loaded, nullptr).step == 1);
-    CHECK(values(loaded) == values(first));
+    CHECK(parameter_values(loaded) == parameter_values(first));
   }
   SECTION("a save refused up front (bad config) keeps the previous checkpoint") {
     info.config = "{not json";
@@ -322,16 +318,16 @@ TEST_CASE("a checkpoint whose optimizer state holds NaN or inf is refused for tr
 
   nn::MLP model(4, 8, gen);
   Adam model_adam(make_param_groups(model, 0.0), AdamOptions{});
-  const auto before = values(model);
+  const auto before = parameter_values(model);
   CHECK(error_of([&] { load_checkpoint(path, model, &model_adam); }) ==
         "load_checkpoint: '" + path +
             "': optimizer state 'fc1.weight.exp_avg_sq' holds NaN or inf (saved from a run that "
             "diverged?)");
-  CHECK(values(model) == before);
+  CHECK(parameter_values(model) == before);
   CHECK(model_adam.state().size() == 1);  // still only "step": nothing loaded
   // The weights alone are fine, for evaluation.
   CHECK_NOTHROW(load_checkpoint(path, model, nullptr));
-  CHECK(values(model) == values(saved));
+  CHECK(parameter_values(model) == parameter_values(saved));
 }
 
 // Before: a second moment edited to a negative value loaded, and the run reported "the loss
@@ -457,9 +453,9 @@ TEST_CASE("a checkpoint handed over as bytes loads through a file without a name
   Generator init_b(2);
   nn::MLP b(4, 8, init_b);
   ListingAdam adam_b(make_param_groups(b, 0.01), AdamOptions{});
-  REQUIRE(values(a) != values(b));
+  REQUIRE(parameter_values(a) != parameter_values(b));
   CHECK(load_checkpoint_bytes(read_file_bytes(path), path, b, &adam_b).step == 3);
-  CHECK(values(a) == values(b));
+  CHECK(parameter_values(a) == parameter_values(b));
   CHECK(adam_b.seen.empty());  // nothing named in the temporary directory, even while reading
   CHECK(adam_b.state().at("fc1.weight.exp_avg").to_vector() ==
         adam_a.state().at("fc1.weight.exp_avg").to_vector());

@@ -34,8 +34,10 @@
 #include "optim/lr_schedule.h"
 #include "optim/trainer.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/same_parameters.h"
 
 using namespace uwaga;
+using uwaga::testing::parameter_values;
 using namespace uwaga::optim;
 
 namespace {
@@ -169,12 +171,6 @@ TrainerOptions options(const std::string& out_dir) {
   return o;
 }
 
-std::vector<std::vector<double>> values(const nn::Module& model) {
-  std::vector<std::vector<double>> out;
-  for (const Tensor& p : model.parameters()) out.push_back(p.to_vector());
-  return out;
-}
-
 std::vector<nlohmann::json> read_jsonl(const std::string& path) {
   std::vector<nlohmann::json> out;
   std::ifstream in(path);
@@ -247,7 +243,7 @@ TEST_CASE("trainer: resuming reproduces an uninterrupted run bit for bit", "[opt
 
       REQUIRE(losses.size() == full.losses.size());
       REQUIRE(losses == full.losses);  // exact, not approximate
-      REQUIRE(values(b.net) == values(a.net));
+      REQUIRE(parameter_values(b.net) == parameter_values(a.net));
       CHECK(second.last_eval == full.last_eval);
       // Each epoch's train loss and accuracy cover all its steps, across the resume too.
       auto epoch_figures = [](const std::string& log) {
@@ -294,7 +290,7 @@ TEST_CASE("trainer: SIGINT finishes the step, saves, and the run resumes exactly
   std::vector<double> losses = first.losses;
   losses.insert(losses.end(), second.losses.begin(), second.losses.end());
   REQUIRE(losses == full.losses);
-  REQUIRE(values(c.net) == values(a.net));
+  REQUIRE(parameter_values(c.net) == parameter_values(a.net));
 }
 
 TEST_CASE("trainer: a non-finite loss or gradient stops the run and keeps the last checkpoint",
@@ -326,7 +322,7 @@ TEST_CASE("trainer: a non-finite loss or gradient stops the run and keeps the la
   CHECK(read_checkpoint_info(path).step == 2);
   Setup fresh;
   load_checkpoint(path, fresh.net, &fresh.adam);
-  CHECK(values(fresh.net) == values(s.net));
+  CHECK(parameter_values(fresh.net) == parameter_values(s.net));
   bool logged = false;
   for (const auto& record : read_jsonl(dir.str() + "/log.jsonl"))
     logged |= record["type"] == "stop" && record["reason"] == "non_finite";
