@@ -67,6 +67,11 @@ std::string blas_core_at_load() {
   return g_core_at_load;
 }
 
+bool blas_has_small_kernels() {
+  choose_blas_kernels();
+  return already(blas_core(), "SkylakeX");
+}
+
 std::string blas_config() { return openblas_get_config(); }
 
 }  // namespace uwaga

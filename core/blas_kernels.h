@@ -25,6 +25,10 @@ void choose_blas_kernels();
 // OpenBLAS's core now, e.g. "SkylakeX", and what it was when the library loaded.
 std::string blas_core();
 std::string blas_core_at_load();
+// Whether OpenBLAS's core now has small-matrix kernels for float products (in 0.3.21: SkylakeX
+// and the cores that share its kernels); where it has none, gemm runs the small products on
+// uwaga's own kernel by default (core/matmul.h).
+bool blas_has_small_kernels();
 // OpenBLAS's build configuration ("OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Cooperlake MAX_THREADS=64").
 std::string blas_config();
 

@@ -5,9 +5,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <string>
+#include <type_traits>
 #include <vector>
 
+#include "core/blas_kernels.h"
 #include "core/graph.h"
+#include "core/small_gemm.h"
 #include "core/threads.h"
 
 namespace uwaga {
@@ -47,6 +52,37 @@ std::atomic<std::int64_t> piece_work{kSmallKernelWork};
 constexpr std::int64_t kMinBlock = 32;  // fewer rows (or inner steps) than this per block lose
 constexpr std::int64_t kMaxTransposedB = 256 * 256;  // elements of Bᵀ copied for an NT product
 
+// Which kernels run the small float products and the pieces: 0 OpenBLAS's, 1 uwaga's own
+// (core/small_gemm.h), -1 not chosen yet (then UWAGA_GEMM_KERNEL, else the default: OpenBLAS's
+// where its core has small-matrix kernels, uwaga's where it has none).
+std::atomic<int> kernel_choice{-1};
+
+bool own_kernel() {
+  int k = kernel_choice.load(std::memory_order_relaxed);
+  if (k < 0) {
+    const char* env = std::getenv("UWAGA_GEMM_KERNEL");
+    const std::string name = env ? env : "";
+    if (name.empty()) k = blas_has_small_kernels() ? 0 : 1;
+    else if (name == "openblas") k = 0;
+    else if (name == "uwaga") k = 1;
+    else fail("UWAGA_GEMM_KERNEL must be openblas or uwaga, got '", name, "'");
+    kernel_choice.store(k, std::memory_order_relaxed);
+  }
+  return k == 1;
+}
+
+// One small product or piece (at most about kSmallKernelWork multiply-adds; the kernels for
+// larger ones are OpenBLAS's), op(B) = B or Bᵀ: on uwaga's kernel when it is chosen and B is not
+// transposed (gemm copies a small Bᵀ first), else on OpenBLAS's.
+void sgemm_piece(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, float alpha,
+                 const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float beta,
+                 float* C, std::int64_t ldc) {
+  if (!tb && own_kernel())
+    small_sgemm(ta, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  else
+    sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
 // [begin, end) of piece p when n items are cut into `pieces` nearly equal pieces.
 std::int64_t cut(std::int64_t n, std::int64_t pieces, std::int64_t p) { return n * p / pieces; }
 
@@ -70,10 +106,22 @@ void sgemm_nn_blocks(std::int64_t rows, std::int64_t M, std::int64_t N, std::int
   const std::int64_t pieces = (M + rows - 1) / rows;
   for (std::int64_t p = 0; p < pieces; ++p) {
     const std::int64_t i0 = cut(M, pieces, p), i1 = cut(M, pieces, p + 1);
-    sgemm(false, false, i1 - i0, N, K, alpha, A + i0 * lda, lda, B, ldb, beta, C + i0 * ldc,
-          ldc);
+    sgemm_piece(false, false, i1 - i0, N, K, alpha, A + i0 * lda, lda, B, ldb, beta,
+                C + i0 * ldc, ldc);
     add_row_bias(i1 - i0, N, bias, C + i0 * ldc, ldc);
   }
+}
+
+// Bᵀ (K×N, N apart) of an N×K matrix B, in a buffer of the calling thread's that the next call
+// overwrites: bt[k·N + n] = B[n·ldb + k], by OpenBLAS's blocked transpose, 3–10× faster than that
+// loop (which reads B a column at a time); a linear layer's forward transposes its weight once
+// per micro-batch.
+const float* transposed(std::int64_t N, std::int64_t K, const float* B, std::int64_t ldb) {
+  thread_local std::vector<float> bt;  // grows to the largest B seen, then reused
+  bt.resize(static_cast<std::size_t>(K * N));
+  cblas_somatcopy(CblasRowMajor, CblasTrans, blas_int(N), blas_int(K), 1.0f, B, blas_int(ldb),
+                  bt.data(), blas_int(N));
+  return bt.data();
 }
 
 // The BLAS call itself, on whatever threads OpenBLAS chooses (one inside a parallel region),
@@ -103,18 +151,13 @@ void blas_gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K,
       return;
     }
   }
-  const bool nt_small_kernel = small && M * N <= 1200 && K >= 32;  // OpenBLAS's rule
+  const bool own = own_kernel();
+  const bool nt_small_kernel = !own && small && M * N <= 1200 && K >= 32;  // OpenBLAS's rule
   if (!ta && tb && !nt_small_kernel && N * K > 0 && N * K <= kMaxTransposedB && (small || piece > 0)) {
     const std::int64_t rows = small ? M : piece / (N * K);
     if (small || rows >= kMinBlock) {
-      thread_local std::vector<float> bt;  // Bᵀ, K×N; grows to the largest B seen, then reused
-      bt.resize(static_cast<std::size_t>(K * N));
-      // bt[k·N + n] = B[n·ldb + k] for every k < K, n < N, by OpenBLAS's blocked transpose: 3–10×
-      // faster than that loop (which reads B a column at a time), and a linear layer's forward
-      // transposes its weight once per micro-batch.
-      cblas_somatcopy(CblasRowMajor, CblasTrans, blas_int(N), blas_int(K), 1.0f, B,
-                      blas_int(ldb), bt.data(), blas_int(N));
-      sgemm_nn_blocks(rows, M, N, K, alpha, A, lda, bt.data(), N, beta, C, ldc, bias);
+      sgemm_nn_blocks(rows, M, N, K, alpha, A, lda, transposed(N, K, B, ldb), N, beta, C, ldc,
+                      bias);
       return;
     }
   }
@@ -124,14 +167,15 @@ void blas_gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K,
       const std::int64_t pieces = (K + inner - 1) / inner;
       for (std::int64_t p = 0; p < pieces; ++p) {
         const std::int64_t p0 = cut(K, pieces, p), p1 = cut(K, pieces, p + 1);
-        sgemm(true, false, M, N, p1 - p0, alpha, A + p0 * lda, lda, B + p0 * ldb, ldb,
-              p == 0 ? beta : 1.0f, C, ldc);
+        sgemm_piece(true, false, M, N, p1 - p0, alpha, A + p0 * lda, lda, B + p0 * ldb, ldb,
+                    p == 0 ? beta : 1.0f, C, ldc);
       }
       add_row_bias(M, N, bias, C, ldc);
       return;
     }
   }
-  sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  if (small) sgemm_piece(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  else sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   add_row_bias(M, N, bias, C, ldc);
 }
 
@@ -157,6 +201,14 @@ void set_gemm_piece_work(std::int64_t multiply_adds) {
 
 std::int64_t gemm_piece_work() { return piece_work.load(std::memory_order_relaxed); }
 
+void set_gemm_kernel(GemmKernel kernel) {
+  kernel_choice.store(kernel == GemmKernel::uwaga ? 1 : 0, std::memory_order_relaxed);
+}
+
+GemmKernel gemm_kernel() {
+  return own_kernel() ? GemmKernel::uwaga : GemmKernel::openblas;
+}
+
 // A transformer's matrices are tall and thin (2176 × 64 by 64 × 192 for the reference ViT), and
 // OpenBLAS's own threading gains little on them. Splitting the M rows of C into one block per
 // thread, each an independent single-threaded GEMM, scales as well as large products do:
@@ -175,6 +227,7 @@ void gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, T al
     return;
   }
   init_threads();
+  if constexpr (std::is_same_v<T, float>) own_kernel();  // reads (or refuses) UWAGA_GEMM_KERNEL
   const int threads = num_threads();
   if (threads == 1 || omp_in_parallel() || M < 2 * threads || M * N * K < kParallelGemmWork) {
     blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, row_bias);

@@ -35,4 +35,16 @@ void gemm_reference(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, 
 void set_gemm_piece_work(std::int64_t multiply_adds);
 std::int64_t gemm_piece_work();
 
+// Which kernels run the small float products and the pieces: OpenBLAS's, or uwaga's own
+// (core/small_gemm.h). Products with Bᵀ that gemm does not copy, and large ones, stay on
+// OpenBLAS either way. The default follows OpenBLAS's core (core/blas_kernels.h): where it has
+// small-matrix kernels (SkylakeX, on CPUs with AVX-512) they stay, since uwaga's were no faster
+// on the Intel server; where it has none (Haswell or Zen, on AVX2 CPUs) OpenBLAS packs even the
+// smallest product first, and uwaga's kernel trained the ViTs 5–24 % faster on a Zen 3 EPYC
+// (apps/bench/README.md). The environment variable UWAGA_GEMM_KERNEL (openblas or uwaga)
+// overrides the default for a program; `uwaga-bench --gemm-kernel` compares the two.
+enum class GemmKernel { openblas, uwaga };
+void set_gemm_kernel(GemmKernel kernel);
+GemmKernel gemm_kernel();
+
 }  // namespace uwaga

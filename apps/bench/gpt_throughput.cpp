@@ -110,6 +110,7 @@ json bench_gpt(const std::string& preset, std::int64_t micro_batch, const BenchO
   j["context"] = run.model.context;
   j["micro_batch"] = micro_batch;
   j["gemm_piece_work"] = gemm_piece_work();
+  j["gemm_kernel"] = gemm_kernel() == GemmKernel::uwaga ? "uwaga" : "openblas";
   j["warmup_steps"] = o.warmup;
   j["steps_per_repeat"] = calls;
   j["tokens_per_s"] = tokens_per_s;

@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <cxxopts.hpp>
 
@@ -33,6 +34,7 @@
 #include "apps/common/thread_policy.h"
 #include "apps/gpt/gpt_training.h"
 #include "apps/translate/translate_training.h"
+#include "core/small_gemm.h"
 #include "core/uwaga.h"
 #include "nn/attention_kernels.h"
 #include "nn/cross_entropy.h"
@@ -129,6 +131,7 @@ json bench_train(const BenchOptions& o) {
   j["batch"] = o.batch;
   j["micro_batch"] = o.micro_batch;
   j["gemm_piece_work"] = gemm_piece_work();
+  j["gemm_kernel"] = gemm_kernel() == GemmKernel::uwaga ? "uwaga" : "openblas";
   j["warmup_steps"] = o.warmup;
   j["steps_per_repeat"] = calls;
   j["images_per_s"] = images_per_s;
@@ -204,6 +207,57 @@ json bench_sgemm_shape(std::int64_t M, std::int64_t K, std::int64_t N, const Ben
   j["median_gflops"] = median(gflops);
   return j;
 }
+
+// The small products of a training step, hot, on uwaga's kernel (core/small_gemm.h) and on
+// OpenBLAS's (cblas_sgemm on the core uwaga chose), alternated repeat by repeat. `spec` is MxKxN
+// for C (M×N) = A (M×K) · B (K×N), or tMxKxN for C = Aᵀ B with A stored K×M (a weight gradient's
+// layout).
+json bench_small_gemm(const std::string& spec, const BenchOptions& o) {
+  long long M = 0, K = 0, N = 0;
+  const bool ta = !spec.empty() && spec[0] == 't';
+  if (std::sscanf(spec.c_str() + (ta ? 1 : 0), "%lldx%lldx%lld", &M, &K, &N) != 3 || M < 1 ||
+      N < 1 || K < 1)
+    fail("--shapes entry '", spec, "' should be MxKxN or tMxKxN, e.g. 36x96x288");
+  Generator gen(o.seed);
+  Tensor A = Tensor::randn({M * K}, gen), B = Tensor::randn({K * N}, gen),
+         C = Tensor::zeros({M * N});
+  const std::int64_t lda = ta ? M : K;
+  auto own = [&] {
+    small_sgemm(ta, M, N, K, 1.0f, A.data<float>(), lda, B.data<float>(), N, 0.0f,
+                C.data<float>(), N);
+  };
+  auto blas = [&] {
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, static_cast<int>(M),
+                static_cast<int>(N), static_cast<int>(K), 1.0f, A.data<float>(),
+                static_cast<int>(lda), B.data<float>(), static_cast<int>(N), 0.0f,
+                C.data<float>(), static_cast<int>(N));
+  };
+  BenchOptions one = o;
+  one.repeats = 1;
+  const double flops = 2.0 * M * N * K;
+  std::vector<double> own_gflops, blas_gflops;
+  for (int r = 0; r < o.repeats; ++r) {
+    own_gflops.push_back(flops / time_calls(own, one)[0] / 1e9);
+    blas_gflops.push_back(flops / time_calls(blas, one)[0] / 1e9);
+  }
+  json j = header("small-gemm");
+  j["shape"] = spec;
+  j["uwaga_gflops"] = own_gflops;
+  j["openblas_gflops"] = blas_gflops;
+  j["median_uwaga_gflops"] = median(own_gflops);
+  j["median_openblas_gflops"] = median(blas_gflops);
+  j["uwaga_speedup"] = median(own_gflops) / median(blas_gflops);
+  return j;
+}
+
+// cifar10-small's pieces (a micro-batch of 16 images: 1040 rows; dim 96, MLP 192) and attention's
+// products per head (65 tokens, heads of 24), then mnist-tiny's (272 rows, dim 64, MLP 128; 17
+// tokens, heads of 16): the forward's NN pieces, the input gradients', the weight gradients' TN
+// pieces, as core/matmul.cpp cuts them.
+const char* const kSmallGemmShapes =
+    "36x96x288,108x96x96,54x96x192,54x192x96,36x288x96,t288x36x96,t96x108x96,t192x54x96,"
+    "t96x54x192,65x24x65,65x65x24,t65x65x24,68x64x192,136x64x64,91x64x128,t192x68x64,"
+    "t128x91x64,17x16x17,17x17x16,t17x17x16";
 
 // Multiply-adds ×2 of one self-attention layer's forward pass: the qkv and output projections
 // (4 D² per token) and Q Kᵀ, A V (2 n² D per sequence over all heads).
@@ -330,7 +384,7 @@ json bench_mha_scaling(std::int64_t n, std::int64_t tokens, const BenchOptions& 
 int run(int argc, char** argv) {
   cxxopts::Options cli("uwaga-bench", "uwaga's side of apps/bench/run.sh; prints JSON lines");
   cli.add_options()
-      ("mode", "train | eval | sgemm | micro | mha-scaling | translate-batches | translate | "
+      ("mode", "train | eval | sgemm | small-gemm | micro | mha-scaling | translate-batches | translate | "
        "translate-eval | gpt-config | gpt", cxxopts::value<std::string>())
       ("threads", "OpenMP and OpenBLAS threads", cxxopts::value<int>()->default_value("1"))
       ("batch", "images per step (train, eval)", cxxopts::value<std::int64_t>()->default_value("128"))
@@ -345,7 +399,8 @@ int run(int argc, char** argv) {
        "thread's whole share of the batch)", cxxopts::value<std::int64_t>()->default_value("16"))
       ("op", "micro: any of mha, attention, attention-backward, layernorm, gelu, xent", cxxopts::value<std::vector<std::string>>()->default_value(
           "mha,layernorm,gelu,xent"))
-      ("shapes", "sgemm: MxKxN for (M×K)·(K×N)", cxxopts::value<std::vector<std::string>>()->default_value(
+      ("shapes", "sgemm: MxKxN for (M×K)·(K×N); small-gemm: the same, tMxKxN for Aᵀ·B "
+       "(default: cifar10-small's and mnist-tiny's pieces)", cxxopts::value<std::vector<std::string>>()->default_value(
           "1024x1024x1024,2176x64x192,2176x64x64,2176x64x128,2176x128x64"))
       ("lengths", "mha-scaling: sequence lengths n", cxxopts::value<std::vector<std::int64_t>>()->default_value(
           "16,32,64,128,256,512,1024"))
@@ -356,6 +411,8 @@ int run(int argc, char** argv) {
       ("seed", "random seed", cxxopts::value<std::uint64_t>()->default_value("0"))
       ("gemm-piece-work", "multiply-adds per piece of a thin product (0: whole products to "
        "OpenBLAS; default: the library's, see core/matmul.h)", cxxopts::value<std::int64_t>())
+      ("gemm-kernel", "kernels for the small products and the pieces: openblas or uwaga "
+       "(default: the library's, see core/matmul.h)", cxxopts::value<std::string>())
       ("model", "train, eval: mnist-tiny, cifar10-small, cifar10-vit or vit-d192; gpt, gpt-config: "
        "shakespeare-tiny, shakespeare-small or smoke (default: mnist-tiny, shakespeare-tiny)",
        cxxopts::value<std::string>())
@@ -383,6 +440,12 @@ int run(int argc, char** argv) {
     if (work < 0) fail("--gemm-piece-work must be >= 0, got ", work);
     set_gemm_piece_work(work);
   }
+  if (args.count("gemm-kernel")) {
+    const std::string kernel = args["gemm-kernel"].as<std::string>();
+    if (kernel != "openblas" && kernel != "uwaga")
+      fail("--gemm-kernel must be openblas or uwaga, got '", kernel, "'");
+    set_gemm_kernel(kernel == "uwaga" ? GemmKernel::uwaga : GemmKernel::openblas);
+  }
   const std::string mode = args["mode"].as<std::string>();
   const bool gpt = mode == "gpt" || mode == "gpt-config";
   o.model = args.count("model") ? args["model"].as<std::string>()
@@ -404,6 +467,16 @@ int run(int argc, char** argv) {
       std::cout << bench_sgemm_shape(M, K, N, o, false).dump() << std::endl;
       std::cout << bench_sgemm_shape(M, K, N, o, true).dump() << std::endl;
     }
+  } else if (mode == "small-gemm") {
+    const std::vector<std::string> shapes =
+        args.count("shapes") ? args["shapes"].as<std::vector<std::string>>()
+                             : std::vector<std::string>{};
+    std::vector<std::string> list = shapes;
+    if (list.empty()) {
+      std::stringstream all(kSmallGemmShapes);
+      for (std::string s; std::getline(all, s, ',');) list.push_back(s);
+    }
+    for (const std::string& s : list) std::cout << bench_small_gemm(s, o).dump() << std::endl;
   } else if (mode == "micro") {
     for (const std::string& op : args["op"].as<std::vector<std::string>>())
       std::cout << bench_micro(op, o).dump() << std::endl;
@@ -427,7 +500,7 @@ int run(int argc, char** argv) {
                      .dump()
               << std::endl;
   } else {
-    fail("unknown --mode '", mode, "'; expected train, eval, sgemm, micro, "
+    fail("unknown --mode '", mode, "'; expected train, eval, sgemm, small-gemm, micro, "
          "mha-scaling, translate-batches, translate, translate-eval, gpt-config or gpt");
   }
   return 0;

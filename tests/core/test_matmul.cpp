@@ -45,10 +45,13 @@ TEST_CASE("float gemm cut into OpenBLAS small-kernel blocks matches the referenc
   // blocks, padded leading dimensions, α ≠ 1 and β ≠ 0, so that a block taking the wrong rows,
   // β applied per block or a wrong transpose shows. One-row products (M = 1) go to gemv. Under
   // the default piece size, a smaller one (more pieces) and none (whole products); with and
-  // without a bias added to every row (block by block where the product is cut).
+  // without a bias added to every row (block by block where the product is cut); on OpenBLAS's
+  // kernels and on uwaga's (core/small_gemm.h).
   const std::int64_t default_work = gemm_piece_work();
+  const GemmKernel default_kernel = gemm_kernel();
   Generator g(11);
   struct Case { bool ta, tb; std::int64_t M, N, K; };
+  for (const GemmKernel kernel : {GemmKernel::openblas, GemmKernel::uwaga})
   for (const bool with_bias : {false, true})
   for (const std::int64_t work : {default_work, std::int64_t(200000), std::int64_t(0)})
   for (const Case c : {Case{false, false, 544, 64, 64}, Case{true, false, 64, 64, 544},
@@ -56,8 +59,10 @@ TEST_CASE("float gemm cut into OpenBLAS small-kernel blocks matches the referenc
                        Case{false, true, 544, 64, 128}, Case{false, false, 7, 5, 6},
                        Case{false, true, 17, 17, 16}, Case{false, true, 1, 384, 128},
                        Case{true, false, 1, 64, 96}, Case{false, false, 1, 65, 128},
-                       Case{true, true, 1, 40, 50}}) {
+                       Case{true, true, 1, 40, 50}, Case{false, true, 65, 65, 24},
+                       Case{false, false, 65, 24, 65}, Case{true, false, 65, 24, 65}}) {
     set_gemm_piece_work(work);
+    set_gemm_kernel(kernel);
     const std::int64_t lda = (c.ta ? c.M : c.K) + 3, ldb = (c.tb ? c.K : c.N) + 2;
     const std::int64_t ldc = c.N + 1, a_rows = c.ta ? c.K : c.M, b_rows = c.tb ? c.N : c.K;
     Tensor A = Tensor::randn({a_rows * lda}, g), B = Tensor::randn({b_rows * ldb}, g);
@@ -67,11 +72,12 @@ TEST_CASE("float gemm cut into OpenBLAS small-kernel blocks matches the referenc
                 0.25f, C1.data<float>(), ldc, b);
     gemm_reference<float>(c.ta, c.tb, c.M, c.N, c.K, 0.5f, A.data<float>(), lda,
                           B.data<float>(), ldb, 0.25f, C2.data<float>(), ldc, b);
-    INFO("bias " << with_bias << ", piece work " << work << ": ta " << c.ta << " tb " << c.tb << " M " << c.M << " N "
+    INFO("kernel " << (kernel == GemmKernel::uwaga ? "uwaga" : "openblas") << ", bias " << with_bias << ", piece work " << work << ": ta " << c.ta << " tb " << c.tb << " M " << c.M << " N "
                        << c.N << " K " << c.K);
     CHECK(max_abs_diff(C1, C2) < 1e-3);
   }
   set_gemm_piece_work(default_work);
+  set_gemm_kernel(default_kernel);
   CHECK_THROWS_WITH(set_gemm_piece_work(-1), Catch::Contains("expected a size >= 0, got -1"));
 }
 
