@@ -32,44 +32,40 @@ inline Vec load(const float* p) {
 }
 inline void store(float* p, Vec v) { std::memcpy(p, &v, sizeof v); }
 
-// Rows i0 … i0 + R of C (A points at op(A)'s row i0), the kCols columns B points at (ldb apart;
-// a padded copy at the right edge, where only the first `cols` columns are stored).
-//   acc[r] = Σ_k op(A)[r][k] · B[k][:]     then  C[r][:] = α·acc[r] + β·C[r][:] (+ bias)
-template <int R, bool kTransA>
+// Rows i0 … i0 + R of C (A points at op(A)'s row i0), the V·kLanes columns B points at (ldb
+// apart; a padded copy at the right edge, where only the first `cols` columns are stored).
+//   acc[v][r] = Σ_k op(A)[r][k] · B[k][v-th vector]   then  C[r][:] = α·acc + β·C[r][:] (+ bias)
+// V = 2 everywhere but at a right edge of at most kLanes columns, where one vector is enough.
+template <int R, int V, bool kTransA>
 void tile(std::int64_t K, float alpha, const float* A, std::int64_t lda, const float* B,
           std::int64_t ldb, float beta, float* C, std::int64_t ldc, std::int64_t cols,
           const float* bias) {
-  Vec acc0[R], acc1[R];
+  Vec acc[V][R];
 #pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = Vec{};
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) acc[v][r] = Vec{};
   for (std::int64_t k = 0; k < K; ++k) {
-    const Vec b0 = load(B + k * ldb), b1 = load(B + k * ldb + kLanes);
+    Vec b[V];
+    for (int v = 0; v < V; ++v) b[v] = load(B + k * ldb + v * kLanes);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const float a = kTransA ? A[k * lda + r] : A[r * lda + k];  // op(A)[r][k]
-      acc0[r] += a * b0;
-      acc1[r] += a * b1;
+      for (int v = 0; v < V; ++v) acc[v][r] += a * b[v];
     }
   }
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     float* c = C + r * ldc;
-    Vec v0 = alpha * acc0[r], v1 = alpha * acc1[r];
-    if (cols == kCols) {
-      if (beta != 0.0f) {
-        v0 += beta * load(c);
-        v1 += beta * load(c + kLanes);
+    if (cols == V * kLanes) {
+      for (int v = 0; v < V; ++v) {
+        Vec out = alpha * acc[v][r];
+        if (beta != 0.0f) out += beta * load(c + v * kLanes);
+        if (bias) out += load(bias + v * kLanes);
+        store(c + v * kLanes, out);
       }
-      if (bias) {
-        v0 += load(bias);
-        v1 += load(bias + kLanes);
-      }
-      store(c, v0);
-      store(c + kLanes, v1);
     } else {
-      float part[kCols];
-      store(part, v0);
-      store(part + kLanes, v1);
+      float part[V * kLanes];
+      for (int v = 0; v < V; ++v) store(part + v * kLanes, alpha * acc[v][r]);
       for (std::int64_t j = 0; j < cols; ++j)
         c[j] = (beta != 0.0f ? part[j] + beta * c[j] : part[j]) + (bias ? bias[j] : 0.0f);
     }
@@ -79,13 +75,18 @@ void tile(std::int64_t K, float alpha, const float* A, std::int64_t lda, const f
 using TileFn = void (*)(std::int64_t, float, const float*, std::int64_t, const float*,
                         std::int64_t, float, float*, std::int64_t, std::int64_t, const float*);
 
-// tile<R, kTransA> for R = 1 … kRows, indexed by R − 1.
-template <bool kTransA, int... R>
+// tile<R, V, kTransA> for R = 1 … kRows, indexed by R − 1.
+template <int V, bool kTransA, int... R>
 constexpr auto tiles(std::integer_sequence<int, R...>) {
-  return std::array<TileFn, sizeof...(R)>{&tile<R + 1, kTransA>...};
+  return std::array<TileFn, sizeof...(R)>{&tile<R + 1, V, kTransA>...};
 }
-constexpr auto kTilesN = tiles<false>(std::make_integer_sequence<int, kRows>{});
-constexpr auto kTilesT = tiles<true>(std::make_integer_sequence<int, kRows>{});
+// [V − 1][kTransA][R − 1]
+constexpr std::array<std::array<std::array<TileFn, kRows>, 2>, 2> kTiles = {{
+    {tiles<1, false>(std::make_integer_sequence<int, kRows>{}),
+     tiles<1, true>(std::make_integer_sequence<int, kRows>{})},
+    {tiles<2, false>(std::make_integer_sequence<int, kRows>{}),
+     tiles<2, true>(std::make_integer_sequence<int, kRows>{})},
+}};
 
 // Larger products are cut so that what a tile reads again stays in the cache: the inner
 // dimension into blocks of kInner (a strip of B, kInner × kCols floats, is read once per tile of
@@ -104,7 +105,6 @@ void small_sgemm(bool trans_a, std::int64_t M, std::int64_t N, std::int64_t K, f
                  const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float beta,
                  float* C, std::int64_t ldc, const float* row_bias) {
   if (M <= 0 || N <= 0) return;
-  const auto& tiles_for = trans_a ? kTilesT : kTilesN;
   thread_local std::vector<float> edge;  // a strip of B at the right edge, padded with zeros
   // K = 0 is an empty sum: one pass with no inner steps gives C = β·C (+ bias).
   for (std::int64_t k0 = 0; k0 < K || k0 == 0; k0 += kInner) {
@@ -118,16 +118,19 @@ void small_sgemm(bool trans_a, std::int64_t M, std::int64_t N, std::int64_t K, f
       const std::int64_t b1 = std::min(M, b0 + block);
       for (std::int64_t j0 = 0; j0 < N; j0 += kCols) {
         const std::int64_t cols = std::min<std::int64_t>(kCols, N - j0);
+        const int vectors = cols <= kLanes ? 1 : 2;  // the strip's width in vectors
+        const std::int64_t width = vectors * kLanes;
         const float* strip = B + k0 * ldb + j0;
         std::int64_t strip_ld = ldb;
         const float* strip_bias = bias ? bias + j0 : nullptr;
-        if (cols < kCols) {
-          edge.assign(static_cast<std::size_t>(std::max<std::int64_t>(depth, 1) * kCols), 0.0f);
+        if (cols < width) {
+          edge.assign(static_cast<std::size_t>(std::max<std::int64_t>(depth, 1) * width), 0.0f);
           for (std::int64_t k = 0; k < depth; ++k)
-            std::memcpy(edge.data() + k * kCols, strip + k * ldb, cols * sizeof(float));
+            std::memcpy(edge.data() + k * width, strip + k * ldb, cols * sizeof(float));
           strip = edge.data();
-          strip_ld = kCols;
+          strip_ld = width;
         }
+        const auto& tiles_for = kTiles[vectors - 1][trans_a];
         for (std::int64_t i0 = b0; i0 < b1; i0 += kRows) {
           const std::int64_t rows = std::min<std::int64_t>(kRows, b1 - i0);
           const float* a = trans_a ? A + k0 * lda + i0 : A + i0 * lda + k0;

@@ -11,8 +11,9 @@
 // vectors); a tile's sums stay in vector registers while k runs over the whole inner dimension:
 //   for k:  C[i0 + r][j0 : j0 + kCols] += op(A)[i0 + r][k] · B[k][j0 : j0 + kCols]   (r < kRows)
 // one row of B (two vector loads) and kRows broadcasts of op(A) feed 2·kRows fused multiply-adds.
-// Columns past N at the right edge read a zero-padded copy of B's last strip; rows past M at the
-// bottom edge get a tile of fewer rows. A and B are read in place otherwise (no packing). A larger
+// At the right edge a strip of at most one vector's width gets a tile one vector wide, and
+// columns past N read a zero-padded copy of B's last strip; rows past M at the bottom edge get a
+// tile of fewer rows. A and B are read in place otherwise (no packing). A larger
 // product is cut into blocks of 256 inner steps and of rows, so that a tile's strip of B and a
 // block's rows of A stay in the L1 cache while they are read again.
 // small_sgemm_reference is the same product as three plain loops, to test it against.
