@@ -463,7 +463,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     using T = decltype(tag);
     // y = x Wᵀ, and b on every row (gemm adds it block by block, while the block is in cache)
     gemm<T>(false, true, rows, out_features, in, T(1), x.data<T>(), in, weight.data<T>(), in,
-            T(0), y.data<T>(), out_features, bias.defined() ? bias.data<T>() : nullptr);
+            T(0), y.data<T>(), out_features, data_or_null<T>(bias));
   });
   return record(y, "linear", {x, weight, bias},
                 [x, weight, bias, rows, in, out_features](const Tensor& g) -> std::vector<Tensor> {

@@ -165,4 +165,9 @@ template <class T> const T* Tensor::data() const {
   return static_cast<const T*>(impl().storage->data());
 }
 
+// The data of an optional tensor (a bias that may be absent): nullptr when t is undefined.
+template <class T> const T* data_or_null(const Tensor& t) {
+  return t.defined() ? t.data<T>() : nullptr;
+}
+
 }  // namespace uwaga

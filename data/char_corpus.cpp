@@ -41,7 +41,8 @@ char CharVocabulary::character(std::int64_t id) const {
 
 std::vector<std::int64_t> CharVocabulary::encode(const std::string& text) const {
   if (const std::string missing = unknown(text); !missing.empty())
-    fail("CharVocabulary: ", missing.size(), " characters of the text are not in the vocabulary");
+    fail("CharVocabulary: the text has ", missing.size(),
+         missing.size() == 1 ? " character" : " characters", " not in the vocabulary");
   std::vector<std::int64_t> ids(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) ids[i] = ids_[static_cast<unsigned char>(text[i])];
   return ids;
@@ -112,8 +113,8 @@ CharCorpus split_char_corpus(const std::string& text, const std::string& path,
   check_holds_a_window(train, "training (first 90 %)", path, context);
   check_holds_a_window(valid, "validation (last 10 %)", path, context);
   if (const std::string missing = vocab.unknown(text); !missing.empty())
-    fail("'", path, "' holds ", missing.size(),
-         " characters outside the vocabulary of its training part (the first 90 %)");
+    fail("'", path, "' holds ", missing.size(), missing.size() == 1 ? " character" : " characters",
+         " outside the vocabulary of its training part (the first 90 %)");
   return CharCorpus{vocab, vocab.encode(train), vocab.encode(valid)};
 }
 

@@ -269,11 +269,6 @@ Conv2dGeometry conv2d_geometry(const Tensor& x, const Tensor& weight, const Tens
   return g;
 }
 
-template <class T>
-const T* data_or_null(const Tensor& t) {
-  return t.defined() ? t.data<T>() : nullptr;
-}
-
 }  // namespace
 
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::int64_t stride,

@@ -54,11 +54,6 @@ Conv2dGeometry transposed_geometry(const Tensor& x, const Tensor& weight, const 
   return g;
 }
 
-template <class T>
-const T* data_or_null(const Tensor& t) {
-  return t.defined() ? t.data<T>() : nullptr;
-}
-
 }  // namespace
 
 Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias,

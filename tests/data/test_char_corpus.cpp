@@ -37,7 +37,9 @@ TEST_CASE("split_char_corpus: the first 90 % trains, the last 10 % validates", "
                     Contains("'t.txt'") && Contains("--context 10"));
   // A character only the validation part has is not in the vocabulary.
   CHECK_THROWS_WITH(split_char_corpus(text.substr(0, 95) + "zzzzz", "t.txt", 4),
-                    Contains("outside the vocabulary"));
+                    Contains("holds 1 character outside the vocabulary"));
+  CHECK_THROWS_WITH(split_char_corpus(text.substr(0, 95) + "zzzzy", "t.txt", 4),
+                    Contains("holds 2 characters outside the vocabulary"));
 }
 
 TEST_CASE("read_text_file names a missing file", "[char_corpus]") {
