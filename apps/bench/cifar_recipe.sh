@@ -12,6 +12,10 @@
 #   bash apps/bench/cifar_recipe.sh pipeline   ms a batch of the data pipeline with the recipe and
 #                                              without augmentation, beside ms a training step
 #   bash apps/bench/cifar_recipe.sh fashion    fashion-mnist with the same tools (FASHION_FLAGS)
+#   bash apps/bench/cifar_recipe.sh torch      a run of the preset (EXTRA flags; SEEDS, default 0:
+#                                              one uwaga-vit run per seed) and, for the first
+#                                              seed, the same run in PyTorch on the same batches
+#                                              (apps/bench/vit_torch_run.py), side by side
 #   bash apps/bench/cifar_recipe.sh report RUN the accuracy every 10 epochs of a run's log.jsonl
 #
 # Environment: THREADS (default 2), OUT (default runs/cifar-recipe), BUILD_DIR (default build),
@@ -25,7 +29,7 @@ threads=${THREADS:-2}
 out=${OUT:-runs/cifar-recipe}
 build_dir=${BUILD_DIR:-build}
 vit=$build_dir/apps/uwaga-vit
-usage() { echo "usage: cifar_recipe.sh full | ablation | pipeline | fashion | report RUN_DIR" >&2; exit 2; }
+usage() { echo "usage: cifar_recipe.sh full | ablation | pipeline | fashion | torch | report RUN_DIR" >&2; exit 2; }
 [[ -n $mode ]] || usage
 
 machine() {
@@ -127,6 +131,23 @@ PY
     train "$out/fashion" --preset fashion-mnist ${FASHION_FLAGS:---policy trivialaugment --drop-path 0.1 --erase 0.25 --label-smoothing 0.1}
     grep -E "^test accuracy" "$out/fashion.out" || true
     report "$out/fashion"
+    ;;
+  torch)
+    cifar_data
+    machine
+    [[ -f $build_dir/notebooks/uwaga/__init__.py ]] ||
+      { echo "torch: no Python bindings in $build_dir/notebooks (configure with -DUWAGA_PYTHON=ON)" >&2; exit 1; }
+    read -ra seeds <<<"${SEEDS:-0}"
+    for seed in "${seeds[@]}"; do
+      train "$out/uwaga-seed$seed" --preset cifar10-vit --seed "$seed"
+      echo "uwaga-vit, seed $seed ($out/uwaga-seed$seed):"
+      report "$out/uwaga-seed$seed"
+    done
+    OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 apps/bench/vit_torch_run.py --like "$out/uwaga-seed${seeds[0]}" \
+      --out "$out/torch" --build-dir "$build_dir" --threads "$threads" >"$out/torch.out" 2>&1 || {
+      echo "the PyTorch run failed; the end of $out/torch.out:" >&2; tail -5 "$out/torch.out" >&2; exit 1; }
+    echo "PyTorch, the batches of seed ${seeds[0]} ($out/torch):"
+    report "$out/torch"
     ;;
   report)
     report "${2:?usage: cifar_recipe.sh report RUN_DIR}"

@@ -95,14 +95,24 @@ class Block(nn.Module):
     """The pre-LN encoder block (nn/transformer_encoder_block.h): z′ = attn(LN(z)) + z,
     z = MLP(LN(z′)) + z′; attn is either style, attn_args go to it (the translator's mask)."""
 
-    def __init__(self, dim, mlp_dim, attn):
+    def __init__(self, dim, mlp_dim, attn, dropout=0.0, drop_path=0.0):
         super().__init__()
         self.norm1, self.attn = nn.LayerNorm(dim, eps=1e-5), attn
         self.norm2, self.mlp = nn.LayerNorm(dim, eps=1e-5), Mlp(dim, mlp_dim)
+        self.dropout, self.drop_path = dropout, drop_path
+
+    def branch(self, y):
+        """A branch's output before its residual sum, in training: dropout, then drop path (the
+        whole branch of an image zeroed with probability p, else scaled by 1/(1 - p))."""
+        y = F.dropout(y, self.dropout, self.training)
+        if self.training and self.drop_path > 0:
+            keep = 1.0 - self.drop_path
+            y = y * (torch.rand(y.shape[0], *[1] * (y.dim() - 1)) >= self.drop_path) / keep
+        return y
 
     def forward(self, z, **attn_args):
-        z = z + self.attn(self.norm1(z), **attn_args)
-        return z + self.mlp(self.norm2(z))
+        z = z + self.branch(self.attn(self.norm1(z), **attn_args))
+        return z + self.branch(self.mlp(self.norm2(z)))
 
 
 def uwaga_init(model, embed_std=None):
@@ -170,8 +180,9 @@ class VisionTransformer(nn.Module):
                      written-out fallback), PyTorch's default init, positions and class token
                      trunc-normal(0, 0.02)."""
 
-    def __init__(self, c, use_sdpa=None, patch_embed="linear"):
+    def __init__(self, c, use_sdpa=None, patch_embed="linear", dropout=0.0, drop_path=0.0):
         super().__init__()
+        self.dropout = dropout
         self.c, self.patch_embed_kind = c, patch_embed
         if patch_embed == "conv":
             self.patch_embed = nn.Conv2d(c.channels, c.dim, kernel_size=c.patch, stride=c.patch)
@@ -183,7 +194,9 @@ class VisionTransformer(nn.Module):
         def attention():
             return Attention(c.dim, c.heads) if use_sdpa is None else FusedAttention(c.dim, c.heads, use_sdpa)
 
-        self.blocks = nn.ModuleList(Block(c.dim, c.mlp_dim, attention()) for _ in range(c.depth))
+        # drop path rising linearly over the blocks to `drop_path` in the last (nn/vit_backbone.cpp)
+        rates = [drop_path * i / (c.depth - 1) if c.depth > 1 else drop_path for i in range(c.depth)]
+        self.blocks = nn.ModuleList(Block(c.dim, c.mlp_dim, attention(), dropout, rate) for rate in rates)
         self.norm = nn.LayerNorm(c.dim, eps=1e-5)
         self.head = nn.Linear(c.dim, c.num_classes)
         if use_sdpa is None:
@@ -201,6 +214,7 @@ class VisionTransformer(nn.Module):
             x = images.reshape(B, c.channels, G, P, G, P).permute(0, 2, 4, 3, 5, 1)
             x = self.patch_embed(x.reshape(B, G * G, P * P * c.channels))  # (B, N, D)
         z = torch.cat([self.cls_token.expand(B, 1, c.dim), x], dim=1) + self.pos_embed
+        z = F.dropout(z, self.dropout, self.training)
         for block in self.blocks:
             z = block(z)
         return self.head(self.norm(z[:, 0]))

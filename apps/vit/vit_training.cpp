@@ -9,9 +9,8 @@
 #include "optim/data_parallel.h"
 
 namespace uwaga::apps {
-namespace {
 
-DataLoaderOptions loader_options(const VitRunConfig& run, bool train, std::int64_t batch_size) {
+DataLoaderOptions vit_loader_options(const VitRunConfig& run, bool train, std::int64_t batch_size) {
   DataLoaderOptions o;
   o.batch_size = batch_size;
   o.shuffle = train;
@@ -26,6 +25,8 @@ DataLoaderOptions loader_options(const VitRunConfig& run, bool train, std::int64
   return o;
 }
 
+namespace {
+
 // The training loader's options, once the training set is known to fill one batch: training
 // drops the last partial batch, so fewer images than --batch-size leave nothing to train on. (The
 // DataLoader would refuse too, but in its own words, naming neither flag.)
@@ -33,7 +34,7 @@ DataLoaderOptions train_loader_options(const VitRunConfig& run, const ImageDatas
   if (train.count < run.batch_size)
     fail("train: the training set has ", train.count, " images, fewer than one batch of ",
          run.batch_size, "; lower --batch-size or raise --train-size");
-  return loader_options(run, true, run.batch_size);
+  return vit_loader_options(run, true, run.batch_size);
 }
 
 }  // namespace
@@ -45,7 +46,7 @@ ClassifierEval evaluate_classifier(nn::VisionTransformer& model, const ImageData
   // training: on 2 threads 1.3× (cifar10-vit) and 1.4× (mnist-tiny) the images per second of one
   // forward pass splitting each op across the threads (uwaga-bench --mode eval).
   optim::DataParallel parallel(model, {0, kVitMicroBatch});
-  DataLoader loader(data, loader_options(run, false, batch_size));
+  DataLoader loader(data, vit_loader_options(run, false, batch_size));
   const std::int64_t classes = run.model.num_classes;
   ClassifierEval result;
   result.confusion.assign(classes, std::vector<std::int64_t>(classes, 0));

@@ -23,6 +23,12 @@ namespace uwaga::apps {
 // 3085, 2649 images/s (uwaga-bench --mode eval, 2 threads).
 inline constexpr std::int64_t kVitMicroBatch = 16;
 
+// The DataLoader options of a run: its seed and normalisation (run.mean, run.std: measured on the
+// training set first); in training (`train`) shuffled, the last partial batch dropped, and the
+// run's augmentation and Mixup / CutMix. The batches `uwaga-vit train` trains on are those of
+// DataLoader(train_images, vit_loader_options(run, true, run.batch_size)), batch(epoch, b).
+DataLoaderOptions vit_loader_options(const VitRunConfig& run, bool train, std::int64_t batch_size);
+
 struct ClassifierEval {
   std::int64_t n = 0;
   std::int64_t correct = 0;

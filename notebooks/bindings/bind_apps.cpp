@@ -122,6 +122,20 @@ void bind_vit_app(py::module_& m) {
       .def("to_json", &VitRunConfig::to_json)
       .def("__repr__", [](const VitRunConfig& r) { return "VitRunConfig(" + r.to_json() + ")"; });
   m.def("vit_preset", &vit_preset, py::arg("name"));
+  m.def("vit_loader",
+        [](const VitRunConfig& run, const ImageDataset& data, bool train, std::int64_t batch_size) {
+          if (run.mean.empty())
+            fail("vit_loader: run.mean is empty; set run.mean and run.std from "
+                 "uwaga.data.channel_stats(training images) first, as train_vit does");
+          return DataLoader(data, vit_loader_options(run, train, batch_size > 0 ? batch_size
+                                                                               : run.batch_size));
+        },
+        py::arg("run"), py::arg("data"), py::arg("train") = true, py::arg("batch_size") = 0,
+        py::keep_alive<0, 2>(),
+        "The DataLoader of a run on `data`, as `uwaga-vit train` builds it: with train=True, "
+        "batch(epoch, b) is the batch that training takes as step epoch * batches_per_epoch() + "
+        "b, before Mixup / CutMix (augmented by the run's recipe); "
+        "with train=False, the evaluation's batches. batch_size 0: the run's.");
   m.def("vit_preset_names", &vit_preset_names);
   m.def("set_dataset_geometry", &set_dataset_geometry, py::arg("run"), py::arg("dataset"));
 

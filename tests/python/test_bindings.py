@@ -371,6 +371,24 @@ class DataAndApps(unittest.TestCase):
         self.assertEqual(ev.n, 50)
         self.assertEqual(uwaga.apps.evaluate_classifier(trained, uwaga.data.take_first(test, 50)).n,
                          50)
+        # The batches a run trains and evaluates on (vit_loader), once the normalisation is set.
+        with self.assertRaisesRegex(uwaga.Error, "run.mean"):
+            uwaga.apps.vit_loader(run, small)
+        stats = uwaga.data.channel_stats(small)
+        run.mean, run.std, run.augment = stats.mean, stats.std, True
+        evaluation = uwaga.apps.vit_loader(run, small, train=False, batch_size=100)
+        self.assertEqual(evaluation.batches_per_epoch(), 3)
+        first = evaluation.batch(0, 0)
+        plain = (images[:256] / 255.0 - stats.mean[0]) / stats.std[0]  # normalised, in file order
+        np.testing.assert_allclose(first.images.numpy(), plain[:100], rtol=1e-5, atol=1e-5)
+        training = uwaga.apps.vit_loader(run, small)
+        self.assertEqual(training.batches_per_epoch(), 4)  # 256 images in batches of 64
+        batch = training.batch(1, 2)
+        self.assertNotEqual(batch.indices, list(range(128, 192)))  # shuffled
+        np.testing.assert_array_equal(batch.images.numpy(), training.batch(1, 2).images.numpy())
+        self.assertEqual(batch.labels.numpy().tolist(), [small.labels[i] for i in batch.indices])
+        shifted = np.abs(batch.images.numpy() - plain[batch.indices]).max()
+        self.assertGreater(shifted, 0.1)  # augmented: shifted by up to 2 pixels
         # With the recipe on: erasing, Mixup / CutMix soft targets, drop path, the weights' average.
         run.erase, run.mixup, run.cutmix, run.ema, run.model.drop_path = 0.25, 0.8, 1.0, 0.9, 0.1
         recipe = uwaga.apps.train_vit(run, small, uwaga.data.take_first(test, 100), max_steps=2)
