@@ -104,7 +104,8 @@ class Block(nn.Module):
     def branch(self, y):
         """A branch's output before its residual sum, in training: dropout, then drop path (the
         whole branch of an image zeroed with probability p, else scaled by 1/(1 - p))."""
-        y = F.dropout(y, self.dropout, self.training)
+        if self.training and self.dropout > 0:
+            y = F.dropout(y, self.dropout)
         if self.training and self.drop_path > 0:
             keep = 1.0 - self.drop_path
             y = y * (torch.rand(y.shape[0], *[1] * (y.dim() - 1)) >= self.drop_path) / keep
@@ -214,7 +215,8 @@ class VisionTransformer(nn.Module):
             x = images.reshape(B, c.channels, G, P, G, P).permute(0, 2, 4, 3, 5, 1)
             x = self.patch_embed(x.reshape(B, G * G, P * P * c.channels))  # (B, N, D)
         z = torch.cat([self.cls_token.expand(B, 1, c.dim), x], dim=1) + self.pos_embed
-        z = F.dropout(z, self.dropout, self.training)
+        if self.training and self.dropout > 0:
+            z = F.dropout(z, self.dropout)
         for block in self.blocks:
             z = block(z)
         return self.head(self.norm(z[:, 0]))
