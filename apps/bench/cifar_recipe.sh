@@ -12,10 +12,10 @@
 #   bash apps/bench/cifar_recipe.sh pipeline   ms a batch of the data pipeline with the recipe and
 #                                              without augmentation, beside ms a training step
 #   bash apps/bench/cifar_recipe.sh fashion    fashion-mnist with the same tools (FASHION_FLAGS)
-#   bash apps/bench/cifar_recipe.sh torch      a run of the preset (EXTRA flags; SEEDS, default 0:
-#                                              one uwaga-vit run per seed) and, for the first
-#                                              seed, the same run in PyTorch on the same batches
-#                                              (apps/bench/vit_torch_run.py), side by side
+#   bash apps/bench/cifar_recipe.sh torch      for each of SEEDS (default 0) a run of the preset
+#                                              (EXTRA flags), then the same run in PyTorch on the
+#                                              same batches (apps/bench/vit_torch_run.py); the
+#                                              test accuracy of all, epoch by epoch
 #   bash apps/bench/cifar_recipe.sh report RUN the accuracy every 10 epochs of a run's log.jsonl
 #
 # Environment: THREADS (default 2), OUT (default runs/cifar-recipe), BUILD_DIR (default build),
@@ -56,6 +56,24 @@ if evaluated:
     top = max(evaluated, key=lambda e: e["test_accuracy"])
     best = f"best {100 * top['test_accuracy']:.2f} % at epoch {top['epoch']}; "
 print(f"  {best}{len(epochs)} epochs logged ({len(evaluated)} evaluated), {seconds / 60:.1f} min of training")
+PY
+}
+
+# The test accuracy of several runs epoch by epoch, one column a run (named by its directory).
+side_by_side() {
+  /usr/bin/python3 - "$@" <<'PY'
+import json, os, sys
+runs = {}
+for d in sys.argv[1:]:
+    epochs = [json.loads(l) for l in open(os.path.join(d, "log.jsonl")) if '"type":"epoch"' in l.replace(' ', '')]
+    runs[os.path.basename(d)] = {e["epoch"]: e for e in epochs if "test_accuracy" in e}
+names = list(runs)
+print("  epoch  " + "  ".join(f"{n:>14}" for n in names))
+for epoch in sorted(set().union(*runs.values())):
+    cells = [f"{100 * runs[n][epoch]['test_accuracy']:13.2f}%" if epoch in runs[n] else " " * 14 for n in names]
+    print(f"  {epoch:5d}  " + "  ".join(cells))
+secs = [sum(e.get("seconds", 0) for e in runs[n].values()) / 60 for n in names]
+print("  min    " + "  ".join(f"{s:14.1f}" for s in secs) + "   (training time)")
 PY
 }
 
@@ -142,12 +160,15 @@ PY
       train "$out/uwaga-seed$seed" --preset cifar10-vit --seed "$seed"
       echo "uwaga-vit, seed $seed ($out/uwaga-seed$seed):"
       report "$out/uwaga-seed$seed"
+      dir=$out/torch-seed$seed
+      OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 apps/bench/vit_torch_run.py --like "$out/uwaga-seed$seed" \
+        --seed "$seed" --out "$dir" --build-dir "$build_dir" --threads "$threads" >"$dir.out" 2>&1 || {
+        echo "the PyTorch run failed; the end of $dir.out:" >&2; tail -5 "$dir.out" >&2; exit 1; }
+      echo "PyTorch, the same batches ($dir):"
+      report "$dir"
     done
-    OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 apps/bench/vit_torch_run.py --like "$out/uwaga-seed${seeds[0]}" \
-      --out "$out/torch" --build-dir "$build_dir" --threads "$threads" >"$out/torch.out" 2>&1 || {
-      echo "the PyTorch run failed; the end of $out/torch.out:" >&2; tail -5 "$out/torch.out" >&2; exit 1; }
-    echo "PyTorch, the batches of seed ${seeds[0]} ($out/torch):"
-    report "$out/torch"
+    echo "test accuracy, epoch by epoch:"
+    side_by_side "${seeds[@]/#/$out/uwaga-seed}" "${seeds[@]/#/$out/torch-seed}"
     ;;
   report)
     report "${2:?usage: cifar_recipe.sh report RUN_DIR}"
