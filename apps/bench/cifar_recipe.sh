@@ -16,6 +16,13 @@
 #                                              (EXTRA flags), then the same run in PyTorch on the
 #                                              same batches (apps/bench/vit_torch_run.py); the
 #                                              test accuracy of all, epoch by epoch
+#   bash apps/bench/cifar_recipe.sh jpeg       what a JPEG round trip costs (apps/bench/
+#                                              jpeg_round_trip.py): Fashion-MNIST as released
+#                                              against its quality-75 round trip
+#                                              (FASHION_FLAGS, default --epochs 25), and the
+#                                              CIFAR-10 copy against one more quality-75 pass
+#                                              (CIFAR_FLAGS, default --epochs 12 --warmup 390);
+#                                              the four runs side by side, one thread each
 #   bash apps/bench/cifar_recipe.sh report RUN the accuracy every 10 epochs of a run's log.jsonl
 #
 # Environment: THREADS (default 2), OUT (default runs/cifar-recipe), BUILD_DIR (default build),
@@ -29,7 +36,7 @@ threads=${THREADS:-2}
 out=${OUT:-runs/cifar-recipe}
 build_dir=${BUILD_DIR:-build}
 vit=$build_dir/apps/uwaga-vit
-usage() { echo "usage: cifar_recipe.sh full | ablation | pipeline | fashion | torch | report RUN_DIR" >&2; exit 2; }
+usage() { echo "usage: cifar_recipe.sh full | ablation | pipeline | fashion | torch | jpeg | report RUN_DIR" >&2; exit 2; }
 [[ -n $mode ]] || usage
 
 machine() {
@@ -169,6 +176,33 @@ PY
     done
     echo "test accuracy, epoch by epoch:"
     side_by_side "${seeds[@]/#/$out/uwaga-seed}" "${seeds[@]/#/$out/torch-seed}"
+    ;;
+  jpeg)
+    cifar_data
+    [[ -f data/cache/fashion-mnist/t10k-labels-idx1-ubyte ]] || bash data/fetch.sh fashion-mnist data/cache/fashion-mnist >&2
+    # The copies: the first pass over Fashion-MNIST; a second over the CIFAR-10 copy, its 8×8
+    # grid shifted by 4 pixels (on the first pass's grid, a quality-75 pass changes little).
+    round_trip() {  # round_trip SRC DST FLAGS...: DST made once, kept for later runs
+      [[ -f $2/SOURCE ]] || /usr/bin/python3 apps/bench/jpeg_round_trip.py "$@" >&2
+    }
+    round_trip data/cache/fashion-mnist data/cache/fashion-mnist-jpeg75
+    round_trip data/cache/cifar10 data/cache/cifar10-jpeg75-offset4 --offset 4
+    threads=1
+    machine
+    fashion=(--preset fashion-mnist ${FASHION_FLAGS:---epochs 25})
+    cifar=(--preset cifar10-vit ${CIFAR_FLAGS:---epochs 12 --warmup 390})
+    echo "four runs side by side, one thread each: ${fashion[*]} and ${cifar[*]}"
+    train "$out/fashion-released" "${fashion[@]}" --data-dir data/cache/fashion-mnist &
+    train "$out/fashion-jpeg75" "${fashion[@]}" --data-dir data/cache/fashion-mnist-jpeg75 &
+    train "$out/cifar10-copy" "${cifar[@]}" --data-dir data/cache/cifar10 &
+    train "$out/cifar10-copy-jpeg75-again" "${cifar[@]}" --data-dir data/cache/cifar10-jpeg75-offset4 &
+    failed=0
+    for job in $(jobs -p); do wait "$job" || failed=1; done
+    ((failed == 0)) || exit 1
+    echo "Fashion-MNIST, test accuracy epoch by epoch (the released test set, or its round trip):"
+    side_by_side "$out/fashion-released" "$out/fashion-jpeg75"
+    echo "CIFAR-10, the JPEG-rebuilt copy and one more pass over it (test sets the same way):"
+    side_by_side "$out/cifar10-copy" "$out/cifar10-copy-jpeg75-again"
     ;;
   report)
     report "${2:?usage: cifar_recipe.sh report RUN_DIR}"
