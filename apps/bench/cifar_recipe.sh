@@ -22,7 +22,8 @@
 #                                              (FASHION_FLAGS, default --epochs 25), and the
 #                                              CIFAR-10 copy against one more quality-75 pass
 #                                              (CIFAR_FLAGS, default --epochs 12 --warmup 390);
-#                                              the four runs side by side, one thread each
+#                                              the runs side by side, one thread each
+#                                              (PAIRS: "fashion cifar10" or either one)
 #   bash apps/bench/cifar_recipe.sh report RUN the accuracy every 10 epochs of a run's log.jsonl
 #
 # Environment: THREADS (default 2), OUT (default runs/cifar-recipe), BUILD_DIR (default build),
@@ -178,31 +179,49 @@ PY
     side_by_side "${seeds[@]/#/$out/uwaga-seed}" "${seeds[@]/#/$out/torch-seed}"
     ;;
   jpeg)
-    cifar_data
-    [[ -f data/cache/fashion-mnist/t10k-labels-idx1-ubyte ]] || bash data/fetch.sh fashion-mnist data/cache/fashion-mnist >&2
+    read -ra pairs <<<"${PAIRS:-fashion cifar10}"
     # The copies: the first pass over Fashion-MNIST; a second over the CIFAR-10 copy, its 8×8
     # grid shifted by 4 pixels (on the first pass's grid, a quality-75 pass changes little).
     round_trip() {  # round_trip SRC DST FLAGS...: DST made once, kept for later runs
       [[ -f $2/SOURCE ]] || /usr/bin/python3 apps/bench/jpeg_round_trip.py "$@" >&2
     }
-    round_trip data/cache/fashion-mnist data/cache/fashion-mnist-jpeg75
-    round_trip data/cache/cifar10 data/cache/cifar10-jpeg75-offset4 --offset 4
+    for pair in "${pairs[@]}"; do
+      case $pair in
+        fashion)
+          [[ -f data/cache/fashion-mnist/t10k-labels-idx1-ubyte ]] || bash data/fetch.sh fashion-mnist data/cache/fashion-mnist >&2
+          round_trip data/cache/fashion-mnist data/cache/fashion-mnist-jpeg75 ;;
+        cifar10)
+          cifar_data
+          round_trip data/cache/cifar10 data/cache/cifar10-jpeg75-offset4 --offset 4 ;;
+        *) echo "jpeg: PAIRS takes fashion and cifar10, not '$pair'" >&2; exit 2 ;;
+      esac
+    done
     threads=1
     machine
     fashion=(--preset fashion-mnist ${FASHION_FLAGS:---epochs 25})
     cifar=(--preset cifar10-vit ${CIFAR_FLAGS:---epochs 12 --warmup 390})
-    echo "four runs side by side, one thread each: ${fashion[*]} and ${cifar[*]}"
-    train "$out/fashion-released" "${fashion[@]}" --data-dir data/cache/fashion-mnist &
-    train "$out/fashion-jpeg75" "${fashion[@]}" --data-dir data/cache/fashion-mnist-jpeg75 &
-    train "$out/cifar10-copy" "${cifar[@]}" --data-dir data/cache/cifar10 &
-    train "$out/cifar10-copy-jpeg75-again" "${cifar[@]}" --data-dir data/cache/cifar10-jpeg75-offset4 &
+    echo "${pairs[*]}: two runs each, all side by side on one thread each${EXTRA:+, with $EXTRA}"
+    for pair in "${pairs[@]}"; do
+      if [[ $pair == fashion ]]; then
+        train "$out/fashion-released" "${fashion[@]}" --data-dir data/cache/fashion-mnist &
+        train "$out/fashion-jpeg75" "${fashion[@]}" --data-dir data/cache/fashion-mnist-jpeg75 &
+      else
+        train "$out/cifar10-copy" "${cifar[@]}" --data-dir data/cache/cifar10 &
+        train "$out/cifar10-copy-jpeg75-again" "${cifar[@]}" --data-dir data/cache/cifar10-jpeg75-offset4 &
+      fi
+    done
     failed=0
     for job in $(jobs -p); do wait "$job" || failed=1; done
     ((failed == 0)) || exit 1
-    echo "Fashion-MNIST, test accuracy epoch by epoch (the released test set, or its round trip):"
-    side_by_side "$out/fashion-released" "$out/fashion-jpeg75"
-    echo "CIFAR-10, the JPEG-rebuilt copy and one more pass over it (test sets the same way):"
-    side_by_side "$out/cifar10-copy" "$out/cifar10-copy-jpeg75-again"
+    for pair in "${pairs[@]}"; do
+      if [[ $pair == fashion ]]; then
+        echo "Fashion-MNIST (${fashion[*]}), test accuracy epoch by epoch (the released test set, or its round trip):"
+        side_by_side "$out/fashion-released" "$out/fashion-jpeg75"
+      else
+        echo "CIFAR-10 (${cifar[*]}), the JPEG-rebuilt copy and one more pass over it (test sets the same way):"
+        side_by_side "$out/cifar10-copy" "$out/cifar10-copy-jpeg75-again"
+      fi
+    done
     ;;
   report)
     report "${2:?usage: cifar_recipe.sh report RUN_DIR}"
