@@ -90,6 +90,11 @@ cifar_data() {
     bash data/fetch.sh cifar10 data/cache/cifar10 --from "${CIFAR10_FROM:-../shared/datasets/cifar10}" >&2
 }
 
+fashion_data() {
+  [[ -f data/cache/fashion-mnist/t10k-labels-idx1-ubyte ]] ||
+    bash data/fetch.sh fashion-mnist data/cache/fashion-mnist >&2
+}
+
 train() {  # train DIR FLAGS...: a run into DIR, resumed when DIR has a checkpoint
   local dir=$1; shift
   local resume=()
@@ -151,7 +156,7 @@ print(f"  a training step (128 images, data included): {128e3 / rate:.1f} ms ({r
 PY
     ;;
   fashion)
-    [[ -f data/cache/fashion-mnist/t10k-labels-idx1-ubyte ]] || bash data/fetch.sh fashion-mnist data/cache/fashion-mnist >&2
+    fashion_data
     machine
     # shellcheck disable=SC2086
     train "$out/fashion" --preset fashion-mnist ${FASHION_FLAGS:---policy trivialaugment --drop-path 0.1 --erase 0.25 --label-smoothing 0.1}
@@ -180,47 +185,37 @@ PY
     ;;
   jpeg)
     read -ra pairs <<<"${PAIRS:-fashion cifar10}"
-    # The copies: the first pass over Fashion-MNIST; a second over the CIFAR-10 copy, its 8×8
-    # grid shifted by 4 pixels (on the first pass's grid, a quality-75 pass changes little).
-    round_trip() {  # round_trip SRC DST FLAGS...: DST made once, kept for later runs
-      [[ -f $2/SOURCE ]] || /usr/bin/python3 apps/bench/jpeg_round_trip.py "$@" >&2
-    }
+    # Each pair: the data as it came and the same after a quality-75 pass — the first pass over
+    # Fashion-MNIST, a second over the CIFAR-10 copy with the 8×8 grid shifted by 4 pixels (on
+    # the first pass's grid a quality-75 pass changes little).
+    declare -A flags=([fashion]="--preset fashion-mnist ${FASHION_FLAGS:---epochs 25}"
+                      [cifar10]="--preset cifar10-vit ${CIFAR_FLAGS:---epochs 12 --warmup 390}")
+    declare -A as_it_came=([fashion]=fashion-mnist [cifar10]=cifar10)
+    declare -A passed=([fashion]=fashion-mnist-jpeg75 [cifar10]=cifar10-jpeg75-offset4)
+    declare -A offset=([fashion]=0 [cifar10]=4)
     for pair in "${pairs[@]}"; do
-      case $pair in
-        fashion)
-          [[ -f data/cache/fashion-mnist/t10k-labels-idx1-ubyte ]] || bash data/fetch.sh fashion-mnist data/cache/fashion-mnist >&2
-          round_trip data/cache/fashion-mnist data/cache/fashion-mnist-jpeg75 ;;
-        cifar10)
-          cifar_data
-          round_trip data/cache/cifar10 data/cache/cifar10-jpeg75-offset4 --offset 4 ;;
-        *) echo "jpeg: PAIRS takes fashion and cifar10, not '$pair'" >&2; exit 2 ;;
-      esac
+      [[ -n ${flags[$pair]:-} ]] || { echo "jpeg: PAIRS takes fashion and cifar10, not '$pair'" >&2; exit 2; }
+      if [[ $pair == fashion ]]; then fashion_data; else cifar_data; fi
+      [[ -f data/cache/${passed[$pair]}/SOURCE ]] ||  # made once, kept for later runs
+        /usr/bin/python3 apps/bench/jpeg_round_trip.py "data/cache/${as_it_came[$pair]}" \
+          "data/cache/${passed[$pair]}" --offset "${offset[$pair]}" >&2
     done
     threads=1
     machine
-    fashion=(--preset fashion-mnist ${FASHION_FLAGS:---epochs 25})
-    cifar=(--preset cifar10-vit ${CIFAR_FLAGS:---epochs 12 --warmup 390})
     echo "${pairs[*]}: two runs each, all side by side on one thread each${EXTRA:+, with $EXTRA}"
     for pair in "${pairs[@]}"; do
-      if [[ $pair == fashion ]]; then
-        train "$out/fashion-released" "${fashion[@]}" --data-dir data/cache/fashion-mnist &
-        train "$out/fashion-jpeg75" "${fashion[@]}" --data-dir data/cache/fashion-mnist-jpeg75 &
-      else
-        train "$out/cifar10-copy" "${cifar[@]}" --data-dir data/cache/cifar10 &
-        train "$out/cifar10-copy-jpeg75-again" "${cifar[@]}" --data-dir data/cache/cifar10-jpeg75-offset4 &
-      fi
+      # shellcheck disable=SC2086
+      train "$out/${as_it_came[$pair]}" ${flags[$pair]} --data-dir "data/cache/${as_it_came[$pair]}" &
+      # shellcheck disable=SC2086
+      train "$out/${passed[$pair]}" ${flags[$pair]} --data-dir "data/cache/${passed[$pair]}" &
     done
     failed=0
     for job in $(jobs -p); do wait "$job" || failed=1; done
     ((failed == 0)) || exit 1
     for pair in "${pairs[@]}"; do
-      if [[ $pair == fashion ]]; then
-        echo "Fashion-MNIST (${fashion[*]}), test accuracy epoch by epoch (the released test set, or its round trip):"
-        side_by_side "$out/fashion-released" "$out/fashion-jpeg75"
-      else
-        echo "CIFAR-10 (${cifar[*]}), the JPEG-rebuilt copy and one more pass over it (test sets the same way):"
-        side_by_side "$out/cifar10-copy" "$out/cifar10-copy-jpeg75-again"
-      fi
+      echo "${flags[$pair]}: test accuracy epoch by epoch, the data as it came and after the pass" \
+           "(the test set's too):"
+      side_by_side "$out/${as_it_came[$pair]}" "$out/${passed[$pair]}"
     done
     ;;
   report)
