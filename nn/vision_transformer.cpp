@@ -20,7 +20,7 @@ VitBackboneOptions VitConfig::backbone() const {
   return {.image_height = image_size, .image_width = image_size, .channels = channels,
           .patch = patch, .dim = dim, .depth = depth, .heads = heads, .mlp_dim = mlp_dim,
           .class_token = true, .attention = attention,
-          .drop_path = drop_path, .dropout = dropout};
+          .drop_path = drop_path, .dropout = dropout, .conv_stem = conv_stem()};
 }
 
 void VitConfig::validate() const {
@@ -43,6 +43,9 @@ void VitConfig::validate() const {
   if (!(drop_path >= 0 && drop_path < 1))
     fail("vit config: drop path must be in [0, 1), got ", drop_path);
   if (!(dropout >= 0 && dropout < 1)) fail("vit config: dropout must be in [0, 1), got ", dropout);
+  if (stem != "patch" && stem != "conv")
+    fail("vit config: stem must be patch or conv, got '", stem, "'");
+  if (conv_stem()) backbone().validate("vit config");  // P a power of 2 dividing D
   if (num_patches() > 100000)
     fail("vit config: image size ", image_size, " with patch ", patch, " makes ", num_patches(),
          " patches, above the limit of 100000");
@@ -57,6 +60,8 @@ VitConfig VitConfig::from_json(const std::string& text) {
   // had none.
   if (j.is_object() && !j.contains("drop_path")) j["drop_path"] = 0.0;
   if (j.is_object() && !j.contains("dropout")) j["dropout"] = 0.0;
+  // Those from before the conv stem have no stem: they embedded patches.
+  if (j.is_object() && !j.contains("stem")) j["stem"] = "patch";
   fields_from_json(j, c, "vit config");
   c.validate();
   return c;

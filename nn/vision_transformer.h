@@ -12,6 +12,7 @@
 // mlp.fc1,mlp.fc2}, norm, head) except the patch embedding, patch_embed.weight (D, P²·C), a
 // Linear where timm's is a Conv2d (nn/vit_backbone.h). The backbone's parameters are listed as
 // the classifier's own (no "backbone." prefix), so checkpoints keep these names.
+// With stem "conv" a convolutional stem replaces the patch embedding (nn/vit_backbone.h).
 // Init: as the backbone's, then the head's Linear (trunc-normal(0, 0.02), bias 0).
 #include <string>
 #include <vector>
@@ -37,10 +38,14 @@ struct VitConfig {
   AttentionPath attention = AttentionPath::fast;
   double drop_path = 0.0;  // stochastic depth of the last block (nn/vit_backbone.h); 0: off
   double dropout = 0.0;    // on z_0 and the blocks' branch outputs (nn/vit_backbone.h); 0: off
+  // How the patches become tokens: "patch" (a Linear on each P×P patch, SEEDS §6) or "conv"
+  // (3×3 stride-2 convolutions with ReLU, then a Linear: nn/vit_backbone.h's conv stem).
+  std::string stem = "patch";
 
   std::int64_t num_patches() const;  // N = (H/P)²; fails unless 1 ≤ P ≤ H
   std::int64_t tokens() const { return num_patches() + 1; }  // N + 1 with the class token
   std::int64_t patch_dim() const { return patch * patch * channels; }  // P²·C
+  bool conv_stem() const { return stem == "conv"; }
   // Multiply-adds ×2 of one forward pass on one image (matrix products only).
   std::int64_t forward_flops() const;
   // The backbone of this configuration: a square image, with the class token.
@@ -63,6 +68,7 @@ struct VitConfig {
     field("num_classes", &VitConfig::num_classes);
     field("drop_path", &VitConfig::drop_path);
     field("dropout", &VitConfig::dropout);
+    field("stem", &VitConfig::stem);
   }
 };
 

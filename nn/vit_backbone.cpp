@@ -6,13 +6,36 @@
 
 namespace uwaga::nn {
 
+std::int64_t VitBackboneOptions::stem_layers() const {
+  if (!conv_stem) return 0;
+  std::int64_t n = 0;
+  while ((std::int64_t{1} << n) < patch) ++n;  // log2 P, P a power of 2 (validate)
+  return n;
+}
+
+std::int64_t VitBackboneOptions::embed_in() const {
+  if (!conv_stem) return patch_dim();
+  return stem_layers() > 0 ? dim / 2 : channels;
+}
+
+// Conv_i's output channels, i = 1…n: D/2^(n+1−i), doubling up to D/2.
+static std::int64_t stem_width(const VitBackboneOptions& o, std::int64_t i) {
+  return o.dim >> (o.stem_layers() + 1 - i);
+}
+
 std::int64_t VitBackboneOptions::forward_flops() const {
   const std::int64_t T = tokens(), D = dim;
+  std::int64_t stem_flops = 0;  // Conv_i: 9 taps × in × out channels at each output position
+  for (std::int64_t i = 1; i <= stem_layers(); ++i) {
+    const std::int64_t in = i == 1 ? channels : stem_width(*this, i - 1);
+    const std::int64_t positions = (image_height >> i) * (image_width >> i);
+    stem_flops += 2 * positions * 9 * in * stem_width(*this, i);
+  }
   const std::int64_t per_block = 2 * T * D * 3 * D  // qkv projection
                                  + 2 * 2 * T * T * D  // Q Kᵀ and A V over all heads
                                  + 2 * T * D * D      // output projection W_O
                                  + 2 * 2 * T * D * mlp_dim;  // fc1 and fc2
-  return 2 * num_patches() * patch_dim() * D + depth * per_block;
+  return stem_flops + 2 * num_patches() * embed_in() * D + depth * per_block;
 }
 
 void VitBackboneOptions::validate(const char* what) const {
@@ -28,6 +51,12 @@ void VitBackboneOptions::validate(const char* what) const {
   if (!(drop_path >= 0 && drop_path < 1))
     fail(what, ": drop path must be in [0, 1), got ", drop_path);
   if (!(dropout >= 0 && dropout < 1)) fail(what, ": dropout must be in [0, 1), got ", dropout);
+  if (conv_stem && (patch & (patch - 1)) != 0)
+    fail(what, ": a conv stem halves the image log2 P times, so patch ", patch,
+         " must be a power of 2");
+  if (conv_stem && dim % patch != 0)
+    fail(what, ": a conv stem's widths double up to D/2 from D/P, so dim ", dim,
+         " must be divisible by patch ", patch);
 }
 
 Tensor patchify(const Tensor& images, std::int64_t P) {
@@ -46,9 +75,14 @@ Tensor patchify(const Tensor& images, std::int64_t P) {
 
 VitBackbone::VitBackbone(const VitBackboneOptions& o, Generator& gen) : options(o) {
   options.validate();
+  for (std::int64_t i = 1; i <= o.stem_layers(); ++i)
+    stem.push_back(register_module(
+        "stem." + std::to_string(i - 1),
+        std::make_shared<Conv2d>(i == 1 ? o.channels : stem_width(o, i - 1), stem_width(o, i), 3,
+                                 Conv2dOptions{.stride = 2, .padding = 1}, gen)));
   patch_embed = register_module(
       "patch_embed",
-      std::make_shared<Linear>(LinearOptions{.in = o.patch_dim(), .out = o.dim}, gen));
+      std::make_shared<Linear>(LinearOptions{.in = o.embed_in(), .out = o.dim}, gen));
   const Init trunc_normal = [&](Tensor& w) { init::trunc_normal(w, gen, 0.02); };
   if (o.class_token) cls_token = register_parameter("cls_token", {1, 1, o.dim}, trunc_normal);
   pos_embed = register_parameter("pos_embed", {1, o.tokens(), o.dim}, trunc_normal);
@@ -74,11 +108,22 @@ void VitBackbone::check_images(const Tensor& images, const char* model) const {
          options.image_height, ", ", options.image_width, ")");
 }
 
+Tensor VitBackbone::embed_patches(const Tensor& images) {
+  if (!options.conv_stem) {
+    Tensor patches = patchify(images, options.patch);  // x_p   (B, N, P²·C)
+    return patch_embed->forward(patches);              // x_p E (B, N, D)
+  }
+  Tensor s = images;                                         // s_0 = x  (B, C, H, W)
+  for (auto& conv : stem) s = relu(conv->forward(s));        // s_n      (B, D/2, H/P, W/P)
+  const std::int64_t B = s.size(0), width = s.size(1);
+  s = reshape(permute(s, {0, 2, 3, 1}), {B, options.num_patches(), width});  // cell (r, c) -> token
+  return patch_embed->forward(s);                            // the 1×1 convolution  (B, N, D)
+}
+
 Tensor VitBackbone::encode(const Tensor& images) {
   check_images(images, "VitBackbone");
   const std::int64_t B = images.size(0), D = options.dim;
-  Tensor patches = patchify(images, options.patch);  // x_p      (B, N, P²·C)
-  Tensor z = patch_embed->forward(patches);          // x_p E    (B, N, D)
+  Tensor z = embed_patches(images);                  // x_p E    (B, N, D)
   if (options.class_token)
     z = cat({expand(cls_token, {B, 1, D}), z}, 1);   // [x_class; x_p E]  (B, N+1, D)
   z = z + pos_embed;                                 // z_0      (B, T, D)

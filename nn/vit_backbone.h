@@ -10,16 +10,30 @@
 // apply: the classifier normalises only the class token's state, the keypoint model every patch
 // token's, laid out as the (H/P) × (W/P) grid it came from (feature_map).
 //
+// With conv_stem the patches are not cut and embedded by one Linear: a convolutional stem takes
+// the patch embedding's place (Xiao et al. 2021, "Early convolutions help transformers see
+// better"; the tokenizers of CCT are of the same kind). n = log2 P convolutions, 3×3 with stride 2
+// and padding 1, each followed by ReLU, halve the image n times down to the (H/P) × (W/P) grid,
+// their widths doubling up to D/2 (D/4 then D/2 for P = 4):
+//   s_0 = x,   s_i = ReLU(Conv_i(s_{i−1})),   Conv_i: 3×3, stride 2, D/2^(n+1−i) channels
+// and patch_embed, a Linear from D/2 to D (the stem's closing 1×1 convolution), embeds grid cell
+// (r, c) of s_n as token n = r·W/P + c, the place patchify gives patch (r, c). A token then sees
+// pixels beyond its own P×P cell through the overlapping kernels (7×7 of them for P = 4), where a
+// patch embedding sees its cell alone. P must be a power of 2 and divide D.
+//
 // Parameter names follow timm: patch_embed (a Linear, weight (D, P²·C) = Eᵀ over patches
 // flattened in (P, P, C) order, plus a bias b_E that the notes' z_0 leaves out; timm's is a Conv2d
 // patch_embed.proj), cls_token, pos_embed, blocks.<i>.{norm1, attn.qkv, attn.proj, norm2, mlp.fc1,
-// mlp.fc2}, norm. Init: Linear weights trunc-normal(0, 0.02), biases 0; cls_token and pos_embed
-// trunc-normal(0, 0.02); LayerNorm γ = 1, β = 0 — drawn in that order from the generator.
+// mlp.fc2}, norm; a stem's convolutions are stem.<i> (i = 0…n−1, with Conv2d's names and init,
+// drawn first), its 1×1 convolution patch_embed. Init: Linear weights trunc-normal(0, 0.02),
+// biases 0; cls_token and pos_embed trunc-normal(0, 0.02); LayerNorm γ = 1, β = 0 — drawn in
+// that order from the generator.
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "core/random.h"
+#include "nn/conv2d.h"
 #include "nn/dropout.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
@@ -45,14 +59,21 @@ struct VitBackboneOptions {
   // Dropout (training only): on z_0, and on each block's two branch outputs before their residual
   // sums (nn/transformer_encoder_block.h), as in the original ViT and s-chh's. 0: off.
   double dropout = 0.0;
+  // A convolutional stem in place of the linear patch embedding (above). false: patches.
+  bool conv_stem = false;
 
   std::int64_t grid_height() const { return image_height / patch; }  // H/P
   std::int64_t grid_width() const { return image_width / patch; }    // W/P
   std::int64_t num_patches() const { return grid_height() * grid_width(); }  // N
   std::int64_t tokens() const { return num_patches() + (class_token ? 1 : 0); }  // T
   std::int64_t patch_dim() const { return patch * patch * channels; }  // P²·C
-  // Multiply-adds ×2 of one forward pass on one image: the patch embedding and the blocks'
-  // matrix products.
+  // The stem's convolutions: n = log2 P with conv_stem, else 0.
+  std::int64_t stem_layers() const;
+  // What patch_embed embeds per token: P²·C values of a patch, or the stem's D/2 channels of a
+  // grid cell (C when P = 1 leaves the stem no convolution).
+  std::int64_t embed_in() const;
+  // Multiply-adds ×2 of one forward pass on one image: the patch embedding (with the stem's
+  // convolutions) and the blocks' matrix products.
   std::int64_t forward_flops() const;
   // Throws an Error, starting with `what` ("pose config"), naming the option when a size is not
   // positive or the sizes do not fit together (P not dividing H or W, h not dividing D). The
@@ -70,6 +91,9 @@ class VitBackbone : public Module {
 
   // Fails, naming `model`, unless `images` is (B, C, H, W) with this backbone's C, H and W.
   void check_images(const Tensor& images, const char* model) const;
+  // The N patch tokens before the class token and the positions: x_p E (B, N, D), from the
+  // patches or through the stem.
+  Tensor embed_patches(const Tensor& images);
   // z_L (B, T, D): the tokens' states after the last block, before the final norm. With the class
   // token, token 0 is its state and token 1 + n patch n's; without, token n is patch n's.
   Tensor encode(const Tensor& images);
@@ -82,7 +106,9 @@ class VitBackbone : public Module {
   std::vector<Tensor> attention_maps() const;  // one per block
 
   const VitBackboneOptions options;
-  std::shared_ptr<Linear> patch_embed;  // x_p E + b_E: (P²·C) -> D; its weight is Eᵀ
+  std::vector<std::shared_ptr<Conv2d>> stem;  // Conv_1 … Conv_n; empty without conv_stem
+  std::shared_ptr<Linear> patch_embed;  // x_p E + b_E: (P²·C) -> D; its weight is Eᵀ (D/2 -> D
+                                        // after a stem)
   Tensor cls_token;                     // x_class (1, 1, D); undefined without a class token
   Tensor pos_embed;                     // E_pos (1, T, D)
   std::shared_ptr<Dropout> dropout;     // on z_0; only when options.dropout > 0

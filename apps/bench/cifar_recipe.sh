@@ -24,6 +24,10 @@
 #                                              (CIFAR_FLAGS, default --epochs 12 --warmup 390);
 #                                              the runs side by side, one thread each
 #                                              (PAIRS: "fashion cifar10" or either one)
+#   bash apps/bench/cifar_recipe.sh stem       the preset's patch embedding against a
+#                                              convolutional stem (--stem conv), the same recipe
+#                                              (STEM_FLAGS, default --epochs 12 --warmup 390),
+#                                              the two runs side by side, one thread each
 #   bash apps/bench/cifar_recipe.sh report RUN the accuracy every 10 epochs of a run's log.jsonl
 #
 # Environment: THREADS (default 2), OUT (default runs/cifar-recipe), BUILD_DIR (default build),
@@ -37,7 +41,7 @@ threads=${THREADS:-2}
 out=${OUT:-runs/cifar-recipe}
 build_dir=${BUILD_DIR:-build}
 vit=$build_dir/apps/uwaga-vit
-usage() { echo "usage: cifar_recipe.sh full | ablation | pipeline | fashion | torch | jpeg | report RUN_DIR" >&2; exit 2; }
+usage() { echo "usage: cifar_recipe.sh full | ablation | pipeline | fashion | torch | jpeg | stem | report RUN_DIR" >&2; exit 2; }
 [[ -n $mode ]] || usage
 
 machine() {
@@ -102,6 +106,12 @@ train() {  # train DIR FLAGS...: a run into DIR, resumed when DIR has a checkpoi
   # shellcheck disable=SC2086
   "$vit" train --out "$dir" "${resume[@]}" --threads "$threads" "$@" ${EXTRA:-} >"$dir.out" 2>&1 || {
     echo "run $dir failed; the end of $dir.out:" >&2; tail -5 "$dir.out" >&2; return 1; }
+}
+
+wait_all() {  # waits for every run started in the background; fails when one failed
+  local failed=0
+  for job in $(jobs -p); do wait "$job" || failed=1; done
+  ((failed == 0))
 }
 
 mkdir -p "$out"
@@ -209,14 +219,25 @@ PY
       # shellcheck disable=SC2086
       train "$out/${passed[$pair]}" ${flags[$pair]} --data-dir "data/cache/${passed[$pair]}" &
     done
-    failed=0
-    for job in $(jobs -p); do wait "$job" || failed=1; done
-    ((failed == 0)) || exit 1
+    wait_all || exit 1
     for pair in "${pairs[@]}"; do
       echo "${flags[$pair]}: test accuracy epoch by epoch, the data as it came and after the pass" \
            "(the test set's too):"
       side_by_side "$out/${as_it_came[$pair]}" "$out/${passed[$pair]}"
     done
+    ;;
+  stem)
+    cifar_data
+    threads=1
+    machine
+    read -ra stem_flags <<<"--preset cifar10-vit ${STEM_FLAGS:---epochs 12 --warmup 390}"
+    echo "${stem_flags[*]}: patches and a conv stem side by side, one thread each${EXTRA:+, with $EXTRA}"
+    train "$out/stem-patch" "${stem_flags[@]}" --stem patch &
+    train "$out/stem-conv" "${stem_flags[@]}" --stem conv &
+    wait_all || exit 1
+    grep -H -m1 -E "^  params" "$out/stem-patch.out" "$out/stem-conv.out" || true
+    echo "test accuracy epoch by epoch (CIFAR-10 from ${CIFAR10_FROM:-../shared/datasets/cifar10}):"
+    side_by_side "$out/stem-patch" "$out/stem-conv"
     ;;
   report)
     report "${2:?usage: cifar_recipe.sh report RUN_DIR}"

@@ -59,6 +59,9 @@ def run_config(uwaga, run_dir):
         if config.get(unsupported, 0):
             sys.exit(f"vit_torch_run.py: the run uses {unsupported} {config[unsupported]}, which this "
                      "script does not reproduce")
+    if config.get("model", {}).get("stem", "patch") != "patch":
+        sys.exit(f"vit_torch_run.py: the run uses the {config['model']['stem']} stem; this script "
+                 "builds the patch embedding only")
     run = uwaga.apps.vit_preset(config["preset"] or "mnist-tiny")
     model = run.model
     for key, value in config.pop("model").items():

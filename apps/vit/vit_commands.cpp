@@ -32,6 +32,9 @@ void apply_overrides(VitRunConfig& run, const cxxopts::ParseResult& r) {
   set("layers", run.model.depth);
   set("heads", run.model.heads);
   set("mlp-dim", run.model.mlp_dim);
+  set("stem", run.model.stem);
+  if (run.model.stem != "patch" && run.model.stem != "conv")
+    fail("train: --stem must be patch or conv, got '", run.model.stem, "'");
   override_training_flags(r, run);
   set("train-size", run.train_size);
   if (r.count("train-size") && run.train_size < 1)
@@ -69,6 +72,9 @@ class VitTrain : public TrainProgram {
         ("layers", "number of encoder blocks L", value<std::int64_t>())
         ("heads", "attention heads h (must divide D)", value<std::int64_t>())
         ("mlp-dim", "hidden width of the MLPs", value<std::int64_t>())
+        ("stem", "how patches become tokens: patch (a Linear on each P×P patch) or conv (log2 P "
+                 "3×3 stride-2 convolutions with ReLU, then a Linear; P a power of 2)",
+         value<std::string>())
         ("augment", "random shifts (and flips for CIFAR-10 and Fashion-MNIST) while training")
         ("no-augment", "no augmentation");
     add_recipe_flags(o);
@@ -115,11 +121,16 @@ class VitTrain : public TrainProgram {
     const auto& m = run_.model;
     std::printf("uwaga-vit: %s on %s\n", run_.preset.empty() ? "custom" : run_.preset.c_str(),
                 run_.dataset.c_str());
-    std::printf("  model     patch %lld, dim %lld, depth %lld, heads %lld, mlp %lld\n",
+    std::printf("  model     patch %lld, dim %lld, depth %lld, heads %lld, mlp %lld%s\n",
                 (long long)m.patch, (long long)m.dim, (long long)m.depth, (long long)m.heads,
-                (long long)m.mlp_dim);
-    std::printf("  tokens    %lld patches of %lld values + 1 class token = %lld\n",
-                (long long)m.num_patches(), (long long)m.patch_dim(), (long long)m.tokens());
+                (long long)m.mlp_dim, m.conv_stem() ? ", conv stem" : "");
+    if (m.conv_stem())
+      std::printf("  tokens    %lld grid cells of the stem's %lld channels + 1 class token = %lld\n",
+                  (long long)m.num_patches(), (long long)m.backbone().embed_in(),
+                  (long long)m.tokens());
+    else
+      std::printf("  tokens    %lld patches of %lld values + 1 class token = %lld\n",
+                  (long long)m.num_patches(), (long long)m.patch_dim(), (long long)m.tokens());
     std::printf("  params    %lld\n", (long long)training_->model().num_parameters());
     std::printf("  FLOPs     %.2f M per image forward, ~%.1f M per training image\n",
                 m.forward_flops() / 1e6, 3 * m.forward_flops() / 1e6);

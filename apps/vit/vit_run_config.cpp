@@ -183,9 +183,11 @@ VitRunConfig VitRunConfig::from_json(const std::string& text) {
                                    {"mix_probability", 1.0}, {"ema", 0.0}};
     for (const auto& [key, value] : recipe.items())
       if (!j.contains(key)) j[key] = value;
-    for (const char* key : {"drop_path", "dropout"})
-      if (j.contains("model") && j["model"].is_object() && !j["model"].contains(key))
-        j["model"][key] = 0.0;
+    if (j.contains("model") && j["model"].is_object()) {
+      for (const char* key : {"drop_path", "dropout"})
+        if (!j["model"].contains(key)) j["model"][key] = 0.0;
+      if (!j["model"].contains("stem")) j["model"]["stem"] = "patch";  // before the conv stem
+    }
   }
   VitRunConfig r;
   fields_from_json(j, r, what);

@@ -255,5 +255,17 @@ expect_error "'autoaugment' is not a policy" train --out "$tmp/bad" --data-dir "
 expect_error "--drop-path must be in [0, 1)" train --out "$tmp/bad" --data-dir "$data" --drop-path 1
 expect_error "--dropout must be in [0, 1)" train --out "$tmp/bad" --data-dir "$data" --dropout 1
 expect_error "--ema must be in [0, 1)" train --out "$tmp/bad" --data-dir "$data" --ema 2
+# A conv stem in place of the patch embedding: it trains, says so, and its checkpoint evaluates.
+if "$bin" train "${small[@]}" --patch 4 --stem conv --epochs 1 --max-steps 5 --out "$tmp/stem" \
+     >"$tmp/stem.out" 2>&1 && grep -q "mlp 64, conv stem" "$tmp/stem.out" &&
+   grep -q "49 grid cells of the stem's 16 channels" "$tmp/stem.out" &&
+   "$bin" eval --checkpoint "$tmp/stem/checkpoint.safetensors" --data-dir "$data" --json \
+     >"$tmp/stem.json" 2>/dev/null && grep -q '"accuracy"' "$tmp/stem.json"; then
+  pass "train --stem conv: trains, and eval reads its checkpoint"
+else
+  failed "train --stem conv: $(tail -5 "$tmp/stem.out" 2>/dev/null) $(cat "$tmp/stem.json" 2>/dev/null)"
+fi
+expect_error "--stem must be patch or conv, got 'pixels'" train --out "$tmp/bad" --data-dir "$data" --stem pixels
+expect_error "patch 7 must be a power of 2" train --out "$tmp/bad" --data-dir "$data" --stem conv
 if [[ $failures -eq 0 ]]; then echo "vit smoke test: all checks passed"; exit 0; fi
 echo "vit smoke test: $failures check(s) failed"; exit 1

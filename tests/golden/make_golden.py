@@ -196,11 +196,22 @@ def define_modules():
             return z2 + self.mlp(self.norm3(z2))
 
     class VisionTransformer(nn.Module):
-        """SEEDS §6 with timm's names; patches flattened as (P, P, C), channels innermost."""
-        def __init__(self, image, channels, patch, dim, depth, heads, hidden, classes):
+        """SEEDS §6 with timm's names; patches flattened as (P, P, C), channels innermost. With
+        conv_stem, log2 P 3×3 stride-2 convolutions with ReLU (widths doubling up to D/2), then
+        a Linear on each grid cell take the patch embedding's place (nn/vit_backbone.h)."""
+        def __init__(self, image, channels, patch, dim, depth, heads, hidden, classes,
+                     conv_stem=False):
             super().__init__()
             self.patch, n = patch, (image // patch) ** 2
-            self.patch_embed = nn.Linear(patch * patch * channels, dim)
+            self.stem = None
+            if conv_stem:
+                layers = patch.bit_length() - 1  # log2 P
+                widths = [channels] + [dim >> (layers + 1 - i) for i in range(1, layers + 1)]
+                self.stem = nn.ModuleList(nn.Conv2d(widths[i], widths[i + 1], 3, stride=2, padding=1)
+                                          for i in range(layers))
+                self.patch_embed = nn.Linear(widths[-1], dim)
+            else:
+                self.patch_embed = nn.Linear(patch * patch * channels, dim)
             self.cls_token = nn.Parameter(0.02 * torch.randn(1, 1, dim))
             self.pos_embed = nn.Parameter(0.02 * torch.randn(1, n + 1, dim))
             self.blocks = nn.ModuleList([EncoderBlock(dim, heads, hidden) for _ in range(depth)])
@@ -210,8 +221,14 @@ def define_modules():
         def forward(self, images):
             B, C, H, W = images.shape
             P = self.patch
-            x = images.reshape(B, C, H // P, P, W // P, P).permute(0, 2, 4, 3, 5, 1)
-            x = self.patch_embed(x.reshape(B, (H // P) * (W // P), P * P * C))
+            if self.stem is not None:
+                x = images
+                for conv in self.stem:
+                    x = torch.relu(conv(x))
+                x = self.patch_embed(x.flatten(2).transpose(1, 2))  # grid cells in raster order
+            else:
+                x = images.reshape(B, C, H // P, P, W // P, P).permute(0, 2, 4, 3, 5, 1)
+                x = self.patch_embed(x.reshape(B, (H // P) * (W // P), P * P * C))
             z = torch.cat([self.cls_token.expand(B, 1, -1), x], dim=1) + self.pos_embed
             for block in self.blocks:
                 z = block(z)
@@ -394,13 +411,15 @@ def gen_decoder_block(name):
                        extra_inputs={"key_padding_mask": mask.to(torch.int64)})
 
 
-def gen_vit(name):
+def gen_vit(name, conv_stem=False):
     import torch
     VisionTransformer = define_modules()[4]
     seed_for(name)
     config = {"image_size": 8, "channels": 2, "patch": 4, "dim": DIM, "depth": 2,
               "heads": HEADS, "mlp_dim": 16, "num_classes": 5}
-    vit = VisionTransformer(8, 2, 4, DIM, 2, HEADS, 16, 5)
+    if conv_stem:
+        config["stem"] = "conv"
+    vit = VisionTransformer(8, 2, 4, DIM, 2, HEADS, 16, 5, conv_stem=conv_stem)
     randomize_layer_norms(vit)
     images = torch.randn(B, 2, 8, 8)
     return module_case(vit, {"images": images}, lambda images: vit(images), dict(config, batch=B))
@@ -654,6 +673,7 @@ GENERATORS = {
     "encoder_block": gen_encoder_block,
     "decoder_block": gen_decoder_block,
     "vit": gen_vit,
+    "vit_conv_stem": lambda n: gen_vit(n, conv_stem=True),
     "vit_pose_classic": lambda n: gen_vit_pose(n, "classic"),
     "vit_pose_simple": lambda n: gen_vit_pose(n, "simple"),
     "gpt": lambda n: gen_gpt(n, tie_weights=False),

@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "core/uwaga.h"
 #include "nn/attention_rollout.h"
@@ -17,6 +18,16 @@ VitConfig small_config() {
   c.image_size = 8, c.channels = 2, c.patch = 4, c.dim = 8, c.depth = 2, c.heads = 2;
   c.mlp_dim = 16, c.num_classes = 5;
   return c;
+}
+
+// One block of config c, in float64, passes gradcheck in its images and parameters.
+void require_vit_gradcheck(VitConfig c, std::uint64_t seed) {
+  Generator gen(seed);
+  c.depth = 1;
+  VisionTransformer vit(c, gen);
+  vit.to(DType::Float64);
+  require_gradcheck([&](const std::vector<Tensor>& in) { return vit.forward(in[0]); },
+                    with_params({leaf({2, 2, 8, 8}, seed + 2)}, vit));
 }
 }  // namespace
 
@@ -42,14 +53,7 @@ TEST_CASE("the ViT matches PyTorch", "[nn][vit][golden]") {
 }
 
 TEST_CASE("the ViT passes gradcheck", "[nn][vit]") {
-  Generator gen(1);
-  VitConfig c = small_config();
-  c.depth = 1;
-  VisionTransformer vit(c, gen);
-  vit.to(DType::Float64);
-  std::vector<Tensor> inputs = {leaf({2, 2, 8, 8}, 3)};
-  for (auto& p : vit.parameters()) inputs.push_back(p);
-  require_gradcheck([&](const std::vector<Tensor>& in) { return vit.forward(in[0]); }, inputs);
+  require_vit_gradcheck(small_config(), 1);
 }
 
 TEST_CASE("ViT names, FLOPs and configuration errors", "[nn][vit]") {
@@ -145,4 +149,78 @@ TEST_CASE("ViT configurations beyond generous bounds fail naming the field and t
   VitConfig from_flag;
   from_flag.depth = huge;
   REQUIRE_THROWS_WITH(VitConfig::from_json(from_flag.to_json()), Contains("depth"));
+}
+
+namespace {
+VitConfig conv_stem_config() {
+  VitConfig c = small_config();  // 8 × 8 × 2 images, patch 4, dim 8: Conv 2->2, Conv 2->4, 4->8
+  c.stem = "conv";
+  return c;
+}
+}  // namespace
+
+TEST_CASE("the ViT with a conv stem matches PyTorch", "[nn][vit][golden]") {
+  Generator gen(0);
+  VisionTransformer vit(conv_stem_config(), gen);
+  check_parity("vit_conv_stem", vit, [&](auto& in) { return vit.forward(in.at("images")); });
+}
+
+TEST_CASE("the ViT with a conv stem passes gradcheck", "[nn][vit]") {
+  require_vit_gradcheck(conv_stem_config(), 2);
+}
+
+TEST_CASE("conv stem: names, widths, FLOPs, configuration and errors", "[nn][vit]") {
+  VitConfig c;  // cifar10-vit's shape: 32 × 32 × 3, patch 4, dim 128, depth 6, 4 heads, MLP 256
+  c.image_size = 32, c.channels = 3, c.patch = 4, c.dim = 128, c.mlp_dim = 256;
+  VitConfig patches = c;
+  c.stem = "conv";
+  Generator gen(0);
+  VisionTransformer vit(c, gen);
+  auto names = vit.named_parameters();
+  REQUIRE(names[2].first == "stem.0.weight");
+  REQUIRE(names[4].first == "stem.1.weight");
+  REQUIRE(names[6].first == "patch_embed.weight");
+  REQUIRE(vit.backbone->stem.size() == 2);  // log2 4 convolutions: 32 -> 16 -> 8
+  REQUIRE(vit.backbone->stem[0]->weight.shape() == Shape{32, 3, 3, 3});   // D/4
+  REQUIRE(vit.backbone->stem[1]->weight.shape() == Shape{64, 32, 3, 3});  // D/2
+  REQUIRE(vit.backbone->patch_embed->weight.shape() == Shape{128, 64});
+  // The patch embedding's 48·128 + 128 parameters give way to the stem's
+  // (3·9·32 + 32) + (32·9·64 + 64) + (64·128 + 128) = 27,712.
+  Generator gen2(0);
+  VisionTransformer plain(patches, gen2);
+  REQUIRE(vit.num_parameters() == plain.num_parameters() - (48 * 128 + 128) + 27712);
+  // FLOPs: the convolutions 2·(256·9·3·32 + 64·9·32·64) and 2·64·64·128 for the 1×1 one, against
+  // 2·64·48·128 for the patch embedding.
+  REQUIRE(c.forward_flops() - patches.forward_flops() ==
+          2 * (256 * 9 * 3 * 32 + 64 * 9 * 32 * 64) + 2 * 64 * 64 * 128 - 2 * 64 * 48 * 128);
+  REQUIRE(vit.forward(Tensor::zeros({2, 3, 32, 32})).shape() == Shape{2, 10});
+  // JSON: the stem round-trips, and configurations from before it read as patches.
+  REQUIRE(VitConfig::from_json(c.to_json()).stem == "conv");
+  nlohmann::json old = nlohmann::json::parse(patches.to_json());
+  old.erase("stem");
+  REQUIRE(VitConfig::from_json(old.dump()).stem == "patch");
+  VitConfig bad = c;
+  bad.stem = "pixels";
+  REQUIRE_THROWS_WITH(bad.validate(), Contains("stem must be patch or conv, got 'pixels'"));
+  bad = c;
+  bad.image_size = 28, bad.channels = 1, bad.patch = 7;
+  REQUIRE_THROWS_WITH(bad.validate(), Contains("patch 7 must be a power of 2"));
+  bad = c;
+  bad.patch = 8, bad.dim = 36, bad.heads = 4;
+  REQUIRE_THROWS_WITH(bad.validate(), Contains("dim 36 must be divisible by patch 8"));
+}
+
+TEST_CASE("a conv stem on 1×1 patches is the patch embedding: no convolution, a Linear per pixel",
+          "[nn][vit]") {
+  VitConfig c = small_config();
+  c.patch = 1;
+  VitConfig s = c;
+  s.stem = "conv";
+  Generator g1(3), g2(3);
+  VisionTransformer plain(c, g1), stem(s, g2);
+  REQUIRE(stem.backbone->stem.empty());
+  REQUIRE(stem.backbone->patch_embed->weight.shape() == Shape{8, 2});
+  Generator data(4);
+  Tensor x = Tensor::randn({2, 2, 8, 8}, data);
+  REQUIRE(max_abs_diff(stem.forward(x), plain.forward(x)) == 0.0);
 }
