@@ -33,8 +33,6 @@ void apply_overrides(VitRunConfig& run, const cxxopts::ParseResult& r) {
   set("heads", run.model.heads);
   set("mlp-dim", run.model.mlp_dim);
   set("stem", run.model.stem);
-  if (run.model.stem != "patch" && run.model.stem != "conv")
-    fail("train: --stem must be patch or conv, got '", run.model.stem, "'");
   override_training_flags(r, run);
   set("train-size", run.train_size);
   if (r.count("train-size") && run.train_size < 1)

@@ -165,6 +165,8 @@ void check_recipe(const VitRunConfig& run) {
 }
 
 void VitRunConfig::validate() const {
+  if (model.stem != "patch" && model.stem != "conv")  // before model.validate(), to name the flag
+    fail("--stem must be patch or conv, got '", model.stem, "'");
   check_recipe(*this);
   model.validate();
   check_training_settings(*this);
