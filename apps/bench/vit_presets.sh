@@ -18,7 +18,7 @@ mkdir -p "$out"
 dataset_of() {
   case $1 in
     mnist-*) echo mnist ;;
-    fashion-mnist) echo fashion-mnist ;;
+    fashion-mnist*) echo fashion-mnist ;;
     cifar10-*) echo cifar10 ;;
     *) echo "vit_presets: unknown preset $1" >&2; exit 2 ;;
   esac

@@ -10,12 +10,14 @@
 #include "apps/common/command_line.h"
 #include "apps/vit/vit_commands.h"
 #include "apps/vit/vit_recipe.h"
+#include "apps/vit/vit_run_config.h"
 
 int main(int argc, char** argv) {
   using namespace uwaga::apps;
+  const std::string train_summary = "train a ViT (presets: " + vit_preset_list() + ")";
   return run_modes(
       "uwaga-vit",
-      {{"train", "train a ViT (presets: mnist-tiny, mnist-best, fashion-mnist, cifar10-small, cifar10-vit)", vit_train},
+      {{"train", train_summary.c_str(), vit_train},
        {"eval", "accuracy, per-class accuracy and confusion matrix of a checkpoint", vit_eval},
        {"predict", "top-3 classes of images (PGM/PPM) or of test images by index", vit_predict},
        {"attention", "draw where the class token looks, per layer and as rollout (SVG)", vit_attention},

@@ -57,7 +57,7 @@ class VitTrain : public TrainProgram {
  public:
   TrainModeText text() const override {
     return {"uwaga-vit", "Train a Vision Transformer on an image dataset.",
-            "mnist-tiny, mnist-best, fashion-mnist, cifar10-small or cifar10-vit", "mnist-tiny", "images",
+            vit_preset_list(), "mnist-tiny", "images",
             "initialisation and shuffling", true, kVitMicroBatch, "images"};
   }
 

@@ -32,7 +32,13 @@ void set_dataset_geometry(VitRunConfig& run, const std::string& dataset) {
 }
 
 std::vector<std::string> vit_preset_names() {
-  return {"mnist-tiny", "mnist-best", "fashion-mnist", "cifar10-small", "cifar10-vit"};
+  return {"mnist-tiny", "mnist-best", "fashion-mnist", "fashion-mnist-best", "cifar10-small", "cifar10-vit"};
+}
+
+std::string vit_preset_list() {
+  std::string names;
+  for (const auto& n : vit_preset_names()) names += (names.empty() ? "" : ", ") + n;
+  return names;
 }
 
 VitRunConfig vit_preset(const std::string& name) {
@@ -66,6 +72,17 @@ VitRunConfig vit_preset(const std::string& name) {
     r.model.mlp_dim = 256;
     r.epochs = 50, r.batch_size = 128, r.lr = 1e-3, r.weight_decay = 0.05, r.warmup = 938;
     r.augment = true;
+  } else if (name == "fashion-mnist-best") {
+    // fashion-mnist's model and schedule on 4×4 patches made by a convolutional stem (two 3×3
+    // stride-2 convolutions, 28 → 14 → 7: 49 + 1 tokens; 830,090 parameters), with random
+    // erasing 0.25. Measured (README.md): 93.04 % after the 50 epochs with seed 0 (every 10
+    // epochs 87.29, 90.07, 91.42, 92.63, 93.04 %), at 3.2× the cost of fashion-mnist's step.
+    // Patches stayed below 93 %: with erasing alone 92.56 % after 100 epochs, and TrivialAugment,
+    // drop path and label smoothing on top of erasing lost accuracy (90.94 % after 50).
+    r = vit_preset("fashion-mnist");
+    r.preset = name;
+    r.model.patch = 4, r.model.stem = "conv";
+    r.erase = 0.25;
   } else if (name == "cifar10-small") {
     // 4×4 patches: 64 + 1 tokens; D 96 keeps an epoch near three minutes on one thread.
     set_dataset_geometry(r, "cifar10");
@@ -93,9 +110,7 @@ VitRunConfig vit_preset(const std::string& name) {
     r.label_smoothing = 0.1, r.augment = true;
     r.policy = "randaugment", r.randaugment_ops = 2, r.randaugment_magnitude = 9;
   } else {
-    std::string names;
-    for (auto& n : vit_preset_names()) names += (names.empty() ? "" : ", ") + n;
-    fail("unknown preset '", name, "'; expected one of: ", names);
+    fail("unknown preset '", name, "'; expected one of: ", vit_preset_list());
   }
   return r;
 }

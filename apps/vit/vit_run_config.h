@@ -73,6 +73,7 @@ struct VitRunConfig {
 // The named presets; throws an Error listing the valid names for an unknown one.
 VitRunConfig vit_preset(const std::string& name);
 std::vector<std::string> vit_preset_names();
+std::string vit_preset_list();  // the names, comma-separated, for help texts and errors
 
 // The policy of a --policy name ("none", "randaugment", "trivialaugment"); throws naming `what`.
 AugmentPolicy augment_policy(const std::string& name, const char* what);

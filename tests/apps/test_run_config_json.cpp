@@ -11,6 +11,8 @@
 #include "apps/translate/translate_run_config.h"
 #include "apps/vit/vit_run_config.h"
 #include "core/error.h"
+#include "core/random.h"
+#include "nn/vision_transformer.h"
 
 using namespace uwaga;
 using namespace uwaga::apps;
@@ -162,6 +164,25 @@ TEST_CASE("run configuration JSON: a checkpoint from before the augmentation rec
   run.ema = 0.0;
   run.model.dropout = -0.1;
   CHECK_THROWS_WITH(run.validate(), Contains("--dropout must be in [0, 1)"));
+}
+
+TEST_CASE("run configuration: fashion-mnist-best is fashion-mnist on a conv stem's 4x4 patches, with erasing",
+          "[apps][json]") {
+  VitRunConfig best = vit_preset("fashion-mnist-best");
+  best.mean = {0.5f}, best.std = {0.25f};
+  CHECK(describe_recipe(best) == "shift 1, flip, erase 0.25");
+  Generator gen(0);
+  CHECK(nn::VisionTransformer(best.model, gen).num_parameters() == 830090);  // README.md's figure
+  nlohmann::json b = nlohmann::json::parse(best.to_json());
+  nlohmann::json plain = nlohmann::json::parse(vit_preset("fashion-mnist").to_json());
+  CHECK(b["model"]["patch"] == 4);
+  CHECK(b["model"]["stem"] == "conv");
+  CHECK(b["erase"] == 0.25);
+  for (nlohmann::json* j : {&b, &plain}) {  // and nothing else differs
+    for (const char* key : {"preset", "erase", "mean", "std"}) j->erase(key);
+    for (const char* key : {"patch", "stem"}) (*j)["model"].erase(key);
+  }
+  CHECK(b == plain);
 }
 
 TEST_CASE("run configuration JSON: errors name the field", "[apps][json]") {
