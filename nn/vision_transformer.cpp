@@ -1,7 +1,9 @@
 #include "nn/vision_transformer.h"
 
 #include "core/json_fields.h"
+#include "core/matmul.h"
 #include "core/shape_ops.h"
+#include "nn/softmax.h"
 
 namespace uwaga::nn {
 
@@ -13,14 +15,21 @@ std::int64_t VitConfig::num_patches() const {
 
 std::int64_t VitConfig::forward_flops() const {
   num_patches();  // fails naming VitConfig when the patch size makes no patches
-  return backbone().forward_flops() + 2 * dim * num_classes;
+  const std::int64_t pool_flops = class_token() ? 0 : 2 * tokens() * dim;  // the scores a
+  return backbone().forward_flops() + pool_flops + 2 * dim * num_classes;
+}
+
+Stem VitConfig::backbone_stem() const {
+  if (stem == "conv") return Stem::conv;
+  if (stem == "cct") return Stem::cct;
+  return Stem::patch;
 }
 
 VitBackboneOptions VitConfig::backbone() const {
   return {.image_height = image_size, .image_width = image_size, .channels = channels,
           .patch = patch, .dim = dim, .depth = depth, .heads = heads, .mlp_dim = mlp_dim,
-          .class_token = true, .attention = attention,
-          .drop_path = drop_path, .dropout = dropout, .conv_stem = conv_stem()};
+          .class_token = class_token(), .attention = attention,
+          .drop_path = drop_path, .dropout = dropout, .stem = backbone_stem()};
 }
 
 void VitConfig::validate() const {
@@ -43,9 +52,11 @@ void VitConfig::validate() const {
   if (!(drop_path >= 0 && drop_path < 1))
     fail("vit config: drop path must be in [0, 1), got ", drop_path);
   if (!(dropout >= 0 && dropout < 1)) fail("vit config: dropout must be in [0, 1), got ", dropout);
-  if (stem != "patch" && stem != "conv")
-    fail("vit config: stem must be patch or conv, got '", stem, "'");
-  if (conv_stem()) backbone().validate("vit config");  // P a power of 2 dividing D
+  if (stem != "patch" && stem != "conv" && stem != "cct")
+    fail("vit config: stem must be patch, conv or cct, got '", stem, "'");
+  if (pool != "cls" && pool != "seq")
+    fail("vit config: pool must be cls or seq, got '", pool, "'");
+  if (stem != "patch") backbone().validate("vit config");  // P a power of 2, D to fit
   if (num_patches() > 100000)
     fail("vit config: image size ", image_size, " with patch ", patch, " makes ", num_patches(),
          " patches, above the limit of 100000");
@@ -62,6 +73,8 @@ VitConfig VitConfig::from_json(const std::string& text) {
   if (j.is_object() && !j.contains("dropout")) j["dropout"] = 0.0;
   // Those from before the conv stem have no stem: they embedded patches.
   if (j.is_object() && !j.contains("stem")) j["stem"] = "patch";
+  // Those from before sequence pooling read the class token.
+  if (j.is_object() && !j.contains("pool")) j["pool"] = "cls";
   fields_from_json(j, c, "vit config");
   c.validate();
   return c;
@@ -70,6 +83,9 @@ VitConfig VitConfig::from_json(const std::string& text) {
 VisionTransformer::VisionTransformer(const VitConfig& c, Generator& gen) : config(c) {
   config.validate();
   backbone = register_unnamed_module(std::make_shared<VitBackbone>(c.backbone(), gen));
+  if (!c.class_token())
+    attention_pool = register_module(
+        "attention_pool", std::make_shared<Linear>(LinearOptions{.in = c.dim, .out = 1}, gen));
   head = register_module(
       "head", std::make_shared<Linear>(LinearOptions{.in = c.dim, .out = c.num_classes}, gen));
 }
@@ -87,9 +103,15 @@ std::shared_ptr<Model> VisionTransformer::replica() const {
 Tensor VisionTransformer::forward(const Tensor& images) {
   backbone->check_images(images, "VisionTransformer");
   const std::int64_t B = images.size(0);
-  Tensor z = backbone->encode(images);  // z_L (B, N+1, D)
-  Tensor y = backbone->norm->forward(reshape(slice(z, 1, 0, 1), {B, config.dim}));  // LN(z_L^0)
-  return head->forward(y);              // (B, classes)
+  Tensor z = backbone->encode(images);  // z_L (B, T, D)
+  if (config.class_token()) {
+    Tensor y = backbone->norm->forward(reshape(slice(z, 1, 0, 1), {B, config.dim}));  // LN(z_L^0)
+    return head->forward(y);            // (B, classes)
+  }
+  Tensor Y = backbone->norm->forward(z);                   // y_t = LN(z_L^t)      (B, T, D)
+  Tensor a = softmax(attention_pool->forward(Y), 1);       // a_t over the tokens  (B, T, 1)
+  Tensor y = matmul(transpose(a, 1, 2), Y);                // aᵀ Y                 (B, 1, D)
+  return head->forward(reshape(y, {B, config.dim}));       // (B, classes)
 }
 
 }  // namespace uwaga::nn

@@ -12,8 +12,17 @@
 // mlp.fc1,mlp.fc2}, norm, head) except the patch embedding, patch_embed.weight (D, P²·C), a
 // Linear where timm's is a Conv2d (nn/vit_backbone.h). The backbone's parameters are listed as
 // the classifier's own (no "backbone." prefix), so checkpoints keep these names.
-// With stem "conv" a convolutional stem replaces the patch embedding (nn/vit_backbone.h).
-// Init: as the backbone's, then the head's Linear (trunc-normal(0, 0.02), bias 0).
+// With stem "conv" or "cct" convolutions replace the patch embedding (nn/vit_backbone.h).
+//
+// With pool "seq" there is no class token: sequence pooling (CCT's SeqPool, Hassani et al. 2021)
+// lets the model weigh its own tokens. Each normalised token's state y_t = LN(z_L^t) gets a score
+// from a Linear D -> 1, a softmax over the T = N tokens turns the scores into weights, and the
+// head reads the weighted mean:
+//   a = softmax_t(y_t w_pool + b_pool) ∈ R^T,   y = Σ_t a_t y_t = aᵀ Y,   logits = y W_headᵀ + b_head
+// (attention_pool.{weight, bias}, CCT's names). Every token's state then reaches the loss, where
+// the class token's design sends the gradient through one token alone.
+// Init: as the backbone's, then attention_pool's and the head's Linear (trunc-normal(0, 0.02),
+// bias 0).
 #include <string>
 #include <vector>
 
@@ -40,12 +49,16 @@ struct VitConfig {
   double dropout = 0.0;    // on z_0 and the blocks' branch outputs (nn/vit_backbone.h); 0: off
   // How the patches become tokens: "patch" (a Linear on each P×P patch, SEEDS §6) or "conv"
   // (3×3 stride-2 convolutions with ReLU, then a Linear: nn/vit_backbone.h's conv stem).
-  std::string stem = "patch";
+  std::string stem = "patch";  // or "cct": 3×3 convolutions with max pooling (vit_backbone.h)
+  // What the head reads: "cls", the class token's state, or "seq", sequence pooling (above).
+  std::string pool = "cls";
 
   std::int64_t num_patches() const;  // N = (H/P)²; fails unless 1 ≤ P ≤ H
-  std::int64_t tokens() const { return num_patches() + 1; }  // N + 1 with the class token
+  bool class_token() const { return pool == "cls"; }
+  // N + 1 with the class token, N with sequence pooling
+  std::int64_t tokens() const { return num_patches() + (class_token() ? 1 : 0); }
   std::int64_t patch_dim() const { return patch * patch * channels; }  // P²·C
-  bool conv_stem() const { return stem == "conv"; }
+  Stem backbone_stem() const;  // the stem's name as the backbone's enum
   // Multiply-adds ×2 of one forward pass on one image (matrix products only).
   std::int64_t forward_flops() const;
   // The backbone of this configuration: a square image, with the class token.
@@ -69,6 +82,7 @@ struct VitConfig {
     field("drop_path", &VitConfig::drop_path);
     field("dropout", &VitConfig::dropout);
     field("stem", &VitConfig::stem);
+    field("pool", &VitConfig::pool);
   }
 };
 
@@ -86,6 +100,7 @@ class VisionTransformer : public Model {
 
   const VitConfig config;
   std::shared_ptr<VitBackbone> backbone;  // patch_embed, cls_token, pos_embed, blocks, norm
+  std::shared_ptr<Linear> attention_pool;  // w_pool, b_pool: D -> 1; only with pool "seq"
   std::shared_ptr<Linear> head;
 };
 

@@ -3,33 +3,35 @@
 #include "core/elementwise.h"
 #include "core/shape_ops.h"
 #include "nn/init.h"
+#include "nn/max_pool2d.h"
 
 namespace uwaga::nn {
 
 std::int64_t VitBackboneOptions::stem_layers() const {
-  if (!conv_stem) return 0;
+  if (stem == Stem::patch) return 0;
   std::int64_t n = 0;
   while ((std::int64_t{1} << n) < patch) ++n;  // log2 P, P a power of 2 (validate)
   return n;
 }
 
-std::int64_t VitBackboneOptions::embed_in() const {
-  if (!conv_stem) return patch_dim();
-  return stem_layers() > 0 ? dim / 2 : channels;
+std::int64_t VitBackboneOptions::stem_width(std::int64_t i) const {
+  if (stem == Stem::cct) return i == stem_layers() ? dim : dim / 2;
+  return dim >> (stem_layers() + 1 - i);
 }
 
-// Conv_i's output channels, i = 1…n: D/2^(n+1−i), doubling up to D/2.
-static std::int64_t stem_width(const VitBackboneOptions& o, std::int64_t i) {
-  return o.dim >> (o.stem_layers() + 1 - i);
+std::int64_t VitBackboneOptions::embed_in() const {
+  if (stem == Stem::patch) return patch_dim();
+  return stem_layers() > 0 ? stem_width(stem_layers()) : channels;
 }
 
 std::int64_t VitBackboneOptions::forward_flops() const {
   const std::int64_t T = tokens(), D = dim;
   std::int64_t stem_flops = 0;  // Conv_i: 9 taps × in × out channels at each output position
   for (std::int64_t i = 1; i <= stem_layers(); ++i) {
-    const std::int64_t in = i == 1 ? channels : stem_width(*this, i - 1);
-    const std::int64_t positions = (image_height >> i) * (image_width >> i);
-    stem_flops += 2 * positions * 9 * in * stem_width(*this, i);
+    const std::int64_t in = i == 1 ? channels : stem_width(i - 1);
+    const std::int64_t at = stem == Stem::cct ? i - 1 : i;  // CCT pools after the convolution
+    const std::int64_t positions = (image_height >> at) * (image_width >> at);
+    stem_flops += 2 * positions * 9 * in * stem_width(i);
   }
   const std::int64_t per_block = 2 * T * D * 3 * D  // qkv projection
                                  + 2 * 2 * T * T * D  // Q Kᵀ and A V over all heads
@@ -51,12 +53,16 @@ void VitBackboneOptions::validate(const char* what) const {
   if (!(drop_path >= 0 && drop_path < 1))
     fail(what, ": drop path must be in [0, 1), got ", drop_path);
   if (!(dropout >= 0 && dropout < 1)) fail(what, ": dropout must be in [0, 1), got ", dropout);
-  if (conv_stem && (patch & (patch - 1)) != 0)
-    fail(what, ": a conv stem halves the image log2 P times, so patch ", patch,
+  const char* stem_name = stem == Stem::cct ? "a cct stem" : "a conv stem";
+  if (stem != Stem::patch && (patch & (patch - 1)) != 0)
+    fail(what, ": ", stem_name, " halves the image log2 P times, so patch ", patch,
          " must be a power of 2");
-  if (conv_stem && dim % patch != 0)
+  if (stem == Stem::conv && dim % patch != 0)
     fail(what, ": a conv stem's widths double up to D/2 from D/P, so dim ", dim,
          " must be divisible by patch ", patch);
+  if (stem == Stem::cct && stem_layers() > 1 && dim % 2 != 0)
+    fail(what, ": a cct stem's hidden convolutions have D/2 channels, so dim ", dim,
+         " must be even");
 }
 
 Tensor patchify(const Tensor& images, std::int64_t P) {
@@ -75,11 +81,15 @@ Tensor patchify(const Tensor& images, std::int64_t P) {
 
 VitBackbone::VitBackbone(const VitBackboneOptions& o, Generator& gen) : options(o) {
   options.validate();
+  // The conv stem's convolutions halve the image themselves; CCT's keep its size, without a bias
+  // (their max pooling halves it).
+  const Conv2dOptions conv = o.stem == Stem::cct ? Conv2dOptions{.stride = 1, .padding = 1, .bias = false}
+                                                 : Conv2dOptions{.stride = 2, .padding = 1};
   for (std::int64_t i = 1; i <= o.stem_layers(); ++i)
     stem.push_back(register_module(
         "stem." + std::to_string(i - 1),
-        std::make_shared<Conv2d>(i == 1 ? o.channels : stem_width(o, i - 1), stem_width(o, i), 3,
-                                 Conv2dOptions{.stride = 2, .padding = 1}, gen)));
+        std::make_shared<Conv2d>(i == 1 ? o.channels : o.stem_width(i - 1), o.stem_width(i), 3,
+                                 conv, gen)));
   patch_embed = register_module(
       "patch_embed",
       std::make_shared<Linear>(LinearOptions{.in = o.embed_in(), .out = o.dim}, gen));
@@ -109,12 +119,15 @@ void VitBackbone::check_images(const Tensor& images, const char* model) const {
 }
 
 Tensor VitBackbone::embed_patches(const Tensor& images) {
-  if (!options.conv_stem) {
+  if (options.stem == Stem::patch) {
     Tensor patches = patchify(images, options.patch);  // x_p   (B, N, P²·C)
     return patch_embed->forward(patches);              // x_p E (B, N, D)
   }
-  Tensor s = images;                                         // s_0 = x  (B, C, H, W)
-  for (auto& conv : stem) s = relu(conv->forward(s));        // s_n      (B, D/2, H/P, W/P)
+  Tensor s = images;                                   // s_0 = x  (B, C, H, W)
+  for (auto& conv : stem) {
+    s = relu(conv->forward(s));
+    if (options.stem == Stem::cct) s = max_pool2d(s, 3, 2, 1);  // halves H and W
+  }                                                    // s_n  (B, D/2 or D, H/P, W/P)
   const std::int64_t B = s.size(0), width = s.size(1);
   s = reshape(permute(s, {0, 2, 3, 1}), {B, options.num_patches(), width});  // cell (r, c) -> token
   return patch_embed->forward(s);                            // the 1×1 convolution  (B, N, D)

@@ -10,7 +10,7 @@
 // apply: the classifier normalises only the class token's state, the keypoint model every patch
 // token's, laid out as the (H/P) × (W/P) grid it came from (feature_map).
 //
-// With conv_stem the patches are not cut and embedded by one Linear: a convolutional stem takes
+// With the conv stem the patches are not cut and embedded by one Linear: a convolutional stem takes
 // the patch embedding's place (Xiao et al. 2021, "Early convolutions help transformers see
 // better"; the tokenizers of CCT are of the same kind). n = log2 P convolutions, 3×3 with stride 2
 // and padding 1, each followed by ReLU, halve the image n times down to the (H/P) × (W/P) grid,
@@ -20,6 +20,15 @@
 // (r, c) of s_n as token n = r·W/P + c, the place patchify gives patch (r, c). A token then sees
 // pixels beyond its own P×P cell through the overlapping kernels (7×7 of them for P = 4), where a
 // patch embedding sees its cell alone. P must be a power of 2 and divide D.
+//
+// With the CCT stem (Hassani et al. 2021, "Escaping the big data paradigm with compact
+// transformers": their convolutional tokenizer) each of the n = log2 P convolutions keeps the
+// image's size (3×3, stride 1, padding 1, no bias) and a max pooling halves it:
+//   s_i = MaxPool(ReLU(Conv_i(s_{i−1}))),   MaxPool 3×3, stride 2, padding 1 (nn/max_pool2d.h)
+// with widths D/2 for the hidden layers and D for the last (CCT's 64 and 128 at D = 128), then
+// patch_embed, a Linear from D to D. A convolution at full resolution sees every pixel where the
+// stride-2 stem above sees every other, for 16× the multiply-adds at the second layer; the
+// tokens' cells overlap in the same way. P must be a power of 2, and D even when n > 1.
 //
 // Parameter names follow timm: patch_embed (a Linear, weight (D, P²·C) = Eᵀ over patches
 // flattened in (P, P, C) order, plus a bias b_E that the notes' z_0 leaves out; timm's is a Conv2d
@@ -42,6 +51,10 @@
 
 namespace uwaga::nn {
 
+// patch: a Linear on each P×P patch (SEEDS §6); conv: 3×3 stride-2 convolutions (Xiao et al.);
+// cct: 3×3 convolutions each followed by a 3×3 stride-2 max pooling (CCT's tokenizer).
+enum class Stem { patch, conv, cct };
+
 struct VitBackboneOptions {
   std::int64_t image_height = 28;  // H
   std::int64_t image_width = 28;   // W
@@ -59,18 +72,21 @@ struct VitBackboneOptions {
   // Dropout (training only): on z_0, and on each block's two branch outputs before their residual
   // sums (nn/transformer_encoder_block.h), as in the original ViT and s-chh's. 0: off.
   double dropout = 0.0;
-  // A convolutional stem in place of the linear patch embedding (above). false: patches.
-  bool conv_stem = false;
+  // How the image becomes tokens (above): patches, the stride-2 conv stem, or CCT's tokenizer.
+  Stem stem = Stem::patch;
 
   std::int64_t grid_height() const { return image_height / patch; }  // H/P
   std::int64_t grid_width() const { return image_width / patch; }    // W/P
   std::int64_t num_patches() const { return grid_height() * grid_width(); }  // N
   std::int64_t tokens() const { return num_patches() + (class_token ? 1 : 0); }  // T
   std::int64_t patch_dim() const { return patch * patch * channels; }  // P²·C
-  // The stem's convolutions: n = log2 P with conv_stem, else 0.
+  // The stem's convolutions: n = log2 P with a conv or CCT stem, else 0.
   std::int64_t stem_layers() const;
-  // What patch_embed embeds per token: P²·C values of a patch, or the stem's D/2 channels of a
-  // grid cell (C when P = 1 leaves the stem no convolution).
+  // Conv_i's output channels, i = 1…n: D/2^(n+1−i) for the conv stem (doubling up to D/2), D/2
+  // then D for the last for the CCT stem.
+  std::int64_t stem_width(std::int64_t i) const;
+  // What patch_embed embeds per token: P²·C values of a patch, or the last convolution's
+  // channels at a grid cell (C when P = 1 leaves the stem no convolution).
   std::int64_t embed_in() const;
   // Multiply-adds ×2 of one forward pass on one image: the patch embedding (with the stem's
   // convolutions) and the blocks' matrix products.
@@ -106,7 +122,7 @@ class VitBackbone : public Module {
   std::vector<Tensor> attention_maps() const;  // one per block
 
   const VitBackboneOptions options;
-  std::vector<std::shared_ptr<Conv2d>> stem;  // Conv_1 … Conv_n; empty without conv_stem
+  std::vector<std::shared_ptr<Conv2d>> stem;  // Conv_1 … Conv_n; empty with patches
   std::shared_ptr<Linear> patch_embed;  // x_p E + b_E: (P²·C) -> D; its weight is Eᵀ (D/2 -> D
                                         // after a stem)
   Tensor cls_token;                     // x_class (1, 1, D); undefined without a class token

@@ -33,6 +33,7 @@ void apply_overrides(VitRunConfig& run, const cxxopts::ParseResult& r) {
   set("heads", run.model.heads);
   set("mlp-dim", run.model.mlp_dim);
   set("stem", run.model.stem);
+  set("pool", run.model.pool);
   override_training_flags(r, run);
   set("train-size", run.train_size);
   if (r.count("train-size") && run.train_size < 1)
@@ -70,8 +71,13 @@ class VitTrain : public TrainProgram {
         ("layers", "number of encoder blocks L", value<std::int64_t>())
         ("heads", "attention heads h (must divide D)", value<std::int64_t>())
         ("mlp-dim", "hidden width of the MLPs", value<std::int64_t>())
-        ("stem", "how patches become tokens: patch (a Linear on each P×P patch) or conv (log2 P "
-                 "3×3 stride-2 convolutions with ReLU, then a Linear; P a power of 2)",
+        ("stem", "how patches become tokens: patch (a Linear on each P×P patch), conv (log2 P "
+                 "3×3 stride-2 convolutions with ReLU, then a Linear; P a power of 2) or cct "
+                 "(log2 P 3×3 convolutions, each with ReLU and a 3×3 stride-2 max pooling, then "
+                 "a Linear: CCT's tokenizer)",
+         value<std::string>())
+        ("pool", "what the head reads: cls (a class token's state) or seq (sequence pooling: a "
+                 "learned softmax-weighted mean of every token's state, CCT's SeqPool)",
          value<std::string>())
         ("augment", "random shifts (and flips for CIFAR-10 and Fashion-MNIST) while training")
         ("no-augment", "no augmentation");
@@ -121,14 +127,17 @@ class VitTrain : public TrainProgram {
                 run_.dataset.c_str());
     std::printf("  model     patch %lld, dim %lld, depth %lld, heads %lld, mlp %lld%s\n",
                 (long long)m.patch, (long long)m.dim, (long long)m.depth, (long long)m.heads,
-                (long long)m.mlp_dim, m.conv_stem() ? ", conv stem" : "");
-    if (m.conv_stem())
-      std::printf("  tokens    %lld grid cells of the stem's %lld channels + 1 class token = %lld\n",
-                  (long long)m.num_patches(), (long long)m.backbone().embed_in(),
+                (long long)m.mlp_dim,
+                m.stem == "patch" ? "" : m.stem == "conv" ? ", conv stem" : ", cct stem");
+    const char* pooled = m.class_token() ? " + 1 class token" : " (sequence pooling)";
+    if (m.stem != "patch")
+      std::printf("  tokens    %lld grid cells of the stem's %lld channels%s = %lld\n",
+                  (long long)m.num_patches(), (long long)m.backbone().embed_in(), pooled,
                   (long long)m.tokens());
     else
-      std::printf("  tokens    %lld patches of %lld values + 1 class token = %lld\n",
-                  (long long)m.num_patches(), (long long)m.patch_dim(), (long long)m.tokens());
+      std::printf("  tokens    %lld patches of %lld values%s = %lld\n",
+                  (long long)m.num_patches(), (long long)m.patch_dim(), pooled,
+                  (long long)m.tokens());
     std::printf("  params    %lld\n", (long long)training_->model().num_parameters());
     std::printf("  FLOPs     %.2f M per image forward, ~%.1f M per training image\n",
                 m.forward_flops() / 1e6, 3 * m.forward_flops() / 1e6);

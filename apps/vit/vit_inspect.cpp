@@ -136,6 +136,15 @@ NamedImage one_image(const cxxopts::ParseResult& r, const VitRunConfig& run, con
   return images[0];
 }
 
+// attention and explore draw the class token's row of the attention maps: a model that pools
+// its tokens (--pool seq) has no class token.
+void require_class_token(const VitRunConfig& run, const char* mode) {
+  if (!run.model.class_token())
+    fail(mode, ": this model has no class token (it pools its tokens: pool ", run.model.pool,
+         "), and ", mode, " draws the class token's attention; it works on models trained "
+         "with --pool cls");
+}
+
 // What the model made of one image: its class probabilities and every block's attention.
 struct LookedAt {
   std::vector<double> probabilities;  // (classes)
@@ -296,6 +305,7 @@ int vit_attention(int argc, char** argv) {
     fail("attention: --scale must be shared, panel or absolute, got '", scale, "'");
   set_threads_from_option(r, "uwaga-vit", true);
   LoadedVit vit = load_vit(r["checkpoint"].as<std::string>());
+  require_class_token(vit.run, "attention");
   const NamedImage im = one_image(r, vit.run, "attention");
   const LookedAt seen = look_at(vit, im.image);
 
@@ -343,6 +353,7 @@ int vit_explore(int argc, char** argv) {
   set_threads_from_option(r, "uwaga-vit", true);
   const std::string checkpoint = r["checkpoint"].as<std::string>();
   LoadedVit vit = load_vit(checkpoint);
+  require_class_token(vit.run, "explore");
   const NamedImage im = one_image(r, vit.run, "explore");
   const LookedAt seen = look_at(vit, im.image);
   const auto& m = vit.run.model;

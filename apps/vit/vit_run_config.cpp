@@ -181,8 +181,11 @@ void check_recipe(const VitRunConfig& run) {
 }
 
 void VitRunConfig::validate() const {
-  if (model.stem != "patch" && model.stem != "conv")  // before model.validate(), to name the flag
-    fail("--stem must be patch or conv, got '", model.stem, "'");
+  // Before model.validate(), to name the flags.
+  if (model.stem != "patch" && model.stem != "conv" && model.stem != "cct")
+    fail("--stem must be patch, conv or cct, got '", model.stem, "'");
+  if (model.pool != "cls" && model.pool != "seq")
+    fail("--pool must be cls or seq, got '", model.pool, "'");
   check_recipe(*this);
   model.validate();
   check_training_settings(*this);
@@ -208,6 +211,7 @@ VitRunConfig VitRunConfig::from_json(const std::string& text) {
       for (const char* key : {"drop_path", "dropout"})
         if (!j["model"].contains(key)) j["model"][key] = 0.0;
       if (!j["model"].contains("stem")) j["model"]["stem"] = "patch";  // before the conv stem
+      if (!j["model"].contains("pool")) j["model"]["pool"] = "cls";    // before sequence pooling
     }
   }
   VitRunConfig r;

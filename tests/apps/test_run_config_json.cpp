@@ -60,7 +60,8 @@ TEST_CASE("run configuration JSON: the presets' text is what checkpoints hold", 
         R"("cutmix":0.0,"dataset":"mnist","ema":0.0,"epochs":15,"erase":0.0,)"
         R"("label_smoothing":0.0,"lr":0.001,"mean":[],"min_lr":1e-05,"mix_probability":1.0,)"
         R"("mixup":0.0,"model":{"channels":1,"depth":6,"dim":64,"drop_path":0.0,"dropout":0.0,)"
-        R"("heads":4,"image_size":28,"mlp_dim":128,"num_classes":10,"patch":7,"stem":"patch"},)"
+        R"("heads":4,"image_size":28,"mlp_dim":128,"num_classes":10,"patch":7,"pool":"cls",)"
+        R"("stem":"patch"},)"
         R"("policy":"none","preset":"mnist-tiny","randaugment_magnitude":9,"randaugment_ops":2,)"
         R"("seed":0,)"
         R"("std":[],"train_size":0,"warmup":469,"weight_decay":0.05})");
@@ -123,19 +124,26 @@ TEST_CASE("run configuration JSON: a checkpoint from before drop path, dropout o
   j["model"]["dropout"] = 0.2;
   j["model"]["patch"] = 4;
   j["model"]["stem"] = "conv";
+  j["model"]["pool"] = "seq";
   const VitRunConfig saved = VitRunConfig::from_json(j.dump());
   CHECK(saved.model.drop_path == 0.1);
   CHECK(saved.model.dropout == 0.2);
   CHECK(saved.model.stem == "conv");
+  CHECK(saved.model.pool == "seq");
   j["model"].erase("drop_path");
   j["model"].erase("dropout");
   j["model"].erase("stem");
+  j["model"].erase("pool");
   const VitRunConfig old = VitRunConfig::from_json(j.dump());
   CHECK(old.model.drop_path == 0.0);
   CHECK(old.model.dropout == 0.0);
   CHECK(old.model.stem == "patch");
+  CHECK(old.model.pool == "cls");
   j["model"]["stem"] = "pixels";
-  CHECK_THROWS_WITH(VitRunConfig::from_json(j.dump()), Contains("stem must be patch or conv"));
+  CHECK_THROWS_WITH(VitRunConfig::from_json(j.dump()), Contains("stem must be patch, conv or cct"));
+  j["model"]["stem"] = "cct";
+  j["model"]["pool"] = "max";
+  CHECK_THROWS_WITH(VitRunConfig::from_json(j.dump()), Contains("pool must be cls or seq"));
 }
 
 TEST_CASE("run configuration JSON: a checkpoint from before the augmentation recipe has none of it",

@@ -265,7 +265,21 @@ if "$bin" train "${small[@]}" --patch 4 --stem conv --epochs 1 --max-steps 5 --o
 else
   failed "train --stem conv: $(tail -5 "$tmp/stem.out" 2>/dev/null) $(cat "$tmp/stem.json" 2>/dev/null)"
 fi
-expect_error "--stem must be patch or conv, got 'pixels'" train --out "$tmp/bad" --data-dir "$data" --stem pixels
+expect_error "--stem must be patch, conv or cct, got 'pixels'" train --out "$tmp/bad" --data-dir "$data" --stem pixels
+expect_error "--pool must be cls or seq, got 'mean'" train --out "$tmp/bad" --data-dir "$data" --pool mean
+# CCT's tokenizer and sequence pooling: it trains, says so, and its checkpoint evaluates.
+if "$bin" train "${small[@]}" --patch 4 --stem cct --pool seq --epochs 1 --max-steps 5 \
+     --out "$tmp/cct" >"$tmp/cct.out" 2>&1 && grep -q "mlp 64, cct stem" "$tmp/cct.out" &&
+   grep -q "49 grid cells of the stem's 32 channels (sequence pooling) = 49" "$tmp/cct.out" &&
+   "$bin" eval --checkpoint "$tmp/cct/checkpoint.safetensors" --data-dir "$data" --json \
+     >"$tmp/cct.json" 2>/dev/null && grep -q '"accuracy"' "$tmp/cct.json"; then
+  pass "train --stem cct --pool seq: trains, and eval reads its checkpoint"
+  expect_error "attention: this model has no class token (it pools its tokens: pool seq)" \
+    attention --checkpoint "$tmp/cct/checkpoint.safetensors" --data-dir "$data" --index 0 \
+    --out "$tmp/cct.svg"
+else
+  failed "train --stem cct --pool seq: $(tail -5 "$tmp/cct.out" 2>/dev/null) $(cat "$tmp/cct.json" 2>/dev/null)"
+fi
 expect_error "patch 7 must be a power of 2" train --out "$tmp/bad" --data-dir "$data" --stem conv
 if [[ $failures -eq 0 ]]; then echo "vit smoke test: all checks passed"; exit 0; fi
 echo "vit smoke test: $failures check(s) failed"; exit 1

@@ -198,24 +198,38 @@ def define_modules():
     class VisionTransformer(nn.Module):
         """SEEDS §6 with timm's names; patches flattened as (P, P, C), channels innermost. With
         conv_stem, log2 P 3×3 stride-2 convolutions with ReLU (widths doubling up to D/2), then
-        a Linear on each grid cell take the patch embedding's place (nn/vit_backbone.h)."""
+        a Linear on each grid cell take the patch embedding's place (nn/vit_backbone.h). With
+        stem "cct", CCT's tokenizer: log2 P 3×3 stride-1 convolutions without bias (widths D/2,
+        the last D), each with ReLU and a 3×3 stride-2 max pooling, then the Linear. With pool
+        "seq", no class token: CCT's SeqPool, softmax(attention_pool(LN(z)))ᵀ LN(z)."""
         def __init__(self, image, channels, patch, dim, depth, heads, hidden, classes,
-                     conv_stem=False):
+                     conv_stem=False, stem="patch", pool="cls"):
             super().__init__()
+            stem = "conv" if conv_stem else stem
             self.patch, n = patch, (image // patch) ** 2
-            self.stem = None
-            if conv_stem:
+            self.stem, self.cct, self.pool = None, stem == "cct", pool
+            if stem != "patch":
                 layers = patch.bit_length() - 1  # log2 P
-                widths = [channels] + [dim >> (layers + 1 - i) for i in range(1, layers + 1)]
-                self.stem = nn.ModuleList(nn.Conv2d(widths[i], widths[i + 1], 3, stride=2, padding=1)
-                                          for i in range(layers))
+                if self.cct:
+                    widths = [channels] + [dim // 2] * (layers - 1) + [dim]
+                    self.stem = nn.ModuleList(nn.Conv2d(widths[i], widths[i + 1], 3, stride=1,
+                                                        padding=1, bias=False)
+                                              for i in range(layers))
+                else:
+                    widths = [channels] + [dim >> (layers + 1 - i) for i in range(1, layers + 1)]
+                    self.stem = nn.ModuleList(nn.Conv2d(widths[i], widths[i + 1], 3, stride=2,
+                                                        padding=1)
+                                              for i in range(layers))
                 self.patch_embed = nn.Linear(widths[-1], dim)
             else:
                 self.patch_embed = nn.Linear(patch * patch * channels, dim)
-            self.cls_token = nn.Parameter(0.02 * torch.randn(1, 1, dim))
-            self.pos_embed = nn.Parameter(0.02 * torch.randn(1, n + 1, dim))
+            if pool == "cls":
+                self.cls_token = nn.Parameter(0.02 * torch.randn(1, 1, dim))
+            self.pos_embed = nn.Parameter(0.02 * torch.randn(1, n + (pool == "cls"), dim))
             self.blocks = nn.ModuleList([EncoderBlock(dim, heads, hidden) for _ in range(depth)])
             self.norm = nn.LayerNorm(dim, eps=1e-5)
+            if pool == "seq":
+                self.attention_pool = nn.Linear(dim, 1)
             self.head = nn.Linear(dim, classes)
 
         def forward(self, images):
@@ -225,14 +239,22 @@ def define_modules():
                 x = images
                 for conv in self.stem:
                     x = torch.relu(conv(x))
+                    if self.cct:
+                        x = nn.functional.max_pool2d(x, 3, stride=2, padding=1)
                 x = self.patch_embed(x.flatten(2).transpose(1, 2))  # grid cells in raster order
             else:
                 x = images.reshape(B, C, H // P, P, W // P, P).permute(0, 2, 4, 3, 5, 1)
                 x = self.patch_embed(x.reshape(B, (H // P) * (W // P), P * P * C))
-            z = torch.cat([self.cls_token.expand(B, 1, -1), x], dim=1) + self.pos_embed
+            if self.pool == "cls":
+                x = torch.cat([self.cls_token.expand(B, 1, -1), x], dim=1)
+            z = x + self.pos_embed
             for block in self.blocks:
                 z = block(z)
-            return self.head(self.norm(z[:, 0]))
+            if self.pool == "cls":
+                return self.head(self.norm(z[:, 0]))
+            y = self.norm(z)
+            a = torch.softmax(self.attention_pool(y), dim=1)  # (B, T, 1)
+            return self.head((a.transpose(1, 2) @ y).squeeze(1))
 
     class Gpt(nn.Module):
         """A decoder-only GPT (nn/gpt.h): token + learned position embeddings, pre-LN blocks
@@ -411,7 +433,7 @@ def gen_decoder_block(name):
                        extra_inputs={"key_padding_mask": mask.to(torch.int64)})
 
 
-def gen_vit(name, conv_stem=False):
+def gen_vit(name, conv_stem=False, stem="patch", pool="cls"):
     import torch
     VisionTransformer = define_modules()[4]
     seed_for(name)
@@ -419,7 +441,12 @@ def gen_vit(name, conv_stem=False):
               "heads": HEADS, "mlp_dim": 16, "num_classes": 5}
     if conv_stem:
         config["stem"] = "conv"
-    vit = VisionTransformer(8, 2, 4, DIM, 2, HEADS, 16, 5, conv_stem=conv_stem)
+    if stem != "patch":
+        config["stem"] = stem
+    if pool != "cls":
+        config["pool"] = pool
+    vit = VisionTransformer(8, 2, 4, DIM, 2, HEADS, 16, 5, conv_stem=conv_stem, stem=stem,
+                            pool=pool)
     randomize_layer_norms(vit)
     images = torch.randn(B, 2, 8, 8)
     return module_case(vit, {"images": images}, lambda images: vit(images), dict(config, batch=B))
@@ -565,6 +592,17 @@ def gen_upsample_bilinear(name, factor, shape):
                        {"factor": factor, "mode": "bilinear", "align_corners": "False"})
 
 
+def gen_max_pool2d(name, kernel, stride, padding, shape):
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+    seed_for(name)
+    x = torch.randn(*shape)
+    run = lambda x: F.max_pool2d(x, kernel, stride=stride, padding=padding)
+    return module_case(nn.Identity(), {"x": x}, run,
+                       {"kernel": kernel, "stride": stride, "padding": padding})
+
+
 def gen_batch_norm2d(name, training):
     """Random weight, bias and running statistics (a formula that ignores one cannot pass);
     buffer.* are the buffers before the forward pass, buffer_after.* after it."""
@@ -674,6 +712,8 @@ GENERATORS = {
     "decoder_block": gen_decoder_block,
     "vit": gen_vit,
     "vit_conv_stem": lambda n: gen_vit(n, conv_stem=True),
+    "vit_cct_seq_pool": lambda n: gen_vit(n, stem="cct", pool="seq"),
+    "vit_seq_pool": lambda n: gen_vit(n, pool="seq"),
     "vit_pose_classic": lambda n: gen_vit_pose(n, "classic"),
     "vit_pose_simple": lambda n: gen_vit_pose(n, "simple"),
     "gpt": lambda n: gen_gpt(n, tie_weights=False),
@@ -684,6 +724,8 @@ GENERATORS = {
     "conv_transpose2d": gen_conv_transpose2d,
     "upsample_bilinear_x2": lambda n: gen_upsample_bilinear(n, 2, (1, 2, 4, 3)),
     "upsample_bilinear_x4": lambda n: gen_upsample_bilinear(n, 4, (2, 3, 3, 5)),
+    "max_pool2d_3x3_s2": lambda n: gen_max_pool2d(n, 3, 2, 1, (2, 3, 7, 6)),
+    "max_pool2d_2x2_s2": lambda n: gen_max_pool2d(n, 2, 2, 0, (1, 2, 4, 5)),
     "batch_norm2d_train": lambda n: gen_batch_norm2d(n, training=True),
     "batch_norm2d_eval": lambda n: gen_batch_norm2d(n, training=False),
     "cross_entropy": gen_cross_entropy,

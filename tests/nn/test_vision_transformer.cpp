@@ -201,7 +201,7 @@ TEST_CASE("conv stem: names, widths, FLOPs, configuration and errors", "[nn][vit
   REQUIRE(VitConfig::from_json(old.dump()).stem == "patch");
   VitConfig bad = c;
   bad.stem = "pixels";
-  REQUIRE_THROWS_WITH(bad.validate(), Contains("stem must be patch or conv, got 'pixels'"));
+  REQUIRE_THROWS_WITH(bad.validate(), Contains("stem must be patch, conv or cct, got 'pixels'"));
   bad = c;
   bad.image_size = 28, bad.channels = 1, bad.patch = 7;
   REQUIRE_THROWS_WITH(bad.validate(), Contains("patch 7 must be a power of 2"));
@@ -223,4 +223,105 @@ TEST_CASE("a conv stem on 1×1 patches is the patch embedding: no convolution, a
   Generator data(4);
   Tensor x = Tensor::randn({2, 2, 8, 8}, data);
   REQUIRE(max_abs_diff(stem.forward(x), plain.forward(x)) == 0.0);
+}
+
+namespace {
+VitConfig cct_seq_pool_config() {
+  VitConfig c = small_config();  // 8 × 8 × 2 images, patch 4, dim 8: Conv 2->4, Conv 4->8, 8->8
+  c.stem = "cct", c.pool = "seq";
+  return c;
+}
+}  // namespace
+
+TEST_CASE("the ViT with sequence pooling matches PyTorch, with patches and with the CCT stem",
+          "[nn][vit][golden]") {
+  VitConfig seq = small_config();
+  seq.pool = "seq";
+  Generator g1(0), g2(0);
+  VisionTransformer patches(seq, g1), cct(cct_seq_pool_config(), g2);
+  check_parity("vit_seq_pool", patches, [&](auto& in) { return patches.forward(in.at("images")); });
+  check_parity("vit_cct_seq_pool", cct, [&](auto& in) { return cct.forward(in.at("images")); });
+}
+
+TEST_CASE("the ViT with the CCT stem and sequence pooling passes gradcheck", "[nn][vit]") {
+  require_vit_gradcheck(cct_seq_pool_config(), 3);
+  VitConfig cls = cct_seq_pool_config();
+  cls.pool = "cls";
+  require_vit_gradcheck(cls, 4);
+}
+
+TEST_CASE("sequence pooling is a softmax-weighted mean of the normalised tokens", "[nn][vit]") {
+  VitConfig c = small_config();
+  c.pool = "seq";
+  Generator gen(5);
+  VisionTransformer vit(c, gen);
+  vit.to(DType::Float64);
+  REQUIRE(c.tokens() == 4);  // (8/4)² patches, no class token
+  REQUIRE(!vit.backbone->cls_token.defined());
+  REQUIRE(vit.backbone->pos_embed.shape() == Shape{1, 4, 8});
+  auto names = vit.named_parameters();
+  REQUIRE(names[0].first == "pos_embed");
+  REQUIRE(names[names.size() - 4].first == "attention_pool.weight");
+  REQUIRE(names.back().first == "head.bias");
+  // With w_pool = 0 every token weighs 1/T: the head reads the mean of LN(z_L).
+  vit.attention_pool->weight.fill_(0.0);
+  Generator data(6);
+  Tensor x = Tensor::randn({3, 2, 8, 8}, data, DType::Float64);
+  Tensor y = vit.backbone->norm->forward(vit.backbone->encode(x));  // (3, 4, 8)
+  Tensor expected = vit.head->forward(mean(y, {1}));
+  REQUIRE(max_abs_diff(vit.forward(x), expected) < 1e-12);
+}
+
+TEST_CASE("cct stem and seq pool: names, widths, FLOPs, configuration and errors", "[nn][vit]") {
+  VitConfig c;  // cifar10-vit's data: 32 × 32 × 3, patch 4, dim 128, 4 blocks of 2 heads, MLP 128
+  c.image_size = 32, c.channels = 3, c.patch = 4, c.dim = 128, c.depth = 4, c.heads = 2;
+  c.mlp_dim = 128;
+  VitConfig patches = c;
+  c.stem = "cct", c.pool = "seq";
+  Generator gen(0);
+  VisionTransformer vit(c, gen);
+  auto names = vit.named_parameters();
+  REQUIRE(names[0].first == "pos_embed");
+  REQUIRE(names[1].first == "stem.0.weight");  // no bias
+  REQUIRE(names[2].first == "stem.1.weight");
+  REQUIRE(names[3].first == "patch_embed.weight");
+  REQUIRE(vit.backbone->stem[0]->weight.shape() == Shape{64, 3, 3, 3});     // D/2
+  REQUIRE(vit.backbone->stem[1]->weight.shape() == Shape{128, 64, 3, 3});   // D
+  REQUIRE(!vit.backbone->stem[0]->bias.defined());
+  REQUIRE(vit.backbone->patch_embed->weight.shape() == Shape{128, 128});
+  // Against patches: the patch embedding's 48·128 + 128 and the class token's 128 and its
+  // position's 128 give way to the convolutions' 3·9·64 + 64·9·128, the Linear's 128·128 + 128
+  // and attention_pool's 128 + 1.
+  Generator gen2(0);
+  VisionTransformer plain(patches, gen2);
+  REQUIRE(vit.num_parameters() == plain.num_parameters() - (48 * 128 + 128) - 2 * 128 +
+                                      (3 * 9 * 64 + 64 * 9 * 128) + (128 * 128 + 128) + 129);
+  // FLOPs: the convolutions at full and half resolution (they pool after), the Linear, and the
+  // pooling's scores; the blocks see 64 tokens instead of 65.
+  VitConfig seq_patches = patches;
+  seq_patches.pool = "seq";
+  REQUIRE(c.forward_flops() - seq_patches.forward_flops() ==
+          2 * (1024 * 9 * 3 * 64 + 256 * 9 * 64 * 128) + 2 * 64 * 128 * 128 - 2 * 64 * 48 * 128);
+  REQUIRE(seq_patches.forward_flops() - patches.forward_flops() < 0);  // a token fewer
+  REQUIRE(vit.forward(Tensor::zeros({2, 3, 32, 32})).shape() == Shape{2, 10});
+  // JSON: stem and pool round-trip; configurations from before the pool read the class token.
+  VitConfig back = VitConfig::from_json(c.to_json());
+  REQUIRE(back.stem == "cct");
+  REQUIRE(back.pool == "seq");
+  nlohmann::json old = nlohmann::json::parse(patches.to_json());
+  old.erase("pool");
+  REQUIRE(VitConfig::from_json(old.dump()).pool == "cls");
+  VitConfig bad = c;
+  bad.pool = "mean";
+  REQUIRE_THROWS_WITH(bad.validate(), Contains("pool must be cls or seq, got 'mean'"));
+  bad = c;
+  bad.stem = "pixels";
+  REQUIRE_THROWS_WITH(bad.validate(), Contains("stem must be patch, conv or cct, got 'pixels'"));
+  bad = c;
+  bad.image_size = 24, bad.patch = 3;
+  REQUIRE_THROWS_WITH(bad.validate(), Contains("a cct stem halves the image log2 P times, so "
+                                               "patch 3 must be a power of 2"));
+  bad = c;
+  bad.dim = 127, bad.heads = 1;
+  REQUIRE_THROWS_WITH(bad.validate(), Contains("dim 127 must be even"));
 }
