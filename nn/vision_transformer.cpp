@@ -110,6 +110,7 @@ Tensor VisionTransformer::forward(const Tensor& images) {
   }
   Tensor Y = backbone->norm->forward(z);                   // y_t = LN(z_L^t)      (B, T, D)
   Tensor a = softmax(attention_pool->forward(Y), 1);       // a_t over the tokens  (B, T, 1)
+  if (keep_pooling_) pooling_ = reshape(a, {B, a.size(1)}).detach();
   Tensor y = matmul(transpose(a, 1, 2), Y);                // aᵀ Y                 (B, 1, D)
   return head->forward(reshape(y, {B, config.dim}));       // (B, classes)
 }

@@ -94,14 +94,20 @@ class VisionTransformer : public Model {
   Tensor forward_batch(const std::vector<Tensor>& inputs) override;  // {images}
   std::shared_ptr<Model> replica() const override;
 
-  // Keeps each block's attention weights (B, h, N+1, N+1) from the next forward on.
-  void keep_attention(bool on) { backbone->keep_attention(on); }
+  // Keeps each block's attention weights (B, h, T, T) from the next forward on, and with pool
+  // "seq" the pooling weights a (B, T).
+  void keep_attention(bool on) { backbone->keep_attention(on), keep_pooling_ = on; }
   std::vector<Tensor> attention_maps() const { return backbone->attention_maps(); }
+  Tensor pooling_weights() const { return pooling_; }  // undefined with pool "cls"
 
   const VitConfig config;
   std::shared_ptr<VitBackbone> backbone;  // patch_embed, cls_token, pos_embed, blocks, norm
   std::shared_ptr<Linear> attention_pool;  // w_pool, b_pool: D -> 1; only with pool "seq"
   std::shared_ptr<Linear> head;
+
+ private:
+  bool keep_pooling_ = false;
+  Tensor pooling_;  // a (B, T) of the last forward with keep_attention on
 };
 
 }  // namespace uwaga::nn

@@ -62,6 +62,9 @@ def run_config(uwaga, run_dir):
     if config.get("model", {}).get("stem", "patch") != "patch":
         sys.exit(f"vit_torch_run.py: the run uses the {config['model']['stem']} stem; this script "
                  "builds the patch embedding only")
+    if config.get("model", {}).get("pool", "cls") != "cls":
+        sys.exit(f"vit_torch_run.py: the run pools with {config['model']['pool']}; this script "
+                 "builds a class token only")
     run = uwaga.apps.vit_preset(config["preset"] or "mnist-tiny")
     model = run.model
     for key, value in config.pop("model").items():

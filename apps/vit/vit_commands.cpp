@@ -209,6 +209,8 @@ int vit_eval(int argc, char** argv) {
       ("checkpoint", "a checkpoint written by uwaga-vit train", value<std::string>())
       ("json", "print one line of JSON on stdout (accuracy, n, loss, per_class, confusion, dataset), the report on stderr")
       ("batch-size", "images per forward pass", value<std::int64_t>()->default_value("500"))
+      ("tta", "test-time augmentation: flip (each image's logits averaged with its mirror "
+              "image's; twice the forward passes) or none", value<std::string>()->default_value("none"))
       ("h,help", "show this help");
   add_vit_data_flags(o, "the checkpoint's");
   add_threads_option(o, "all cores");
@@ -219,18 +221,21 @@ int vit_eval(int argc, char** argv) {
   set_threads_from_option(r, "uwaga-vit", true);
   const std::int64_t batch_size = r["batch-size"].as<std::int64_t>();
   if (batch_size < 1) fail("eval: --batch-size must be at least 1, got ", batch_size);
+  const std::string tta = r["tta"].as<std::string>();
+  if (tta != "none" && tta != "flip") fail("eval: --tta must be none or flip, got '", tta, "'");
   LoadedVit vit = load_vit(r["checkpoint"].as<std::string>());
   const auto [dataset, dir] = vit_data(r, vit.run.dataset);
   ImageDataset test = load_dataset(dataset, dir, false);
   check_geometry(test, vit.run, dataset);
   ClassifierEval e =
-      evaluate_classifier(*vit.model, test, vit.run, batch_size);
+      evaluate_classifier(*vit.model, test, vit.run, batch_size, tta == "flip");
 
   // With --json, stdout holds only the JSON (for programs); the report goes to stderr.
   std::FILE* report = r.count("json") ? stderr : stdout;
 
-  std::fprintf(report, "%s test set: accuracy %.2f%% (%lld of %lld), loss %.4f\n", dataset.c_str(),
-              100 * e.accuracy(), (long long)e.correct, (long long)e.n, e.loss);
+  std::fprintf(report, "%s test set%s: accuracy %.2f%% (%lld of %lld), loss %.4f\n",
+               dataset.c_str(), tta == "flip" ? ", each image averaged with its mirror image" : "",
+               100 * e.accuracy(), (long long)e.correct, (long long)e.n, e.loss);
   std::fprintf(report, "per class:\n");
   nlohmann::json per_class = nlohmann::json::array();
   for (std::size_t c = 0; c < e.confusion.size(); ++c) {
@@ -251,7 +256,8 @@ int vit_eval(int argc, char** argv) {
   }
   if (r.count("json")) {
     nlohmann::json j = {{"accuracy", e.accuracy()}, {"n", e.n},           {"loss", e.loss},
-                        {"dataset", dataset},       {"per_class", per_class}, {"confusion", e.confusion}};
+                        {"dataset", dataset},       {"per_class", per_class}, {"confusion", e.confusion},
+                        {"tta", tta}};
     std::printf("%s\n", j.dump().c_str());
   }
   return 0;

@@ -2,7 +2,9 @@
 #include <cxxopts.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 
 #include "apps/common/attention_explorer.h"
@@ -136,20 +138,12 @@ NamedImage one_image(const cxxopts::ParseResult& r, const VitRunConfig& run, con
   return images[0];
 }
 
-// attention and explore draw the class token's row of the attention maps: a model that pools
-// its tokens (--pool seq) has no class token.
-void require_class_token(const VitRunConfig& run, const char* mode) {
-  if (!run.model.class_token())
-    fail(mode, ": this model has no class token (it pools its tokens: pool ", run.model.pool,
-         "), and ", mode, " draws the class token's attention; it works on models trained "
-         "with --pool cls");
-}
-
 // What the model made of one image: its class probabilities and every block's attention.
 struct LookedAt {
   std::vector<double> probabilities;  // (classes)
   std::int64_t predicted = 0;
-  std::vector<Tensor> maps;  // per block, A (1, h, T, T), T = N + 1
+  std::vector<Tensor> maps;  // per block, A (1, h, T, T): T = N + 1 with a class token, else N
+  std::vector<double> pooling;  // with sequence pooling, its weights a over the T tokens
 };
 
 LookedAt look_at(LoadedVit& vit, const ImageDataset& image) {
@@ -160,6 +154,7 @@ LookedAt look_at(LoadedVit& vit, const ImageDataset& image) {
   seen.predicted = std::max_element(seen.probabilities.begin(), seen.probabilities.end()) -
                    seen.probabilities.begin();
   seen.maps = vit.model->attention_maps();
+  if (!vit.run.model.class_token()) seen.pooling = vit.model->pooling_weights().to_vector();
   vit.model->keep_attention(false);
   return seen;
 }
@@ -170,34 +165,53 @@ std::string prediction_line(const NamedImage& im, const VitRunConfig& run, const
          std::to_string(static_cast<int>(100 * seen.probabilities[seen.predicted] + 0.5)) + "%)";
 }
 
-// The class token's weights in one panel: over the N patches, and on itself.
+// What the head reads, in one panel: over the N patches, and the class token's weight on itself
+// (NaN without a class token).
 struct ClassTokenPanel {
   std::string title;
   std::vector<double> patches;  // (N)
   double self = 0;
 };
 
-// Head k of A (1, h, T, T), or the mean of the heads when k == h: row 0, the class token's.
-ClassTokenPanel class_token_panel(const Tensor& A, std::int64_t k, const std::string& title) {
+// The row of a (T, T) map that the head reads: the class token's, row 0, when `pooling` is empty;
+// with sequence pooling the rows weighed by the pooling weights a, Σ_t a_t M[t, :] — where the
+// tokens the head reads look.
+ClassTokenPanel read_row(const double* M, std::int64_t T, const std::vector<double>& pooling,
+                         double share, ClassTokenPanel p) {
+  if (pooling.empty()) {
+    p.self += share * M[0];
+    for (std::int64_t n = 1; n < T; ++n) p.patches[n - 1] += share * M[n];
+    return p;
+  }
+  for (std::int64_t t = 0; t < T; ++t)
+    for (std::int64_t n = 0; n < T; ++n) p.patches[n] += share * pooling[t] * M[t * T + n];
+  return p;
+}
+
+ClassTokenPanel empty_panel(const std::string& title, std::int64_t T, bool class_token) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  return {title, std::vector<double>(class_token ? T - 1 : T, 0.0), class_token ? 0.0 : nan};
+}
+
+// Head k of A (1, h, T, T), or the mean of the heads when k == h: the row the head reads.
+ClassTokenPanel class_token_panel(const Tensor& A, std::int64_t k, const std::string& title,
+                                  const std::vector<double>& pooling) {
   const std::int64_t h = A.size(1), T = A.size(2);
   const std::vector<double> v = A.to_vector();
-  ClassTokenPanel p{title, std::vector<double>(T - 1, 0.0), 0.0};
+  ClassTokenPanel p = empty_panel(title, T, pooling.empty());
   for (std::int64_t head = 0; head < h; ++head) {
     if (k < h && head != k) continue;
     const double share = k < h ? 1.0 : 1.0 / static_cast<double>(h);
-    const double* row = v.data() + head * T * T;  // A[0, head, 0, :]
-    p.self += share * row[0];
-    for (std::int64_t n = 1; n < T; ++n) p.patches[n - 1] += share * row[n];
+    p = read_row(v.data() + head * T * T, T, pooling, share, std::move(p));  // A[0, head]
   }
   return p;
 }
 
-ClassTokenPanel rollout_panel(const std::vector<Tensor>& maps) {
+ClassTokenPanel rollout_panel(const std::vector<Tensor>& maps, const std::vector<double>& pooling) {
   const Tensor R = nn::attention_rollout(maps);  // (1, T, T)
   const std::int64_t T = R.size(1);
-  ClassTokenPanel p{"rollout", {}, R.at({0, 0, 0})};
-  for (std::int64_t n = 1; n < T; ++n) p.patches.push_back(R.at({0, 0, n}));
-  return p;
+  return read_row(R.to_vector().data(), T, pooling, 1.0,
+                  empty_panel("rollout", T, pooling.empty()));
 }
 
 // The input image and the panels over it, row by row (the first row starts with the image);
@@ -239,7 +253,8 @@ SvgCanvas draw_class_token_svg(const ImageDataset& image, const VitRunConfig& ru
       svg.heatmap(x, y, p.patches, grid, grid, panel / grid, panel / grid, ColourScale{brightest},
                   0.6);
       char numbers[96];
-      std::snprintf(numbers, sizeof numbers, "on itself %.3f, max %.3f", p.self, own);
+      if (std::isnan(p.self)) std::snprintf(numbers, sizeof numbers, "max %.3f", own);
+      else std::snprintf(numbers, sizeof numbers, "on itself %.3f, max %.3f", p.self, own);
       svg.text(x + panel / 2, y + panel + 16, p.title, 12, "middle");
       svg.text(x + panel / 2, y + panel + 31, numbers, 10, "middle");
     }
@@ -250,8 +265,11 @@ SvgCanvas draw_class_token_svg(const ImageDataset& image, const VitRunConfig& ru
                       "'max' under it)");
   else
     svg.colour_legend(gap, legend_y, 240, ColourScale{scale == "shared" ? largest : 1.0},
-                      "the class token's weight on a patch, one scale for every panel ('on "
-                      "itself': its weight on its own vector)");
+                      run.model.class_token()
+                          ? "the class token's weight on a patch, one scale for every panel ('on "
+                            "itself': its weight on its own vector)"
+                          : "the pooled tokens' weight on a patch (rows weighed by the pooling "
+                            "weights a), one scale for every panel");
   return svg;
 }
 
@@ -305,7 +323,6 @@ int vit_attention(int argc, char** argv) {
     fail("attention: --scale must be shared, panel or absolute, got '", scale, "'");
   set_threads_from_option(r, "uwaga-vit", true);
   LoadedVit vit = load_vit(r["checkpoint"].as<std::string>());
-  require_class_token(vit.run, "attention");
   const NamedImage im = one_image(r, vit.run, "attention");
   const LookedAt seen = look_at(vit, im.image);
 
@@ -314,20 +331,25 @@ int vit_attention(int argc, char** argv) {
   const std::int64_t L = static_cast<std::int64_t>(seen.maps.size());
   const std::int64_t heads = vit.run.model.heads;
   const bool each_head = r.count("heads") > 0;
+  // With sequence pooling the first panel is the pooling weights a themselves: which tokens'
+  // final states the head reads.
   std::vector<std::vector<ClassTokenPanel>> rows(1);
+  if (!seen.pooling.empty()) rows[0].push_back({"pooling weights a", seen.pooling, std::nan("")});
   for (std::int64_t l = 0; l < L && !each_head; ++l)
-    rows[0].push_back(class_token_panel(seen.maps[l], heads, "layer " + std::to_string(l + 1)));
-  rows[0].push_back(rollout_panel(seen.maps));
+    rows[0].push_back(class_token_panel(seen.maps[l], heads, "layer " + std::to_string(l + 1),
+                                        seen.pooling));
+  rows[0].push_back(rollout_panel(seen.maps, seen.pooling));
   for (std::int64_t l = 0; l < L && each_head; ++l) {
     rows.emplace_back();
     for (std::int64_t k = 0; k <= heads; ++k) {
       const std::string head = k < heads ? "head " + std::to_string(k + 1) : "mean";
-      rows.back().push_back(
-          class_token_panel(seen.maps[l], k, "layer " + std::to_string(l + 1) + ", " + head));
+      rows.back().push_back(class_token_panel(
+          seen.maps[l], k, "layer " + std::to_string(l + 1) + ", " + head, seen.pooling));
     }
   }
   const std::string title =
-      prediction_line(im, vit.run, seen) + " — where the class token looks" +
+      prediction_line(im, vit.run, seen) +
+      (seen.pooling.empty() ? " — where the class token looks" : " — where the pooled tokens look") +
       (each_head ? ", each head and their mean" : ", mean over heads");
   const std::string out = r["out"].as<std::string>();
   draw_class_token_svg(im.image, vit.run, rows, scale, title).save(out);
@@ -353,13 +375,14 @@ int vit_explore(int argc, char** argv) {
   set_threads_from_option(r, "uwaga-vit", true);
   const std::string checkpoint = r["checkpoint"].as<std::string>();
   LoadedVit vit = load_vit(checkpoint);
-  require_class_token(vit.run, "explore");
   const NamedImage im = one_image(r, vit.run, "explore");
   const LookedAt seen = look_at(vit, im.image);
   const auto& m = vit.run.model;
   const std::int64_t grid = m.image_size / m.patch, N = grid * grid;
+  const bool cls = m.class_token();
 
-  std::vector<std::string> tokens = {"class"};
+  std::vector<std::string> tokens;
+  if (cls) tokens.push_back("class");
   for (std::int64_t n = 0; n < N; ++n)
     tokens.push_back("patch (" + std::to_string(n / grid + 1) + ", " +
                      std::to_string(n % grid + 1) + ")");
@@ -368,9 +391,16 @@ int vit_explore(int argc, char** argv) {
   e.subtitle = prediction_line(im, vit.run, seen) + "  ·  " + checkpoint + "  ·  " +
                std::to_string(m.depth) + " layers × " + std::to_string(m.heads) + " heads, " +
                std::to_string(N) + " patches of " + std::to_string(m.patch) + "×" +
-               std::to_string(m.patch) + " pixels and the class token";
+               std::to_string(m.patch) + " pixels" +
+               (cls ? " and the class token" : ", pooled by sequence pooling");
   e.notes = attention_explorer_basics();
-  e.notes.push_back(
+  if (!cls)
+    e.notes.push_back(
+        "This model has no class token: its N = " + std::to_string(N) + " tokens are the cells "
+        "of the patch grid, and the head reads a weighted mean of all of their final states, "
+        "with weights a = softmax over the tokens of a learned score of each (sequence pooling, "
+        "nn/vision_transformer.h). Pick a patch to see where that token looks.");
+  else e.notes.push_back(
       "The image is cut into N = HW/P² = " + std::to_string(N) + " patches of " +
       std::to_string(m.patch) + "×" + std::to_string(m.patch) + " pixels, each embedded as one "
       "token, and a learnable class token goes first: z_0 = [x_class; x_p^1 E; …; x_p^N E] + "
@@ -381,8 +411,9 @@ int vit_explore(int argc, char** argv) {
   e.notes.push_back(attention_rollout_note());
   AttentionFamily self;
   self.id = "self", self.name = "self-attention";
-  self.about = "Rows: the token that attends (query), the class token first, then the patches "
-               "row by row; columns: the token attended to (key), in the same order.";
+  self.about = std::string("Rows: the token that attends (query), ") +
+               (cls ? "the class token first, then the patches row by row" : "the patches row by row") +
+               "; columns: the token attended to (key), in the same order.";
   self.queries = self.keys = tokens;
   self.layers = seen.maps;
   e.families.push_back(self);
@@ -392,12 +423,13 @@ int vit_explore(int argc, char** argv) {
   image.family = "self";
   for (std::uint8_t p : im.image.pixels) image.pixels.push_back(p / 255.0);
   image.queries.clear();
-  for (std::int64_t t = 0; t <= N; ++t) {
+  for (std::int64_t t = 0; t < static_cast<std::int64_t>(tokens.size()); ++t) {
     image.queries.push_back(t);
-    image.query_names.push_back(t == 0 ? "the class token" : tokens[t]);
+    image.query_names.push_back(cls && t == 0 ? "the class token" : tokens[t]);
   }
-  image.first_key = 1;
-  image.self_key = 0;  // the class token's weight on itself (a patch's, on the class token)
+  image.first_key = cls ? 1 : 0;
+  // The class token's weight on itself (a patch's, on the class token); none without one.
+  image.self_key = cls ? 0 : -1;
   image.rollout = nn::attention_rollout(seen.maps);  // (1, T, T)
   e.image = image;
   const std::string out = r["out"].as<std::string>();

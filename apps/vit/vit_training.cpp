@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "core/elementwise.h"
 #include "core/graph.h"
+#include "core/indexing.h"
 #include "nn/cross_entropy.h"
 #include "core/reduction.h"
 #include "nn/inference_scope.h"
@@ -39,8 +41,15 @@ DataLoaderOptions train_loader_options(const VitRunConfig& run, const ImageDatas
 
 }  // namespace
 
+Tensor mirror_images(const Tensor& images) {
+  const std::int64_t W = images.size(3);
+  std::vector<std::int64_t> columns(static_cast<std::size_t>(W));
+  for (std::int64_t w = 0; w < W; ++w) columns[w] = W - 1 - w;
+  return index_select(images, 3, Tensor::from_indices(columns, {W}));
+}
+
 ClassifierEval evaluate_classifier(nn::VisionTransformer& model, const ImageDataset& data,
-                                   const VitRunConfig& run, std::int64_t batch_size) {
+                                   const VitRunConfig& run, std::int64_t batch_size, bool flip) {
   const nn::InferenceScope inference(model);  // eval mode, no graph, until the return
   // A replica per thread, each taking its share of a batch kVitMicroBatch images at a time, as in
   // training: on 2 threads 1.3× (cifar10-vit) and 1.4× (mnist-tiny) the images per second of one
@@ -54,6 +63,7 @@ ClassifierEval evaluate_classifier(nn::VisionTransformer& model, const ImageData
   for (std::int64_t b = 0; b < loader.batches_per_epoch(); ++b) {
     ImageBatch batch = loader.batch(0, b);
     Tensor logits = parallel.forward({batch.images});
+    if (flip) logits = (logits + parallel.forward({mirror_images(batch.images)})) * 0.5;
     const std::int64_t n = batch.labels.numel();
     loss_sum += nn::cross_entropy(logits, batch.labels).item() * n;
     std::vector<std::int64_t> predicted = argmax(logits, 1).to_indices();

@@ -37,9 +37,16 @@ struct ClassifierEval {
   double accuracy() const { return n ? static_cast<double>(correct) / n : 0.0; }
 };
 
-// Accuracy, loss and confusion matrix of `model` on `data` (eval mode, no graph).
+// Accuracy, loss and confusion matrix of `model` on `data` (eval mode, no graph). With `flip`,
+// test-time augmentation: each image's logits are the mean of the model's on the image and on
+// its mirror image (left and right swapped, as the training's random flips show it them), for
+// twice the forward passes.
 ClassifierEval evaluate_classifier(nn::VisionTransformer& model, const ImageDataset& data,
-                                   const VitRunConfig& run, std::int64_t batch_size = 500);
+                                   const VitRunConfig& run, std::int64_t batch_size = 500,
+                                   bool flip = false);
+
+// Images (B, C, H, W) mirrored left to right: column w becomes column W − 1 − w.
+Tensor mirror_images(const Tensor& images);
 
 // What a uwaga-vit run trains, and how: the model from the run's seed; the training images
 // shuffled and augmented by a DataLoader; cross-entropy with the run's label smoothing; AdamW with

@@ -146,8 +146,10 @@ void bind_vit_app(py::module_& m) {
       .def_readonly("confusion", &ClassifierEval::confusion)
       .def("accuracy", &ClassifierEval::accuracy);
   m.def("evaluate_classifier", &evaluate_classifier, py::arg("model"), py::arg("data"),
-        py::arg("run"), py::arg("batch_size") = 500, py::call_guard<py::gil_scoped_release>(),
-        "Accuracy, loss and confusion matrix (eval mode, no graph).");
+        py::arg("run"), py::arg("batch_size") = 500, py::arg("flip") = false,
+        py::call_guard<py::gil_scoped_release>(),
+        "Accuracy, loss and confusion matrix (eval mode, no graph); flip: average the logits "
+        "of each image and its mirror image (test-time augmentation).");
 
   py::class_<Vit>(m, "Vit", "A ViT (model, in eval mode) and its run; train_vit and load_vit "
                            "return one, evaluate_classifier takes one.")
@@ -160,10 +162,10 @@ void bind_vit_app(py::module_& m) {
       });
   m.attr("TrainedVit") = m.attr("Vit");  // the earlier name
   m.def("evaluate_classifier",
-        [](const Vit& vit, const ImageDataset& data, std::int64_t batch_size) {
-          return evaluate_classifier(*vit.model, data, vit.run, batch_size);
+        [](const Vit& vit, const ImageDataset& data, std::int64_t batch_size, bool flip) {
+          return evaluate_classifier(*vit.model, data, vit.run, batch_size, flip);
         },
-        py::arg("vit"), py::arg("data"), py::arg("batch_size") = 500,
+        py::arg("vit"), py::arg("data"), py::arg("batch_size") = 500, py::arg("flip") = false,
         py::call_guard<py::gil_scoped_release>());
   m.def("train_vit", &train_vit, py::arg("run"), py::arg("train"), py::arg("test"),
         py::arg("max_steps") = 0, py::arg("out_dir") = "", py::arg("log_every") = 50,

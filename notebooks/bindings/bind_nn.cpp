@@ -437,6 +437,7 @@ void bind_vit(py::module_& m) {
       .def_readwrite("drop_path", &nn::VitConfig::drop_path)
       .def_readwrite("dropout", &nn::VitConfig::dropout)
       .def_readwrite("stem", &nn::VitConfig::stem)
+      .def_readwrite("pool", &nn::VitConfig::pool)
       .def("num_patches", &nn::VitConfig::num_patches)
       .def("tokens", &nn::VitConfig::tokens)
       .def("patch_dim", &nn::VitConfig::patch_dim)
@@ -457,18 +458,29 @@ void bind_vit(py::module_& m) {
              return kept_attention(v.attention_maps(), "VisionTransformer.attention_maps",
                                    "keep_attention");
            },
-           "One A (B, h, N+1, N+1) per block, from the last forward.")
+           "One A (B, h, T, T) per block, from the last forward (T = N+1 with a class token).")
+      .def("pooling_weights",
+           [](const nn::VisionTransformer& v) {
+             if (!v.pooling_weights().defined())
+               fail("VisionTransformer.pooling_weights: none kept; the model must pool with "
+                    "pool 'seq' and keep_attention() must be on during the forward");
+             return v.pooling_weights();
+           },
+           "Sequence pooling's weights a (B, T) from the last forward with keep_attention on.")
       .def_readonly("config", &nn::VisionTransformer::config)
       // The backbone's layers, under the names its parameters have (nn/vit_backbone.h).
       .def_property_readonly("patch_embed",
                              [](const nn::VisionTransformer& v) { return v.backbone->patch_embed; })
-      .def_property_readonly("cls_token",
-                             [](const nn::VisionTransformer& v) { return v.backbone->cls_token; })
+      .def_property_readonly("cls_token",  // None with pool "seq"
+                             [](const nn::VisionTransformer& v) {
+                               return tensor_or_none(v.backbone->cls_token);
+                             })
       .def_property_readonly("pos_embed",
                              [](const nn::VisionTransformer& v) { return v.backbone->pos_embed; })
       .def_property_readonly("blocks",
                              [](const nn::VisionTransformer& v) { return v.backbone->blocks; })
       .def_property_readonly("norm", [](const nn::VisionTransformer& v) { return v.backbone->norm; })
+      .def_readonly("attention_pool", &nn::VisionTransformer::attention_pool)
       .def_readonly("head", &nn::VisionTransformer::head);
   m.def("class_token_attention", &nn::class_token_attention, py::arg("A"),
         "A (B, h, T, T) -> (B, T-1): the class token's row, mean over heads, over the patches");

@@ -274,9 +274,28 @@ if "$bin" train "${small[@]}" --patch 4 --stem cct --pool seq --epochs 1 --max-s
    "$bin" eval --checkpoint "$tmp/cct/checkpoint.safetensors" --data-dir "$data" --json \
      >"$tmp/cct.json" 2>/dev/null && grep -q '"accuracy"' "$tmp/cct.json"; then
   pass "train --stem cct --pool seq: trains, and eval reads its checkpoint"
-  expect_error "attention: this model has no class token (it pools its tokens: pool seq)" \
-    attention --checkpoint "$tmp/cct/checkpoint.safetensors" --data-dir "$data" --index 0 \
-    --out "$tmp/cct.svg"
+  if "$bin" eval --checkpoint "$tmp/cct/checkpoint.safetensors" --data-dir "$data" --tta flip \
+       --json >"$tmp/cct-tta.json" 2>"$tmp/cct-tta.err" && grep -q '"tta":"flip"' "$tmp/cct-tta.json" &&
+     grep -q "each image averaged with its mirror image" "$tmp/cct-tta.err"; then
+    pass "eval --tta flip: says so, in the report and the JSON"
+  else
+    failed "eval --tta flip: $(tail -3 "$tmp/cct-tta.err")"
+  fi
+  expect_error "eval: --tta must be none or flip, got 'crop'" eval \
+    --checkpoint "$tmp/cct/checkpoint.safetensors" --data-dir "$data" --tta crop
+  # No class token: attention draws the pooling weights and the rows they weigh, explore the
+  # patches' rows.
+  if "$bin" attention --checkpoint "$tmp/cct/checkpoint.safetensors" --data-dir "$data" --index 0 \
+       --heads --out "$tmp/cct.svg" >"$tmp/cct-attention.out" 2>&1 &&
+     grep -q "pooling weights a" "$tmp/cct.svg" && grep -q "where the pooled tokens look" "$tmp/cct.svg" &&
+     ! grep -q "on itself" "$tmp/cct.svg" &&
+     "$bin" explore --checkpoint "$tmp/cct/checkpoint.safetensors" --data-dir "$data" --index 0 \
+       --out "$tmp/cct.html" >>"$tmp/cct-attention.out" 2>&1 &&
+     grep -q "sequence pooling" "$tmp/cct.html"; then
+    pass "attention and explore draw a model without a class token"
+  else
+    failed "attention/explore of a sequence-pooling model: $(tail -3 "$tmp/cct-attention.out")"
+  fi
 else
   failed "train --stem cct --pool seq: $(tail -5 "$tmp/cct.out" 2>/dev/null) $(cat "$tmp/cct.json" 2>/dev/null)"
 fi

@@ -211,6 +211,23 @@ class Modules(unittest.TestCase):
         np.testing.assert_allclose(rollout.sum(-1), 1.0, rtol=1e-5)
         self.assertEqual(uwaga.nn.patchify(images, 4).shape, (3, 4, 16))
 
+    def test_cct_stem_and_sequence_pooling(self):
+        cfg = uwaga.nn.VitConfig(image_size=8, patch=4, dim=16, depth=2, heads=2, mlp_dim=32,
+                                 stem="cct", pool="seq")
+        self.assertEqual(cfg.tokens(), 4)  # no class token
+        vit = uwaga.nn.VisionTransformer(cfg, self.gen)
+        self.assertIsNone(vit.cls_token)
+        self.assertIn("attention_pool.weight", vit.state_dict())
+        images = uwaga.randn([3, 1, 8, 8], self.gen)
+        with self.assertRaisesRegex(Exception, "pooling_weights: none kept"):
+            vit.pooling_weights()
+        vit.keep_attention()
+        self.assertEqual(vit(images).shape, (3, 10))
+        self.assertEqual(vit.attention_maps()[0].shape, (3, 2, 4, 4))
+        a = vit.pooling_weights().numpy()
+        self.assertEqual(a.shape, (3, 4))
+        np.testing.assert_allclose(a.sum(-1), 1.0, rtol=1e-5)
+
 
 class Optimisation(unittest.TestCase):
     def test_adamw_fits_a_line(self):
