@@ -193,6 +193,17 @@ TEST_CASE("run configuration: fashion-mnist-best is fashion-mnist on a conv stem
   CHECK(b == plain);
 }
 
+TEST_CASE("run configuration: cifar10-vit is CCT-4/3x2's shape with the recipe", "[apps][json]") {
+  VitRunConfig run = vit_preset("cifar10-vit");
+  run.mean = {0.5f, 0.5f, 0.5f}, run.std = {0.25f, 0.25f, 0.25f};
+  CHECK(describe_recipe(run) == "shift 4, flip, randaugment 2x9; drop path 0.1");
+  Generator gen(0);
+  CHECK(nn::VisionTransformer(run.model, gen).num_parameters() == 500171);  // README.md's figure
+  CHECK(run.model.to_json() ==
+        R"({"channels":3,"depth":4,"dim":128,"drop_path":0.1,"dropout":0.0,"heads":2,)"
+        R"("image_size":32,"mlp_dim":128,"num_classes":10,"patch":4,"pool":"seq","stem":"cct"})");
+}
+
 TEST_CASE("run configuration JSON: errors name the field", "[apps][json]") {
   const std::string vit = vit_run().to_json();
   nlohmann::json j = nlohmann::json::parse(vit);
