@@ -315,9 +315,6 @@ TEST_CASE("cct stem and seq pool: names, widths, FLOPs, configuration and errors
   bad.pool = "mean";
   REQUIRE_THROWS_WITH(bad.validate(), Contains("pool must be cls or seq, got 'mean'"));
   bad = c;
-  bad.stem = "pixels";
-  REQUIRE_THROWS_WITH(bad.validate(), Contains("stem must be patch, conv or cct, got 'pixels'"));
-  bad = c;
   bad.image_size = 24, bad.patch = 3;
   REQUIRE_THROWS_WITH(bad.validate(), Contains("a cct stem halves the image log2 P times, so "
                                                "patch 3 must be a power of 2"));
