@@ -9,6 +9,10 @@
 // values the window's first in raster order wins, and a NaN wins over any number, as PyTorch's
 // CPU kernel decides.
 //
+// max_pool2d takes each window's maximum in two passes (down the rows, then across the columns),
+// whose loops vectorise; max_pool2d_reference scans each window as the formula reads. The tests
+// check that the two pick the same input, NaNs and ties included.
+//
 // CCT's convolutional tokenizer (nn/vit_backbone.h) follows each 3×3 convolution with a
 // max_pool2d(3, stride 2, padding 1), which halves the map.
 #include <cstdint>
@@ -20,5 +24,7 @@ namespace uwaga::nn {
 // x (B, C, H, W) -> (B, C, H', W'); k ≥ 1, s ≥ 1, 0 ≤ p ≤ k/2 (PyTorch's bounds: every window
 // then holds at least one pixel of the image).
 Tensor max_pool2d(const Tensor& x, std::int64_t kernel, std::int64_t stride, std::int64_t padding);
+Tensor max_pool2d_reference(const Tensor& x, std::int64_t kernel, std::int64_t stride,
+                            std::int64_t padding);
 
 }  // namespace uwaga::nn

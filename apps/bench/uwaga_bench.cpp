@@ -6,8 +6,8 @@
 //   uwaga-bench --mode sgemm   --threads 2               OpenBLAS sgemm GFLOP/s: 1024³ and the
 //                                                         model's GEMM shapes (the ceiling)
 //   uwaga-bench --mode micro   --threads 2 --op mha,gelu ops forward+backward (mha, layernorm,
-//                                                         gelu, xent; attention: forward), µs
-//                                                         per call
+//                                                         gelu, maxpool, xent; attention:
+//                                                         forward), µs per call
 //   uwaga-bench --mode mha-scaling --threads 2           one attention layer for n = 16 … 1024
 //   uwaga-bench --mode translate --threads 2             the translator's training steps
 //                                                         (apps/bench/translator_throughput.h)
@@ -40,6 +40,7 @@
 #include "nn/cross_entropy.h"
 #include "nn/gelu.h"
 #include "nn/layer_norm.h"
+#include "nn/max_pool2d.h"
 #include "nn/multi_head_attention.h"
 #include "nn/vision_transformer.h"
 #include "optim/adam.h"
@@ -336,6 +337,18 @@ json bench_micro(const std::string& op, const BenchOptions& o) {
     };
     flops = (backward ? 3 : 1) * 2.0 * 2 * b * n * n * dim;
     shape = std::string("qkv (16, 65, 288), 4 heads, forward") + (backward ? " and backward" : "");
+  } else if (op == "maxpool" || op == "maxpool-reference") {
+    // cifar10-vit's CCT tokenizer on a micro-batch of 16 images: max_pool2d(3, 2, 1) of the first
+    // convolution's map, forward and backward (the second pooling's map is half as big).
+    const bool reference = op == "maxpool-reference";
+    x = Tensor::randn({16, 64, 32, 32}, gen).requires_grad_();
+    g = Tensor::randn({16, 64, 16, 16}, gen);
+    call = [&, reference] {
+      x.zero_grad();
+      (reference ? nn::max_pool2d_reference(x, 3, 2, 1) : nn::max_pool2d(x, 3, 2, 1)).backward(g);
+    };
+    bytes = 4.0 * 16 * 64 * (32 * 32 * 3 + 16 * 16 * 4);  // x; y, its indices, dy; dx twice
+    shape = "x (16, 64, 32, 32), 3×3 windows at stride 2, padding 1";
   } else if (op == "xent") {
     x = Tensor::randn({B, classes}, gen).requires_grad_();
     std::vector<std::int64_t> y(B);
@@ -348,7 +361,8 @@ json bench_micro(const std::string& op, const BenchOptions& o) {
     bytes = 4.0 * B * classes * 2;
     shape = "logits (128, 10)";
   } else {
-    fail("unknown --op '", op, "'; expected mha, attention, attention-backward, layernorm, gelu or xent");
+    fail("unknown --op '", op, "'; expected mha, attention, attention-backward, layernorm, gelu, ",
+         "maxpool, maxpool-reference or xent");
   }
   int calls = 0;
   std::vector<double> us;
@@ -406,7 +420,7 @@ int run(int argc, char** argv) {
       ("op-steps", "steps timed by --op-times", cxxopts::value<int>()->default_value("20"))
       ("micro-batch", "train, eval: images per forward (and backward) pass, per thread (0: a "
        "thread's whole share of the batch)", cxxopts::value<std::int64_t>()->default_value("16"))
-      ("op", "micro: any of mha, attention, attention-backward, layernorm, gelu, xent", cxxopts::value<std::vector<std::string>>()->default_value(
+      ("op", "micro: any of mha, attention, attention-backward, layernorm, gelu, maxpool, maxpool-reference, xent", cxxopts::value<std::vector<std::string>>()->default_value(
           "mha,layernorm,gelu,xent"))
       ("shapes", "sgemm: MxKxN for (M×K)·(K×N); small-gemm: the same, tMxKxN for Aᵀ·B "
        "(default: cifar10-small's and mnist-tiny's pieces)", cxxopts::value<std::vector<std::string>>()->default_value(

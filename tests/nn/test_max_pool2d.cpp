@@ -69,6 +69,43 @@ TEST_CASE("max_pool2d by hand: padding is no value, ties go to the first, NaN wi
   Tensor yn = max_pool2d(n, 2, 2, 0);
   REQUIRE(std::isnan(yn.flat(0)));
   REQUIRE(yn.flat(1) == inf);
+
+  // An empty batch gives an empty output.
+  REQUIRE(max_pool2d(Tensor::ones({0, 2, 4, 4}), 3, 2, 1).shape() == Shape{0, 2, 2, 2});
+}
+
+TEST_CASE("max_pool2d picks what max_pool2d_reference picks, ties, NaNs and infinities included",
+          "[nn][max_pool]") {
+  // Values from a set of seven, so that most windows hold ties, many a NaN or an infinity; the
+  // two kernels must agree on every output (NaN for NaN) and send each gradient to the same input.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> pool = {-inf, -1.0, 0.0, 1.0, 2.0, inf, nan};
+  Generator gen(3);
+  for (auto [k, s, p] : {std::tuple{3, 2, 1}, {2, 2, 0}, {3, 1, 1}, {1, 1, 0}, {4, 3, 2}, {5, 2, 2},
+                         {3, 3, 0}, {2, 1, 1}})
+    for (Shape shape :
+         {Shape{2, 3, 9, 8}, Shape{1, 2, 5, 11}, Shape{1, 1, 4, 4}, Shape{3, 1, 7, 3}})
+      for (DType dtype : {DType::Float32, DType::Float64}) {
+        if (shape[2] + 2 * p < k || shape[3] + 2 * p < k) continue;
+        INFO("kernel " << k << ", stride " << s << ", padding " << p << ", x " << shape_str(shape)
+                       << (dtype == DType::Float32 ? ", float32" : ", float64"));
+        std::vector<double> values(static_cast<std::size_t>(numel(shape)));
+        for (double& v : values) v = pool[gen.below(pool.size())];
+        Tensor x = Tensor::from_vector(values, shape, dtype).requires_grad_();
+        Tensor r = Tensor::from_vector(values, shape, dtype).requires_grad_();
+        Tensor y = max_pool2d(x, k, s, p), yr = max_pool2d_reference(r, k, s, p);
+        REQUIRE(y.shape() == yr.shape());
+        const std::vector<double> fast = y.to_vector(), slow = yr.to_vector();
+        for (std::size_t i = 0; i < fast.size(); ++i) {
+          INFO("output " << i);
+          REQUIRE((fast[i] == slow[i] || (std::isnan(fast[i]) && std::isnan(slow[i]))));
+        }
+        Tensor dy = Tensor::randn(y.shape(), gen, dtype);
+        y.backward(dy);
+        yr.backward(dy);
+        REQUIRE(x.grad().to_vector() == r.grad().to_vector());
+      }
 }
 
 TEST_CASE("max_pool2d in float32 equals float64 rounded", "[nn][max_pool]") {
