@@ -118,8 +118,11 @@ class Block(nn.Module):
 
 def uwaga_init(model, embed_std=None):
     """uwaga's initialisation: biases 0, LayerNorm γ 1, every other parameter trunc-normal(0, 0.02)
-    in ±0.04 — or, with embed_std, N(0, embed_std) for the embedding tables."""
+    in ±0.04 — or, with embed_std, N(0, embed_std) for the embedding tables. A ViT's stem
+    convolutions keep PyTorch's default (kaiming-uniform), which is uwaga's Conv2d's."""
     for name, p in model.named_parameters():
+        if name.startswith("stem."):
+            continue  # convolutions keep PyTorch's default init, as uwaga's Conv2d (nn/conv2d.h)
         if embed_std is not None and "embed" in name:
             nn.init.normal_(p, std=embed_std)
         elif name.endswith("bias"):
@@ -145,37 +148,61 @@ VIT_MODELS = {  # image_size, channels, patch, dim, depth, heads, mlp_dim (as uw
     "mnist-tiny": (28, 1, 7, 64, 6, 4, 128),
     "cifar10-small": (32, 3, 4, 96, 6, 4, 192),
     "cifar10-vit": (32, 3, 4, 128, 6, 4, 256),
+    "cifar10-cct": (32, 3, 4, 128, 4, 2, 128),
     "vit-d192": (32, 3, 4, 192, 12, 3, 768),
+}
+VIT_LAYOUTS = {  # stem and pooling where not patches and a class token (uwaga-vit --stem, --pool)
+    "cifar10-cct": ("cct", "seq"),  # the cifar10-vit preset's model since git 97bf13b
 }
 
 
 class VitConfig:
-    """A ViT's sizes (mnist-tiny unless `name` says otherwise), tokens and FLOPs."""
+    """A ViT's sizes (mnist-tiny unless `name` says otherwise), stem, pooling, tokens and FLOPs.
+      stem "patch"  a Linear on the flattened P×P×C patches (or a Conv2d: VisionTransformer's
+                    patch_embed="conv");
+           "cct"    CCT's tokenizer (nn/vit_backbone.h): log2 P 3×3 stride-1 convolutions
+                    without bias, widths D/2 … D, each with ReLU and a 3×3 stride-2 max pooling,
+                    then a Linear on each grid cell;
+      pool "cls"    a class token, read by the head; "seq" CCT's sequence pooling, no class token."""
     num_classes = 10
 
     def __init__(self, name="mnist-tiny"):
         self.name = name
         self.image_size, self.channels, self.patch, self.dim, self.depth, self.heads, self.mlp_dim = VIT_MODELS[name]
+        self.stem, self.pool = VIT_LAYOUTS.get(name, ("patch", "cls"))
 
     def num_patches(self):
         return (self.image_size // self.patch) ** 2
 
     def tokens(self):
-        return self.num_patches() + 1
+        return self.num_patches() + (self.pool == "cls")
 
     def patch_dim(self):
-        return self.patch * self.patch * self.channels
+        return self.dim if self.stem == "cct" else self.patch * self.patch * self.channels
+
+    def stem_widths(self):
+        """The channels of the CCT stem's maps, the image's first: C, D/2, …, D/2, D."""
+        layers = self.patch.bit_length() - 1  # log2 P
+        return [self.channels] + [self.dim // 2] * (layers - 1) + [self.dim]
 
     def forward_flops(self):
         """Multiply-adds x2 of one image's forward pass, matrix products only (as uwaga's)."""
         T, D = self.tokens(), self.dim
         per_block = 2 * T * D * 3 * D + 2 * 2 * T * T * D + 2 * T * D * D + 2 * 2 * T * D * self.mlp_dim
-        return 2 * self.num_patches() * self.patch_dim() * D + self.depth * per_block + 2 * D * self.num_classes
+        stem = 0
+        if self.stem == "cct":  # each convolution at its input's resolution, then halved
+            w, side = self.stem_widths(), self.image_size
+            for i in range(len(w) - 1):
+                stem += 2 * side * side * w[i] * 9 * w[i + 1]
+                side //= 2
+        pool = 2 * T * D if self.pool == "seq" else 0
+        return (stem + 2 * self.num_patches() * self.patch_dim() * D + self.depth * per_block + pool
+                + 2 * D * self.num_classes)
 
 
 class VisionTransformer(nn.Module):
-    """Patches (a Linear on the flattened P×P×C patches, or a Conv2d), class token, learned
-    positions, pre-LN blocks, the head reading the class token.
+    """Patches (a Linear on the flattened P×P×C patches, or a Conv2d; or CCT's tokenizer, c.stem),
+    class token (or CCT's sequence pooling, c.pool), learned positions, pre-LN blocks, the head.
       use_sdpa None  uwaga's ViT as vit_torch.py compares it: written-out Attention, uwaga's init;
       True / False   as a PyTorch 2 user writes it (vit_torch2.py): FusedAttention (SDPA or its
                      written-out fallback), PyTorch's default init, positions and class token
@@ -185,11 +212,16 @@ class VisionTransformer(nn.Module):
         super().__init__()
         self.dropout = dropout
         self.c, self.patch_embed_kind = c, patch_embed
-        if patch_embed == "conv":
+        if c.stem == "cct":
+            w = c.stem_widths()
+            self.stem = nn.ModuleList(nn.Conv2d(w[i], w[i + 1], 3, stride=1, padding=1, bias=False)
+                                      for i in range(len(w) - 1))
+        if patch_embed == "conv" and c.stem == "patch":
             self.patch_embed = nn.Conv2d(c.channels, c.dim, kernel_size=c.patch, stride=c.patch)
         else:
             self.patch_embed = nn.Linear(c.patch_dim(), c.dim)
-        self.cls_token = nn.Parameter(torch.zeros(1, 1, c.dim))
+        if c.pool == "cls":
+            self.cls_token = nn.Parameter(torch.zeros(1, 1, c.dim))
         self.pos_embed = nn.Parameter(torch.zeros(1, c.tokens(), c.dim))
 
         def attention():
@@ -199,27 +231,41 @@ class VisionTransformer(nn.Module):
         rates = [drop_path * i / (c.depth - 1) if c.depth > 1 else drop_path for i in range(c.depth)]
         self.blocks = nn.ModuleList(Block(c.dim, c.mlp_dim, attention(), dropout, rate) for rate in rates)
         self.norm = nn.LayerNorm(c.dim, eps=1e-5)
+        if c.pool == "seq":
+            self.attention_pool = nn.Linear(c.dim, 1)
         self.head = nn.Linear(c.dim, c.num_classes)
         if use_sdpa is None:
             uwaga_init(self)
         else:
             nn.init.trunc_normal_(self.pos_embed, std=0.02)
-            nn.init.trunc_normal_(self.cls_token, std=0.02)
+            if c.pool == "cls":
+                nn.init.trunc_normal_(self.cls_token, std=0.02)
 
     def forward(self, images):  # (B, C, H, W) -> logits (B, classes)
         c, B = self.c, images.shape[0]
-        if self.patch_embed_kind == "conv":
+        if c.stem == "cct":
+            x = images
+            for conv in self.stem:
+                x = F.max_pool2d(torch.relu(conv(x)), 3, stride=2, padding=1)
+            x = self.patch_embed(x.flatten(2).transpose(1, 2))  # grid cells in raster order (B, N, D)
+        elif self.patch_embed_kind == "conv":
             x = self.patch_embed(images).flatten(2).transpose(1, 2)  # (B, N, D)
         else:
             P, G = c.patch, c.image_size // c.patch
             x = images.reshape(B, c.channels, G, P, G, P).permute(0, 2, 4, 3, 5, 1)
             x = self.patch_embed(x.reshape(B, G * G, P * P * c.channels))  # (B, N, D)
-        z = torch.cat([self.cls_token.expand(B, 1, c.dim), x], dim=1) + self.pos_embed
+        if c.pool == "cls":
+            x = torch.cat([self.cls_token.expand(B, 1, c.dim), x], dim=1)
+        z = x + self.pos_embed
         if self.training and self.dropout > 0:
             z = F.dropout(z, self.dropout)
         for block in self.blocks:
             z = block(z)
-        return self.head(self.norm(z[:, 0]))
+        if c.pool == "cls":
+            return self.head(self.norm(z[:, 0]))
+        y = self.norm(z)
+        a = torch.softmax(self.attention_pool(y), dim=1)  # over the tokens (B, T, 1)
+        return self.head((a.transpose(1, 2) @ y).squeeze(1))
 
 
 # ---- the GPT (nn/gpt.h) ----------------------------------------------------------------------------

@@ -9,7 +9,7 @@ recipe and the data.
 (the model, the recipe, the normalisation measured on the training set). From it this script
 builds
   the model    torch_models.VisionTransformer as uwaga builds it (nn/vision_transformer.h): the
-               same shape and initialisation (trunc-normal 0.02), dropout on z_0 and on each
+               same shape and initialisation (trunc-normal 0.02; convolutions kaiming-uniform), dropout on z_0 and on each
                block's attention and MLP outputs, drop path rising to its rate in the last block;
   the batches  uwaga's own DataLoader through the Python bindings (uwaga.apps.vit_loader): batch b
                of epoch e is the very batch uwaga-vit trained on at that step, augmented alike;
@@ -22,10 +22,13 @@ and evaluates the test set after every --eval-every epochs (and the last). It wr
 with one record per epoch in uwaga's fields ("type": "epoch", "test_accuracy", ...), so
 `bash apps/bench/cifar_recipe.sh report DIR` reads either. Only the random draws inside the model
 differ (the initial weights, dropout and drop path masks): PyTorch's generator, not uwaga's.
-Mixup, CutMix and the moving average are not done here: a run with them is refused.
+The model may have CCT's tokenizer and sequence pooling (the cifar10-vit preset's), and the
+moving average of the weights (--ema) is kept as optim::WithEma keeps it; Mixup and CutMix are
+not done here: a run with them is refused.
 Written for Debian's python3-torch 1.13; run with OMP_WAIT_POLICY=PASSIVE.
 """
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -55,16 +58,14 @@ def run_config(uwaga, run_dir):
     if start.get("type") != "start" or "config" not in start:
         sys.exit(f"vit_torch_run.py: --like {run_dir}: {path} does not begin with a run's start record")
     config = start["config"]
-    for unsupported in ("mixup", "cutmix", "ema"):
+    for unsupported in ("mixup", "cutmix"):
         if config.get(unsupported, 0):
             sys.exit(f"vit_torch_run.py: the run uses {unsupported} {config[unsupported]}, which this "
                      "script does not reproduce")
-    if config.get("model", {}).get("stem", "patch") != "patch":
-        sys.exit(f"vit_torch_run.py: the run uses the {config['model']['stem']} stem; this script "
-                 "builds the patch embedding only")
-    if config.get("model", {}).get("pool", "cls") != "cls":
-        sys.exit(f"vit_torch_run.py: the run pools with {config['model']['pool']}; this script "
-                 "builds a class token only")
+    stem = config.get("model", {}).get("stem", "patch")
+    if stem not in ("patch", "cct"):
+        sys.exit(f"vit_torch_run.py: the run uses the {stem} stem; this script builds the patch "
+                 "embedding and CCT's tokenizer only")
     run = uwaga.apps.vit_preset(config["preset"] or "mnist-tiny")
     model = run.model
     for key, value in config.pop("model").items():
@@ -83,6 +84,32 @@ def warmup_cosine(step, base, warmup, total, floor):
         return floor
     progress = math.pi * (step - warmup) / (total - warmup)
     return floor + (base - floor) * 0.5 * (1 + math.cos(progress))
+
+
+class WeightAverage:
+    """optim::WithEma: after every step θ̄ ← d θ̄ + (1 − d) θ, θ̄ = θ at the start (d = 0: off);
+    swapped() puts θ̄ in the model's place while evaluating."""
+
+    def __init__(self, model, decay):
+        self.params, self.decay = list(model.parameters()), decay
+        self.averages = [p.detach().clone() for p in self.params] if decay > 0 else []
+
+    def update(self):
+        with torch.no_grad():
+            for a, p in zip(self.averages, self.params):
+                a.mul_(self.decay).add_(p, alpha=1 - self.decay)
+
+    @contextlib.contextmanager
+    def swapped(self):
+        with torch.no_grad():
+            own = [p.detach().clone() for p in self.params]
+            for a, p in zip(self.averages, self.params):
+                p.copy_(a)
+            try:
+                yield
+            finally:
+                for o, p in zip(own, self.params):
+                    p.copy_(o)
 
 
 def torch_batch(batch):
@@ -129,8 +156,9 @@ def main():
     c = VitConfig()
     c.image_size, c.channels, c.patch, c.dim, c.depth, c.heads, c.mlp_dim = (
         m.image_size, m.channels, m.patch, m.dim, m.depth, m.heads, m.mlp_dim)
-    c.num_classes = m.num_classes
+    c.num_classes, c.stem, c.pool = m.num_classes, m.stem, m.pool
     model = VisionTransformer(c, dropout=m.dropout, drop_path=m.drop_path)
+    average = WeightAverage(model, run.ema)
     opt = torch.optim.AdamW(param_groups(model, run.weight_decay), lr=run.lr, betas=(0.9, 0.999), eps=1e-8)
     per_epoch = train_loader.batches_per_epoch()
     total = run.epochs * per_epoch
@@ -158,6 +186,7 @@ def main():
             if run.clip_norm > 0:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), run.clip_norm)
             opt.step()
+            average.update()
             step += 1
             loss_sum += loss.item() * labels.numel()
             correct += (logits.argmax(1) == labels).sum().item()
@@ -170,7 +199,12 @@ def main():
                   "seconds": time.perf_counter() - start,
                   "train_loss": loss_sum / seen, "train_accuracy": correct / seen}
         if (epoch + 1) % args.eval_every == 0 or epoch + 1 == run.epochs:
-            record["test_accuracy"], record["test_loss"] = evaluate(model, test_loader)
+            if run.ema > 0:  # as uwaga-vit: the average is the test accuracy, the weights beside it
+                record["test_raw_accuracy"], record["test_raw_loss"] = evaluate(model, test_loader)
+                with average.swapped():
+                    record["test_accuracy"], record["test_loss"] = evaluate(model, test_loader)
+            else:
+                record["test_accuracy"], record["test_loss"] = evaluate(model, test_loader)
             print(f"epoch {epoch + 1}/{run.epochs} done  train loss {record['train_loss']:.4f} "
                   f"acc {record['train_accuracy']:.4f}  test accuracy {record['test_accuracy']:.4f} "
                   f"loss {record['test_loss']:.4f}", flush=True)
