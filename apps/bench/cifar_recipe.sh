@@ -3,8 +3,10 @@
 # data pipeline's share of a training step. Accuracy targets are measured here, never in CI.
 #
 #   bash apps/bench/cifar_recipe.sh full       the preset's schedule (resumable: rerun the same
-#                                              command after an interruption), then the test
-#                                              accuracy every 10 epochs and the total time
+#                                              command after an interruption), evaluated every
+#                                              EVAL_EVERY (default 10) epochs and after the
+#                                              last, then the test accuracy every 10 epochs and
+#                                              the total time
 #   bash apps/bench/cifar_recipe.sh ablation   short runs (EPOCHS, default 10) of the preset's
 #                                              model: its recipe built up part by part, then
 #                                              one change each (TrivialAugment, erasing,
@@ -120,7 +122,7 @@ case $mode in
     cifar_data
     machine
     echo "cifar10-vit, the whole schedule, into $out/cifar10-vit (CIFAR-10 from ${CIFAR10_FROM:-../shared/datasets/cifar10})"
-    train "$out/cifar10-vit" --preset cifar10-vit
+    train "$out/cifar10-vit" --preset cifar10-vit --eval-every "${EVAL_EVERY:-10}"
     grep -E "^test accuracy" "$out/cifar10-vit.out" || true
     report "$out/cifar10-vit"
     ;;
