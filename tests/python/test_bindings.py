@@ -348,7 +348,7 @@ class DataAndApps(unittest.TestCase):
                          ("randaugment", 2, 9))
         self.assertAlmostEqual(run.model.drop_path, 0.1)
         self.assertEqual(run.model.dropout, 0.0)
-        self.assertEqual((run.erase, run.mixup, run.cutmix, run.ema), (0.0, 0.0, 0.0, 0.0))
+        self.assertEqual((run.erase, run.mixup, run.cutmix, run.ema), (0.0, 0.0, 0.0, 0.9995))
         run.erase, run.mixup, run.cutmix, run.mix_probability, run.ema = 0.25, 0.8, 1.0, 0.5, 0.999
         run.crop_scale, run.policy, run.model.dropout = 0.35, "trivialaugment", 0.1
         saved = json.loads(run.to_json())
