@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "core/json_input.h"
+#include "core/output_file.h"
 #include "core/regular_file.h"
 
 // The format stores numbers little-endian; we copy tensor bytes as they are in memory.
@@ -318,8 +319,13 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
   for (int i = 0; i < 8; ++i)
     length[i] = static_cast<unsigned char>(static_cast<std::uint64_t>(header.size()) >> (8 * i));
 
+  // A checkpoint replaces a regular file (or the one a link leads to) and nothing else.
+  const OutputTarget target = output_target(path, "save_safetensors");
+  if (target.character_device)
+    fail("save_safetensors: ", quoted(path), " is a character device; a checkpoint is written to "
+         "a regular file");
   std::string tmp;
-  int fd = create_temporary(path, &tmp);
+  int fd = create_temporary(target.path, &tmp);
   std::FILE* f = ::fdopen(fd, "wb");
   if (!f) {
     int err = errno;
@@ -340,7 +346,7 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
     if (std::fclose(closing) != 0)
       fail("save_safetensors: cannot write ", quoted(path), " (closing temporary file ",
            quoted(tmp), "): ", std::strerror(errno));
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    if (std::rename(tmp.c_str(), target.path.c_str()) != 0)
       fail("save_safetensors: cannot move ", quoted(tmp), " to ", quoted(path), ": ",
            std::strerror(errno));
   } catch (...) {
@@ -348,7 +354,7 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
     ::unlink(tmp.c_str());
     throw;
   }
-  sync_directory(directory_of(path), path);
+  sync_directory(directory_of(target.path), path);
 }
 
 namespace {

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/json_input.h"
+#include "core/output_file.h"
 #include "data/pretokenizer.h"
 
 namespace uwaga {
@@ -39,19 +40,6 @@ std::string read_file(const std::string& path) {
   text << in.rdbuf();
   if (in.bad()) fail("reading the tokenizer file '", path, "' failed");
   return text.str();
-}
-
-void write_file_atomically(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail("cannot create the tokenizer file '", tmp, "': ", std::strerror(errno));
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) fail("cannot write the tokenizer file '", tmp, "': ", std::strerror(errno));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    fail("cannot rename '", tmp, "' to '", path, "': ", std::strerror(errno));
 }
 
 // The bytes of a token in GPT-2's printable spelling; fails naming `where` on a character that

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/common/attention_explorer_page.h"
-#include "apps/common/output_file.h"
+#include "core/output_file.h"
 #include "apps/common/printable_text.h"
 #include "core/error.h"
 #include "core/shape_ops.h"

@@ -70,7 +70,7 @@ std::string attention_rollout_note();
 // The page as one string. Fails (uwaga::Error) naming the family and the shapes when the
 // weights do not fit the labels, the layers differ in heads, or the image does not fit.
 std::string attention_explorer_html(const AttentionExplorer& explorer);
-// Writes the page atomically (apps/common/output_file.h); fails naming the path and the reason.
+// Writes the page atomically (core/output_file.h); fails naming the path and the reason.
 void save_attention_explorer(const AttentionExplorer& explorer, const std::string& path);
 
 // A character as a label a reader can see: ' ' -> '␣', '\n' -> '↵', '\t' -> '⇥', other control

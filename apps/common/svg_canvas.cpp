@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "apps/common/output_file.h"
+#include "core/output_file.h"
 #include "apps/common/printable_text.h"
 #include "core/error.h"
 

@@ -78,7 +78,7 @@ class SvgCanvas {
   bool links_ = false;  // an <image> refers to its data with xlink:href
 };
 
-// Writes `svg` to `path` atomically (write_file_atomically, apps/common/output_file.h).
+// Writes `svg` to `path` atomically (write_file_atomically, core/output_file.h).
 void write_svg_file(const std::string& path, const std::string& svg);
 
 }  // namespace uwaga::apps

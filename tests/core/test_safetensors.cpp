@@ -499,13 +499,13 @@ TEST_CASE("safetensors: a failed save never destroys the previous file", "[safet
     CHECK_THAT(message, Contains(path) && Contains("cannot write") &&
                             Contains("File too large"));
   }
-  SECTION("the final rename fails") {
-    // A non-empty directory stands where the file should go; rename() cannot replace it.
+  SECTION("a directory stands where the file should go") {
+    // Refused before anything is written (core/output_file.h), naming what stands there.
     const std::string blocked = dir.file("blocked.safetensors");
     fs::create_directory(blocked);
     write_file_bytes(blocked + "/keep", "x");
     CHECK_THROWS_WITH(save_safetensors(blocked, old_tensors),
-                      Contains(blocked) && Contains("cannot move"));
+                      Contains(blocked) && Contains("is a directory"));
     CHECK(fs::is_directory(blocked));
     fs::remove_all(blocked);
   }
