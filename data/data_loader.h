@@ -23,10 +23,10 @@
 #include <vector>
 
 #include "core/tensor.h"
-#include "data/augment.h"
+#include "data/images/augment.h"
 #include "data/batch_source.h"
-#include "data/image_dataset.h"
-#include "data/mixup.h"
+#include "data/images/image_dataset.h"
+#include "data/images/mixup.h"
 
 namespace uwaga {
 
@@ -45,7 +45,7 @@ struct DataLoaderOptions {
   std::vector<float> std;   // (C,) per-channel standard deviation; empty means 1
   AugmentOptions augment;   // training only: evaluation loaders leave it at AugmentOptions::none()
   // Mixup / CutMix of whole batches, training only: batch(index) (the BatchSource's) then gives
-  // soft targets (B, classes) float32 in place of labels (data/mixup.h).
+  // soft targets (B, classes) float32 in place of labels (data/images/mixup.h).
   MixOptions mix;
 };
 

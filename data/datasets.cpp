@@ -3,8 +3,8 @@
 #include <filesystem>
 
 #include "core/error.h"
-#include "data/cifar10.h"
-#include "data/idx.h"
+#include "data/images/cifar10.h"
+#include "data/images/idx.h"
 
 namespace uwaga {
 namespace {

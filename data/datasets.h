@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "data/image_dataset.h"
+#include "data/images/image_dataset.h"
 
 namespace uwaga {
 

@@ -56,7 +56,7 @@ class MeanSquaredError : public Loss {
 
 // Heatmap regression for keypoints: ViTPose's JointsMSELoss with use_target_weight,
 //   L = mean over (b, k, i, j) of (w_bk (P_bkij − H_bkij))²
-// P (B, K, h, w) the predicted heatmaps, H the Gaussian targets (nn/keypoint_heatmaps.h), w_bk
+// P (B, K, h, w) the predicted heatmaps, H the Gaussian targets (nn/pose/keypoint_heatmaps.h), w_bk
 // each joint's weight: its visibility, 0 or 1, for which (w (P − H))² = w (P − H)². As the
 // reference, the weight multiplies both maps before squaring, there is no ½ factor (HRNet's
 // original had one; mmpose's JointsMSELoss, which ViTPose uses, does not), and the mean runs over

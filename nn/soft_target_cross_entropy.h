@@ -1,5 +1,5 @@
 #pragma once
-// Cross-entropy against probability targets — the loss of Mixup and CutMix (data/mixup.h), whose
+// Cross-entropy against probability targets — the loss of Mixup and CutMix (data/images/mixup.h), whose
 // targets are blends of two one-hot rows (timm's SoftTargetCrossEntropy):
 //   logits z (N, C), targets q (N, C) with rows on the simplex; label smoothing ε first replaces
 //   q by (1 − ε) q + ε / C; then per row ℓ = −Σ_c q_c log softmax(z)_c and L = (1/N) Σ_rows ℓ.

@@ -3,7 +3,7 @@
 #include "core/elementwise.h"
 #include "core/shape_ops.h"
 #include "nn/init.h"
-#include "nn/max_pool2d.h"
+#include "nn/conv/max_pool2d.h"
 
 namespace uwaga::nn {
 

@@ -1,6 +1,6 @@
 #pragma once
 // The Vision Transformer's body (SEEDS §6), shared by the classifier (nn/vision_transformer.h)
-// and the keypoint model (nn/vit_pose.h). An image x ∈ R^{C×H×W}, H and W multiples of P (not
+// and the keypoint model (nn/pose/vit_pose.h). An image x ∈ R^{C×H×W}, H and W multiples of P (not
 // necessarily equal), is cut into N = (H/P)·(W/P) patches x_p ∈ R^{N×(P²·C)} in raster order;
 // each is embedded linearly with E ∈ R^{(P²·C)×D}; with a class token, a learnable x_class goes in
 // front; learnable position embeddings are added:
@@ -24,7 +24,7 @@
 // With the CCT stem (Hassani et al. 2021, "Escaping the big data paradigm with compact
 // transformers": their convolutional tokenizer) each of the n = log2 P convolutions keeps the
 // image's size (3×3, stride 1, padding 1, no bias) and a max pooling halves it:
-//   s_i = MaxPool(ReLU(Conv_i(s_{i−1}))),   MaxPool 3×3, stride 2, padding 1 (nn/max_pool2d.h)
+//   s_i = MaxPool(ReLU(Conv_i(s_{i−1}))),   MaxPool 3×3, stride 2, padding 1 (nn/conv/max_pool2d.h)
 // with widths D/2 for the hidden layers and D for the last (CCT's 64 and 128 at D = 128), then
 // patch_embed, a Linear from D to D. A convolution at full resolution sees every pixel where the
 // stride-2 stem above sees every other, for 16× the multiply-adds at the second layer; the
@@ -42,7 +42,7 @@
 #include <vector>
 
 #include "core/random.h"
-#include "nn/conv2d.h"
+#include "nn/conv/conv2d.h"
 #include "nn/dropout.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"

@@ -3,7 +3,7 @@
 #include "apps/gpt/gpt_run_config.h"
 #include "apps/gpt/gpt_training.h"
 #include "core/uwaga.h"
-#include "data/char_corpus.h"
+#include "data/text/char_corpus.h"
 #include "nn/cross_entropy.h"
 #include "nn/gpt.h"
 #include "optim/adam.h"

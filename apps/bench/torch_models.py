@@ -122,7 +122,7 @@ def uwaga_init(model, embed_std=None):
     convolutions keep PyTorch's default (kaiming-uniform), which is uwaga's Conv2d's."""
     for name, p in model.named_parameters():
         if name.startswith("stem."):
-            continue  # convolutions keep PyTorch's default init, as uwaga's Conv2d (nn/conv2d.h)
+            continue  # convolutions keep PyTorch's default init, as uwaga's Conv2d (nn/conv/conv2d.h)
         if embed_std is not None and "embed" in name:
             nn.init.normal_(p, std=embed_std)
         elif name.endswith("bias"):

@@ -40,7 +40,7 @@
 #include "nn/cross_entropy.h"
 #include "nn/gelu.h"
 #include "nn/layer_norm.h"
-#include "nn/max_pool2d.h"
+#include "nn/conv/max_pool2d.h"
 #include "nn/multi_head_attention.h"
 #include "nn/vision_transformer.h"
 #include "optim/adam.h"

@@ -36,7 +36,7 @@ class SvgCanvas {
   // A colour image (values in [0, 1], (3, h, w) planes, row-major) drawn as gray_image.
   void rgb_image(double x, double y, const std::vector<double>& values, std::int64_t h,
                  std::int64_t w, double cell);
-  // A raster given as PNG bytes (data/png's encode_png), embedded in the file and drawn w × h at
+  // A raster given as PNG bytes (data/images/png's encode_png), embedded in the file and drawn w × h at
   // (x, y) with its pixels kept square and sharp.
   void png_image(double x, double y, double w, double h, const std::string& png);
   // A heatmap over an h × w grid of cells, coloured by `scale`.

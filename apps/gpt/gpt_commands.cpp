@@ -26,7 +26,7 @@
 #include "core/graph.h"
 #include "core/shape_ops.h"
 #include "core/threads.h"
-#include "data/bpe_corpus.h"
+#include "data/text/bpe_corpus.h"
 #include "nn/sampling.h"
 #include "nn/softmax.h"
 

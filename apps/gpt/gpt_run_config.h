@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "apps/common/training_settings_json.h"
-#include "data/bpe_tokenizer.h"
-#include "data/char_corpus.h"
+#include "data/text/bpe_tokenizer.h"
+#include "data/text/char_corpus.h"
 #include "nn/gpt.h"
 
 namespace uwaga::apps {

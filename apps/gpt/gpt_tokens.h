@@ -1,8 +1,8 @@
 #pragma once
 // What a uwaga-gpt model reads: text as token ids and back, by the run's tokenizer —
-//   "char"   one token per character (byte) of the training text's alphabet (data/char_corpus.h):
+//   "char"   one token per character (byte) of the training text's alphabet (data/text/char_corpus.h):
 //            the character presets
-//   "bpe:N"  a byte-level BPE of N merges learned from the training text (data/bpe_tokenizer.h):
+//   "bpe:N"  a byte-level BPE of N merges learned from the training text (data/text/bpe_tokenizer.h):
 //            uwaga-gpt train --tokenizer bpe:N
 //   "gpt2"   GPT-2's 50,257 tokens, for its Hugging Face checkpoints
 #include <cstdint>

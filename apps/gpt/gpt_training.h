@@ -8,7 +8,7 @@
 
 #include "apps/common/training.h"
 #include "apps/gpt/gpt_run_config.h"
-#include "data/char_corpus.h"
+#include "data/text/char_corpus.h"
 #include "nn/gpt.h"
 #include "nn/loss.h"
 
@@ -39,7 +39,7 @@ LanguageModelEval evaluate_language_model(nn::Gpt& model, const std::vector<std:
 optim::AdamOptions gpt_adam_options(const GptRunConfig& run);
 
 // What a uwaga-gpt run trains, and how: the model from the run's seed; batches of random windows
-// of the training text (data/char_corpus.h); cross-entropy over every position of every window;
+// of the training text (data/text/char_corpus.h); cross-entropy over every position of every window;
 // AdamW (β2 = 0.99, as small character models use) with weight decay on the weights only;
 // warm-up + cosine; the validation loss after every epoch. The run's vocabulary must be the
 // corpus's.

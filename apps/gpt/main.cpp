@@ -7,7 +7,7 @@
 //   uwaga-gpt sample --checkpoint gpt2/model.safetensors --tokenizer gpt2 --prompt "Hello"
 //   echo "Hello world" | uwaga-gpt tokenize --tokenizer gpt2
 // Wiring only: the model is nn/gpt, sampling nn/sampling, the loop optim/trainer, the text
-// data/char_corpus and data/bpe_tokenizer, GPT-2's weights nn/gpt2_checkpoint.
+// data/text/char_corpus and data/text/bpe_tokenizer, GPT-2's weights nn/gpt2_checkpoint.
 #include "apps/common/command_line.h"
 #include "apps/gpt/gpt_commands.h"
 

@@ -6,8 +6,8 @@
 //   uwaga-pose attention --checkpoint FILE --index N --joint left_wrist --out attention.svg
 //   uwaga-pose explore --checkpoint FILE --index N --out explorer.html
 //   uwaga-pose plot --run runs/pose-classic [--run runs/pose-simple ...] [--out curves.svg]
-// Wiring only: the model is nn/vit_pose, the targets nn/keypoint_heatmaps, the loop
-// optim/trainer, the data data/stick_figures and data/coco_keypoints.
+// Wiring only: the model is nn/pose/vit_pose, the targets nn/pose/keypoint_heatmaps, the loop
+// optim/trainer, the data data/pose/stick_figures and data/pose/coco_keypoints.
 #include "apps/common/command_line.h"
 #include "apps/pose/pose_commands.h"
 

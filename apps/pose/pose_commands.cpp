@@ -41,7 +41,7 @@ void apply_overrides(PoseRunConfig& run, const cxxopts::ParseResult& r) {
   if (r.count("flip") && run.data == "synthetic")
     fail("train: --flip with stick figures: their grey levels tell left from right (left limbs "
          "bright, right ones dark), so a mirror image with its joints swapped would call the "
-         "bright limbs right; stick-figure runs train unmirrored (data/stick_figures.h)");
+         "bright limbs right; stick-figure runs train unmirrored (data/pose/stick_figures.h)");
   if (r.count("flip")) run.flip = true;
   if (r.count("no-flip")) run.flip = false;
 }

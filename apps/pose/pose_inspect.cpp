@@ -14,7 +14,7 @@
 #include "apps/pose/pose_training.h"
 #include "core/graph.h"
 #include "core/shape_ops.h"
-#include "data/pnm.h"
+#include "data/images/pnm.h"
 #include "nn/attention_rollout.h"
 
 namespace uwaga::apps {
@@ -236,7 +236,7 @@ int pose_explore(int argc, char** argv) {
   e.notes = attention_explorer_basics();
   e.notes.push_back(
       "ViTPose has no class token: every patch's token is read out, laid out again as the patch "
-      "grid, and a small decoder turns it into one heatmap per joint (nn/vit_pose.h). So the "
+      "grid, and a small decoder turns it into one heatmap per joint (nn/pose/vit_pose.h). So the "
       "rows that matter are the patches under the joints: the image section starts with the "
       "token under each predicted joint and shows which patches it gathers from — a wrist's "
       "token may look along the arm to the elbow and shoulder it hangs from.");

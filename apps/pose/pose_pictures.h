@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "apps/common/svg_canvas.h"
-#include "data/keypoints.h"
-#include "nn/keypoint_heatmaps.h"
+#include "data/pose/keypoints.h"
+#include "nn/pose/keypoint_heatmaps.h"
 
 namespace uwaga::apps {
 

@@ -7,13 +7,13 @@
 #include <vector>
 
 #include "apps/common/training_settings_json.h"
-#include "nn/vit_pose.h"
+#include "nn/pose/vit_pose.h"
 
 namespace uwaga::apps {
 
 struct PoseRunConfig {
   std::string preset;
-  // "synthetic": stick figures (data/stick_figures.h), made on the fly — new ones every epoch —
+  // "synthetic": stick figures (data/pose/stick_figures.h), made on the fly — new ones every epoch —
   // and a fixed validation set; "coco": the persons of a COCO keypoints file, the last
   // valid_size of them held out for validation.
   std::string data = "synthetic";

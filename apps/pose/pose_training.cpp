@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "core/graph.h"
-#include "data/augment.h"
-#include "data/keypoint_baselines.h"
-#include "nn/keypoint_heatmaps.h"
+#include "data/images/augment.h"
+#include "data/pose/keypoint_baselines.h"
+#include "nn/pose/keypoint_heatmaps.h"
 #include "nn/inference_scope.h"
 
 namespace uwaga::apps {

@@ -2,7 +2,7 @@
 // One uwaga-pose training run, set up the one way `uwaga-pose train` uses: ViTPose on keypoint
 // samples with heatmap targets and ViTPose's loss; and the evaluation shared by `train` and
 // `eval`: the model's heatmaps decoded at their arg-max, scored by PCK@0.1 (of the torso) and
-// COCO's OKS-AP, beside two baselines a pose model must beat by far (data/keypoint_baselines.h).
+// COCO's OKS-AP, beside two baselines a pose model must beat by far (data/pose/keypoint_baselines.h).
 #include <map>
 #include <memory>
 #include <string>
@@ -10,12 +10,12 @@
 
 #include "apps/common/training.h"
 #include "apps/pose/pose_run_config.h"
-#include "data/coco_keypoints.h"
-#include "data/keypoint_metrics.h"
-#include "data/pose_batches.h"
-#include "data/stick_figures.h"
+#include "data/pose/coco_keypoints.h"
+#include "data/pose/keypoint_metrics.h"
+#include "data/pose/pose_batches.h"
+#include "data/pose/stick_figures.h"
 #include "nn/loss.h"
-#include "nn/vit_pose.h"
+#include "nn/pose/vit_pose.h"
 
 namespace uwaga::apps {
 

@@ -6,7 +6,7 @@
 //   uwaga-translate explore --checkpoint FILE "we are eating bread" --out explorer.html
 //   uwaga-translate plot --run runs/translate [--run runs/other ...] [--out curves.svg]
 // Wiring only: the model is nn/seq2seq_transformer, decoding nn/decoding, the loop
-// optim/trainer, the corpus data/translation_corpus, BLEU data/bleu.
+// optim/trainer, the corpus data/translation/translation_corpus, BLEU data/translation/bleu.
 #include "apps/common/command_line.h"
 #include "apps/translate/translate_commands.h"
 

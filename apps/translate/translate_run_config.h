@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "apps/common/training_settings_json.h"
-#include "data/translation_corpus.h"
-#include "data/vocabulary.h"
+#include "data/translation/translation_corpus.h"
+#include "data/translation/vocabulary.h"
 #include "nn/seq2seq_transformer.h"
 
 namespace uwaga::apps {

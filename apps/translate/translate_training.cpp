@@ -6,7 +6,7 @@
 #include "core/autograd.h"
 #include "core/reduction.h"
 #include "core/shape_ops.h"
-#include "data/bleu.h"
+#include "data/translation/bleu.h"
 #include "nn/inference_scope.h"
 
 namespace uwaga::apps {

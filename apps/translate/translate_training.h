@@ -9,7 +9,7 @@
 
 #include "apps/common/training.h"
 #include "apps/translate/translate_run_config.h"
-#include "data/translation_batches.h"
+#include "data/translation/translation_batches.h"
 #include "nn/decoding.h"
 #include "nn/loss.h"
 #include "nn/seq2seq_transformer.h"
@@ -22,7 +22,7 @@ namespace uwaga::apps {
 // against 75 MB on two; uwaga-bench --mode translate --micro-batch N).
 constexpr std::int64_t kTranslateMicroBatch = 16;
 
-// The translator's batches (data/translation_batches.h) of `pairs`, checked against the run's
+// The translator's batches (data/translation/translation_batches.h) of `pairs`, checked against the run's
 // max_length.
 std::vector<EncodedPair> encode_pairs(const std::vector<TranslationPair>& pairs,
                                       const TranslateRunConfig& run);
@@ -46,7 +46,7 @@ TranslationEval evaluate_translation(nn::Seq2SeqTransformer& model,
                                      std::int64_t limit = 0, double length_penalty = 0);
 
 // What a uwaga-translate run trains, and how: the model from the run's seed; the training pairs
-// batched for teacher forcing (data/translation_batches.h); cross-entropy over the target words,
+// batched for teacher forcing (data/translation/translation_batches.h); cross-entropy over the target words,
 // padding ignored, with the run's label smoothing; AdamW with β2 = 0.98 and ε = 1e-9 as in
 // "Attention Is All You Need", weight decay on the weights only; warm-up + cosine; after every
 // epoch the validation split's loss, token accuracy, exact match and BLEU (of its first eval_size

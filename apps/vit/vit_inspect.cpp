@@ -16,7 +16,7 @@
 #include "core/graph.h"
 #include "data/data_loader.h"
 #include "data/datasets.h"
-#include "data/pnm.h"
+#include "data/images/pnm.h"
 #include "nn/attention_rollout.h"
 #include "nn/softmax.h"
 

@@ -12,11 +12,11 @@
 #include "apps/vit/vit_commands.h"
 #include "core/error.h"
 #include "core/threads.h"
-#include "data/auto_augment.h"
+#include "data/images/auto_augment.h"
 #include "data/data_loader.h"
 #include "data/datasets.h"
-#include "data/image_ops.h"
-#include "data/png.h"
+#include "data/images/image_ops.h"
+#include "data/images/png.h"
 
 namespace uwaga::apps {
 namespace {

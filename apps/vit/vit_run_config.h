@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "apps/common/training_settings_json.h"
-#include "data/augment.h"
-#include "data/mixup.h"
+#include "data/images/augment.h"
+#include "data/images/mixup.h"
 #include "nn/vision_transformer.h"
 
 namespace uwaga::apps {
@@ -26,12 +26,12 @@ struct VitRunConfig {
   double clip_norm = 1.0;
   bool augment = false;  // the dataset's random shifts (and flips)
   // The recipe beyond shifts and flips (apps/vit/vit_recipe.h has the flags); all off by default.
-  std::string policy = "none";  // none, randaugment or trivialaugment (data/auto_augment.h)
+  std::string policy = "none";  // none, randaugment or trivialaugment (data/images/auto_augment.h)
   std::int64_t randaugment_ops = 2;
   std::int64_t randaugment_magnitude = 9;
   double crop_scale = 0.0;       // random resized crops down to this area fraction; 0: off
   double erase = 0.0;            // probability of random erasing
-  double mixup = 0.0;            // Beta(a, a) of mixup; 0: off (data/mixup.h)
+  double mixup = 0.0;            // Beta(a, a) of mixup; 0: off (data/images/mixup.h)
   double cutmix = 0.0;           // Beta(a, a) of CutMix; 0: off
   double mix_probability = 1.0;  // of mixing a batch when mixup or CutMix is on
   double ema = 0.0;              // decay of the weights' moving average evaluated; 0: off

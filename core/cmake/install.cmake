@@ -4,7 +4,7 @@
 # apps/CMakeLists.txt.
 #
 #   DIR/lib/libuwaga.a                          the library
-#   DIR/include/uwaga/{core,nn,optim,data}/*.h  its headers
+#   DIR/include/uwaga/{core,nn,optim,data}/…  its headers
 #   DIR/lib/cmake/uwaga/                        uwagaConfig.cmake, uwagaConfigVersion.cmake and
 #                                               uwagaTargets.cmake (the target uwaga::uwaga)
 #
@@ -23,9 +23,13 @@ target_include_directories(uwaga INTERFACE $<INSTALL_INTERFACE:include/uwaga>
 target_compile_features(uwaga PUBLIC cxx_std_20)
 add_library(uwaga::uwaga ALIAS uwaga)
 
+# Each header keeps its folder (nn/conv/conv2d.h installs as include/uwaga/nn/conv/conv2d.h).
 foreach(folder core nn optim data)
-  file(GLOB headers ${CMAKE_SOURCE_DIR}/${folder}/*.h)
-  install(FILES ${headers} DESTINATION include/uwaga/${folder})
+  file(GLOB_RECURSE headers RELATIVE ${CMAKE_SOURCE_DIR} ${CMAKE_SOURCE_DIR}/${folder}/*.h)
+  foreach(header ${headers})
+    get_filename_component(header_dir ${header} DIRECTORY)
+    install(FILES ${CMAKE_SOURCE_DIR}/${header} DESTINATION include/uwaga/${header_dir})
+  endforeach()
 endforeach()
 
 install(TARGETS uwaga EXPORT uwagaTargets ARCHIVE DESTINATION lib)

@@ -4,17 +4,17 @@
 #include <pybind11/stl.h>
 
 #include "data/batch_source.h"
-#include "data/bleu.h"
-#include "data/bpe_tokenizer.h"
-#include "data/char_corpus.h"
+#include "data/translation/bleu.h"
+#include "data/text/bpe_tokenizer.h"
+#include "data/text/char_corpus.h"
 #include "data/data_loader.h"
 #include "data/datasets.h"
-#include "data/image_dataset.h"
-#include "data/keypoints.h"
-#include "data/pretokenizer.h"
-#include "data/stick_figures.h"
-#include "data/translation_corpus.h"
-#include "data/vocabulary.h"
+#include "data/images/image_dataset.h"
+#include "data/pose/keypoints.h"
+#include "data/text/pretokenizer.h"
+#include "data/pose/stick_figures.h"
+#include "data/translation/translation_corpus.h"
+#include "data/translation/vocabulary.h"
 #include "notebooks/bindings/bindings.h"
 
 namespace uwaga::python {
@@ -378,7 +378,7 @@ void bind_keypoints(py::module_& m) {
       .def("num_joints", &PoseSample::num_joints);
 
   py::class_<StickFigureConfig>(m, "StickFigureConfig",
-                                "How the stick figures are drawn (data/stick_figures.h).")
+                                "How the stick figures are drawn (data/pose/stick_figures.h).")
       .def(py::init([](const py::kwargs& kw) {
         py::object self = py::cast(StickFigureConfig{});
         for (auto item : kw) py::setattr(self, item.first, item.second);
@@ -413,7 +413,7 @@ void bind_keypoints(py::module_& m) {
       .def_property_readonly("config", &StickFigures::config);
 }
 
-// The byte-level BPE tokenizer (data/bpe_tokenizer.h) and GPT-2's pre-tokenizer. Text goes in as
+// The byte-level BPE tokenizer (data/text/bpe_tokenizer.h) and GPT-2's pre-tokenizer. Text goes in as
 // a str or bytes; a token's own bytes come out as bytes (a token may be part of a character).
 void bind_bpe(py::module_& m) {
   py::class_<BpeTokenizer>(m, "BpeTokenizer",

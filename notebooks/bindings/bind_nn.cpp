@@ -17,7 +17,7 @@
 #include "nn/gelu.h"
 #include "nn/gpt.h"
 #include "nn/gpt2_checkpoint.h"
-#include "nn/keypoint_heatmaps.h"
+#include "nn/pose/keypoint_heatmaps.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
 #include "nn/loss.h"
@@ -33,7 +33,7 @@
 #include "nn/transformer_decoder_block.h"
 #include "nn/transformer_encoder_block.h"
 #include "nn/vision_transformer.h"
-#include "nn/vit_pose.h"
+#include "nn/pose/vit_pose.h"
 #include "notebooks/bindings/bindings.h"
 
 namespace uwaga::python {

@@ -10,7 +10,7 @@
 
 #include "core/output_file.h"
 #include "core/safetensors.h"
-#include "data/bpe_tokenizer.h"
+#include "data/text/bpe_tokenizer.h"
 #include "tests/support/temp_dir.h"
 
 using namespace uwaga;

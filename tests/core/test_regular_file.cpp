@@ -6,7 +6,7 @@
 
 #include "core/regular_file.h"
 #include "core/safetensors.h"
-#include "data/char_corpus.h"
+#include "data/text/char_corpus.h"
 #include "optim/checkpoint.h"
 #include "optim/jsonl_log.h"
 #include "tests/support/temp_dir.h"

@@ -3,7 +3,7 @@
 // enough for every split and quick to generate.
 #include <cstdint>
 
-#include "data/translation_corpus.h"
+#include "data/translation/translation_corpus.h"
 
 namespace uwaga::testing {
 

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <omp.h>
 
-#include "data/augment.h"
+#include "data/images/augment.h"
 #include "data/data_loader.h"
 
 using namespace uwaga;

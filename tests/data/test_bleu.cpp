@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "data/bleu.h"
-#include "data/vocabulary.h"
+#include "data/translation/bleu.h"
+#include "data/translation/vocabulary.h"
 
 using namespace uwaga;
 using Catch::Contains;

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "data/bpe_tokenizer.h"
+#include "data/text/bpe_tokenizer.h"
 #include "tests/support/temp_dir.h"
 
 using namespace uwaga;

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "data/char_corpus.h"
+#include "data/text/char_corpus.h"
 #include "tests/support/temp_dir.h"
 
 using namespace uwaga;

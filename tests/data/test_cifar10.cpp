@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "data/cifar10.h"
+#include "data/images/cifar10.h"
 #include "data/datasets.h"
 #include "data_test_files.h"
 

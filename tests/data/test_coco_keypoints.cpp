@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "data/coco_keypoints.h"
-#include "data/jpeg.h"
+#include "data/pose/coco_keypoints.h"
+#include "data/images/jpeg.h"
 #include "data_test_files.h"
 
 using namespace uwaga;

@@ -9,9 +9,9 @@
 #include <type_traits>
 
 #include "core/error.h"
-#include "data/augment.h"
+#include "data/images/augment.h"
 #include "data/data_loader.h"
-#include "data/image_dataset.h"
+#include "data/images/image_dataset.h"
 
 using namespace uwaga;
 using Catch::Contains;

@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 #include "data/datasets.h"
-#include "data/idx.h"
+#include "data/images/idx.h"
 #include "data_test_files.h"
 
 using namespace uwaga;

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <string>
 
-#include "data/auto_augment.h"
-#include "data/image_ops.h"
-#include "data/png.h"
+#include "data/images/auto_augment.h"
+#include "data/images/image_ops.h"
+#include "data/images/png.h"
 #include "tests/support/golden.h"
 
 using namespace uwaga;

@@ -10,7 +10,7 @@
 #include <jpeglib.h>
 
 #include "core/error.h"
-#include "data/jpeg.h"
+#include "data/images/jpeg.h"
 #include "data_test_files.h"
 
 using namespace uwaga;

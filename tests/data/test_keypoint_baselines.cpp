@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/uwaga.h"
-#include "data/keypoint_baselines.h"
+#include "data/pose/keypoint_baselines.h"
 
 using namespace uwaga;
 using Catch::Contains;

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "core/uwaga.h"
-#include "data/keypoint_metrics.h"
+#include "data/pose/keypoint_metrics.h"
 
 using namespace uwaga;
 using Catch::Contains;

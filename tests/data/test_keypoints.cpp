@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/error.h"
-#include "data/keypoints.h"
+#include "data/pose/keypoints.h"
 
 using namespace uwaga;
 using Catch::Contains;

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "data/data_loader.h"
-#include "data/mixup.h"
+#include "data/images/mixup.h"
 
 using namespace uwaga;
 using Catch::Contains;

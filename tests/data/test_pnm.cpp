@@ -9,7 +9,7 @@
 #include <string>
 
 #include "core/error.h"
-#include "data/pnm.h"
+#include "data/images/pnm.h"
 #include "data_test_files.h"
 
 using namespace uwaga;

@@ -6,8 +6,8 @@
 #include <set>
 
 #include "core/uwaga.h"
-#include "data/pose_batches.h"
-#include "data/stick_figures.h"
+#include "data/pose/pose_batches.h"
+#include "data/pose/stick_figures.h"
 #include "nn/loss.h"
 
 using namespace uwaga;

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "data/pretokenizer.h"
-#include "data/unicode_classes.h"
+#include "data/text/pretokenizer.h"
+#include "data/text/unicode_classes.h"
 
 using namespace uwaga;
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "data/stick_figures.h"
+#include "data/pose/stick_figures.h"
 
 using namespace uwaga;
 using Catch::Contains;

@@ -2,7 +2,7 @@
 // spaces, a byte-order mark, CRLF line ends.
 #include <catch2/catch.hpp>
 
-#include "data/vocabulary.h"
+#include "data/translation/vocabulary.h"
 
 using namespace uwaga;
 using Words = std::vector<std::string>;

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
-#include "data/top_down_crop.h"
+#include "data/pose/top_down_crop.h"
 
 using namespace uwaga;
 using Catch::Contains;

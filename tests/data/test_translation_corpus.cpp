@@ -3,7 +3,7 @@
 // test_translation_lexicon, _grammar, _parser and _split.
 #include <catch2/catch.hpp>
 
-#include "data/translation_corpus.h"
+#include "data/translation/translation_corpus.h"
 #include "tests/data/small_translation_corpus.h"
 
 using namespace uwaga;

@@ -5,8 +5,8 @@
 #include <set>
 #include <string>
 
-#include "data/translation_corpus.h"
-#include "data/translation_grammar.h"
+#include "data/translation/translation_corpus.h"
+#include "data/translation/translation_grammar.h"
 
 using namespace uwaga;
 using Catch::Contains;

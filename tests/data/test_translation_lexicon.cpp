@@ -5,8 +5,8 @@
 #include <set>
 #include <string>
 
-#include "data/translation_grammar.h"
-#include "data/translation_lexicon.h"
+#include "data/translation/translation_grammar.h"
+#include "data/translation/translation_lexicon.h"
 
 using namespace uwaga::translation;
 
@@ -33,6 +33,6 @@ TEST_CASE("translation lexicon: every verb is -ar, -er or -ir and finds its obje
     for (int n = 0; n < static_cast<int>(kNouns.size()); ++n) nouns += takes_object(v, n);
     REQUIRE(nouns > 0);
   }
-  // The grammar refers to entries by index (data/translation_grammar.h's example).
+  // The grammar refers to entries by index (data/translation/translation_grammar.h's example).
   REQUIRE(triple_key({4, 0, 30}) == "we|eat|bread");
 }

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
-#include "data/translation_corpus.h"
-#include "data/translation_parser.h"
+#include "data/translation/translation_corpus.h"
+#include "data/translation/translation_parser.h"
 
 using namespace uwaga;
 using Catch::Contains;

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "core/error.h"
-#include "data/translation_corpus.h"
+#include "data/translation/translation_corpus.h"
 #include "tests/data/small_translation_corpus.h"
 
 using namespace uwaga;

@@ -1,9 +1,9 @@
 // The vocabulary of the translator: special ids, encode/decode, JSON, on the toy corpus.
 #include <catch2/catch.hpp>
 
-#include "data/translation_corpus.h"
+#include "data/translation/translation_corpus.h"
 #include "core/error.h"
-#include "data/vocabulary.h"
+#include "data/translation/vocabulary.h"
 
 using namespace uwaga;
 using Catch::Contains;

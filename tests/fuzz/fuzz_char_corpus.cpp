@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "data/char_corpus.h"
+#include "data/text/char_corpus.h"
 #include "tests/fuzz/fuzz_input.h"
 
 namespace {

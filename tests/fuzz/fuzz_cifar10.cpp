@@ -1,5 +1,5 @@
 // A CIFAR-10 binary batch (records of 1 label byte + 3072 pixel bytes), raw or gzip.
-#include "data/cifar10.h"
+#include "data/images/cifar10.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

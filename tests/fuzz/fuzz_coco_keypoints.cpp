@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "data/coco_keypoints.h"
-#include "data/jpeg.h"
+#include "data/pose/coco_keypoints.h"
+#include "data/images/jpeg.h"
 #include "tests/fuzz/fuzz_input.h"
 
 namespace {

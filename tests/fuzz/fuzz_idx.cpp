@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "data/idx.h"
+#include "data/images/idx.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,5 +1,5 @@
 // JPEG photos through libjpeg: markers, sizes, colour spaces, entropy-coded data, truncation.
-#include "data/jpeg.h"
+#include "data/images/jpeg.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

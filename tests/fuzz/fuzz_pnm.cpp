@@ -1,5 +1,5 @@
 // PGM and PPM images (P2, P3, P5, P6; the text header with comments, maxval, the pixels).
-#include "data/pnm.h"
+#include "data/images/pnm.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

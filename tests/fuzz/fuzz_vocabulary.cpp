@@ -2,7 +2,7 @@
 // input's first line is the vocabulary, the rest a sentence to tokenize, encode and decode.
 #include <cstdlib>
 
-#include "data/vocabulary.h"
+#include "data/translation/vocabulary.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -12,10 +12,10 @@
 #include "apps/translate/translate_checkpoint.h"
 #include "apps/vit/vit_checkpoint.h"
 #include "core/safetensors.h"
-#include "data/char_corpus.h"
-#include "data/jpeg.h"
-#include "data/pnm.h"
-#include "data/vocabulary.h"
+#include "data/text/char_corpus.h"
+#include "data/images/jpeg.h"
+#include "data/images/pnm.h"
+#include "data/translation/vocabulary.h"
 
 using namespace uwaga;
 namespace fs = std::filesystem;

@@ -453,7 +453,7 @@ def gen_vit(name, conv_stem=False, stem="patch", pool="cls"):
 
 
 def define_vit_pose():
-    """ViTPose (nn/vit_pose.h) with mmpose's names: a ViT backbone without a class token whose
+    """ViTPose (nn/pose/vit_pose.h) with mmpose's names: a ViT backbone without a class token whose
     patch tokens, normalised, are laid out as a (H/P) x (W/P) feature map, and either decoder of
     TopdownHeatmapSimpleHead: classic (two 4x4 stride-2 transposed convolutions without bias, each
     with BatchNorm and ReLU, then a 1x1 convolution) or simple (ReLU, bilinear x4 with

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Writes tests/golden/image_ops.safetensors: torchvision 0.14's answers for the image ops of
-data/image_ops.h and data/auto_augment.h, on uint8 tensors (the functional_tensor path).
+data/images/image_ops.h and data/images/auto_augment.h, on uint8 tensors (the functional_tensor path).
 
     /usr/bin/python3 tests/golden/make_image_ops_golden.py
 

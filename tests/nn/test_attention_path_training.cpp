@@ -13,7 +13,7 @@
 #include "nn/loss.h"
 #include "nn/seq2seq_transformer.h"
 #include "nn/vision_transformer.h"
-#include "nn/vit_pose.h"
+#include "nn/pose/vit_pose.h"
 #include "optim/adam.h"
 
 using namespace uwaga;

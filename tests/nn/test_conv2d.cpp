@@ -4,7 +4,7 @@
 #include <string>
 
 #include "core/uwaga.h"
-#include "nn/conv2d.h"
+#include "nn/conv/conv2d.h"
 #include "tests/support/gradcheck.h"
 #include "tests/support/parity.h"
 

@@ -3,8 +3,8 @@
 #include <string>
 
 #include "core/uwaga.h"
-#include "nn/conv2d.h"
-#include "nn/conv_transpose2d.h"
+#include "nn/conv/conv2d.h"
+#include "nn/conv/conv_transpose2d.h"
 #include "tests/support/gradcheck.h"
 #include "tests/support/parity.h"
 

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "core/uwaga.h"
-#include "nn/keypoint_heatmaps.h"
+#include "nn/pose/keypoint_heatmaps.h"
 
 using namespace uwaga;
 using namespace uwaga::nn;

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/uwaga.h"
-#include "nn/max_pool2d.h"
+#include "nn/conv/max_pool2d.h"
 #include "tests/support/gradcheck.h"
 #include "tests/support/parity.h"
 

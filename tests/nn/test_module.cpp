@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include "core/uwaga.h"
-#include "nn/batch_norm2d.h"
-#include "nn/conv2d.h"
+#include "nn/conv/batch_norm2d.h"
+#include "nn/conv/conv2d.h"
 #include "nn/inference_scope.h"
 #include "nn/init.h"
 #include "nn/transformer_encoder_block.h"

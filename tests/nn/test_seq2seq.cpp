@@ -7,8 +7,8 @@
 #include <set>
 
 #include "core/uwaga.h"
-#include "data/translation_corpus.h"
-#include "data/vocabulary.h"
+#include "data/translation/translation_corpus.h"
+#include "data/translation/vocabulary.h"
 #include "nn/cross_entropy.h"
 #include "nn/decoding.h"
 #include "nn/seq2seq_transformer.h"

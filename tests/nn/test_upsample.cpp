@@ -3,7 +3,7 @@
 #include <string>
 
 #include "core/uwaga.h"
-#include "nn/upsample.h"
+#include "nn/conv/upsample.h"
 #include "tests/support/gradcheck.h"
 #include "tests/support/parity.h"
 

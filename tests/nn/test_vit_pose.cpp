@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/uwaga.h"
-#include "nn/vit_pose.h"
+#include "nn/pose/vit_pose.h"
 #include "tests/support/gradcheck.h"
 #include "tests/support/parity.h"
 

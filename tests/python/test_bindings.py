@@ -568,7 +568,7 @@ class KeypointModel(unittest.TestCase):
         H = uwaga.nn.gaussian_heatmaps([10.3, 5.0], [7.9, 3.0], [1, 0], 16, 12, 2.0, 1.5).numpy()
         self.assertEqual(H.shape, (2, 16, 12))
         self.assertEqual(H[1].max(), 0.0)  # a hidden joint's map is all zero
-        # The formula of nn/keypoint_heatmaps.h: cell (i, j) centred at (j + 0.5, i + 0.5) cells.
+        # The formula of nn/pose/keypoint_heatmaps.h: cell (i, j) centred at (j + 0.5, i + 0.5) cells.
         i, j = np.mgrid[0:16, 0:12]
         u, v = 10.3 / 2, 7.9 / 2
         np.testing.assert_allclose(H[0], np.exp(-((j + 0.5 - u) ** 2 + (i + 0.5 - v) ** 2) / (2 * 1.5 ** 2)),

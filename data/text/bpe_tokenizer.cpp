@@ -1,0 +1,309 @@
+#include "data/text/bpe_tokenizer.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/json_input.h"
+#include "core/output_file.h"
+#include "data/text/pretokenizer.h"
+
+namespace uwaga {
+namespace {
+
+std::uint64_t pair_key(std::int64_t a, std::int64_t b) {
+  return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint64_t>(b);
+}
+
+// Replaces every occurrence of (a, b) in `word`, left to right, by `merged`.
+template <class Id>
+void merge_pair(std::vector<Id>& word, Id a, Id b, Id merged) {
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < word.size(); ++i) {
+    if (i + 1 < word.size() && word[i] == a && word[i + 1] == b) word[out++] = merged, ++i;
+    else word[out++] = word[i];
+  }
+  word.resize(out);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("cannot open the tokenizer file '", path, "': ", std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) fail("reading the tokenizer file '", path, "' failed");
+  return text.str();
+}
+
+// The bytes of a token in GPT-2's printable spelling; fails naming `where` on a character that
+// stands for no byte.
+std::string printable_to_bytes(const std::string& printable, const std::string& where) {
+  static const std::unordered_map<std::string, unsigned char> byte_of = [] {
+    std::unordered_map<std::string, unsigned char> m;
+    for (int b = 0; b < 256; ++b) m[bytes_to_unicode()[b]] = static_cast<unsigned char>(b);
+    return m;
+  }();
+  std::string bytes;
+  for (std::size_t i = 0; i < printable.size();) {
+    const unsigned char lead = static_cast<unsigned char>(printable[i]);
+    const std::size_t n = lead < 0x80 ? 1 : (lead & 0xE0) == 0xC0 ? 2 : 3;
+    const auto it = byte_of.find(printable.substr(i, n));
+    if (it == byte_of.end())
+      fail(where, ": the token \"", printable, "\" holds a character that stands for no byte");
+    bytes.push_back(static_cast<char>(it->second));
+    i += n;
+  }
+  return bytes;
+}
+
+std::string bytes_to_printable(const std::string& bytes) {
+  std::string out;
+  for (unsigned char b : bytes) out += bytes_to_unicode()[b];
+  return out;
+}
+
+}  // namespace
+
+const std::array<std::string, 256>& bytes_to_unicode() {
+  static const std::array<std::string, 256> table = [] {
+    std::array<std::string, 256> t;
+    auto utf8 = [](int cp) {
+      std::string s;
+      if (cp < 0x80) s.push_back(static_cast<char>(cp));
+      else s.push_back(static_cast<char>(0xC0 | (cp >> 6))), s.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+      return s;  // every code point here is below U+0800
+    };
+    int next = 256;
+    for (int b = 0; b < 256; ++b) {
+      const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE);
+      t[b] = utf8(printable ? b : next++);
+    }
+    return t;
+  }();
+  return table;
+}
+
+BpeTokenizer::BpeTokenizer() {
+  for (int b = 0; b < 256; ++b) {
+    tokens_.push_back(std::string(1, static_cast<char>(b)));
+    ids_[tokens_.back()] = b;
+    byte_ids_[b] = b;
+  }
+}
+
+void BpeTokenizer::add_merge(std::int64_t a, std::int64_t b, const std::string& where) {
+  const std::uint64_t key = pair_key(a, b);
+  if (ranks_.count(key)) fail(where, ": the merge \"", bytes_to_printable(tokens_[a]), " ",
+                              bytes_to_printable(tokens_[b]), "\" is listed twice");
+  const std::string bytes = tokens_[a] + tokens_[b];
+  auto [it, added] = ids_.emplace(bytes, size());
+  if (added) tokens_.push_back(bytes);
+  ranks_[key] = merge_count();
+  merges_.push_back({a, b, it->second});
+}
+
+const std::string& BpeTokenizer::token(std::int64_t id) const {
+  if (id < 0 || id >= size())
+    fail("BpeTokenizer: token id ", id, " is outside the vocabulary of ", size());
+  return tokens_[static_cast<std::size_t>(id)];
+}
+
+BpeTokenizer BpeTokenizer::train(std::string_view text, std::int64_t merges) {
+  if (merges < 0) fail("BpeTokenizer::train: the number of merges must be ≥ 0, got ", merges);
+  // Each distinct piece once, with how often it occurs: merges never cross pieces, so counting a
+  // pair in a piece that occurs c times adds c.
+  std::unordered_map<std::string_view, std::int64_t> piece_index;
+  std::vector<std::vector<std::int32_t>> words;
+  std::vector<std::int64_t> counts;
+  for (std::string_view piece : pretokenize(text)) {
+    auto [it, added] = piece_index.emplace(piece, static_cast<std::int64_t>(words.size()));
+    if (added) {
+      words.emplace_back(piece.begin(), piece.end());
+      for (auto& id : words.back()) id = static_cast<unsigned char>(id);
+      counts.push_back(0);
+    }
+    ++counts[static_cast<std::size_t>(it->second)];
+  }
+
+  BpeTokenizer tok;
+  std::unordered_map<std::uint64_t, std::int64_t> stats;
+  for (std::int64_t k = 0; k < merges; ++k) {
+    stats.clear();
+    for (std::size_t w = 0; w < words.size(); ++w)
+      for (std::size_t i = 0; i + 1 < words[w].size(); ++i)
+        stats[pair_key(words[w][i], words[w][i + 1])] += counts[w];
+    if (stats.empty()) break;  // every piece is one token
+    // The most frequent pair; among equals the smaller (a, b), i.e. the smaller key.
+    auto best = stats.begin();
+    for (auto it = stats.begin(); it != stats.end(); ++it)
+      if (it->second > best->second || (it->second == best->second && it->first < best->first))
+        best = it;
+    const auto a = static_cast<std::int32_t>(best->first >> 32);
+    const auto b = static_cast<std::int32_t>(best->first & 0xFFFFFFFFu);
+    const auto merged = static_cast<std::int32_t>(tok.size());
+    tok.add_merge(a, b, "BpeTokenizer::train");
+    for (auto& word : words) merge_pair(word, a, b, merged);
+  }
+  return tok;
+}
+
+std::vector<std::int64_t> BpeTokenizer::encode_piece(std::string_view piece) const {
+  std::vector<std::int64_t> word;
+  word.reserve(piece.size());
+  for (unsigned char c : piece) word.push_back(byte_ids_[c]);
+  while (word.size() > 1) {
+    // The adjacent pair of lowest rank.
+    std::int64_t best = -1;
+    for (std::size_t i = 0; i + 1 < word.size(); ++i) {
+      const auto it = ranks_.find(pair_key(word[i], word[i + 1]));
+      if (it != ranks_.end() && (best < 0 || it->second < best)) best = it->second;
+    }
+    if (best < 0) break;
+    const Merge& m = merges_[static_cast<std::size_t>(best)];
+    merge_pair(word, m.a, m.b, m.merged);
+  }
+  return word;
+}
+
+std::vector<std::int64_t> BpeTokenizer::encode(std::string_view text) const {
+  std::vector<std::int64_t> ids;
+  std::unordered_map<std::string_view, std::vector<std::int64_t>> seen;  // piece -> its tokens
+  for (std::size_t i = 0; i < text.size();) {
+    const std::string_view piece = text.substr(i, pretoken_length(text, i));
+    i += piece.size();
+    auto it = seen.find(piece);
+    if (it == seen.end()) it = seen.emplace(piece, encode_piece(piece)).first;
+    ids.insert(ids.end(), it->second.begin(), it->second.end());
+  }
+  return ids;
+}
+
+std::string BpeTokenizer::decode(const std::vector<std::int64_t>& ids) const {
+  std::string text;
+  for (std::int64_t id : ids) text += token(id);
+  return text;
+}
+
+BpeTokenizer BpeTokenizer::load(const std::string& dir) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(dir))
+    fail("the tokenizer directory '", dir, "' ",
+         fs::exists(dir) ? "is not a directory" : "does not exist",
+         " (expected encoder.json and vocab.bpe, or vocab.json and merges.txt, in it)");
+  std::string vocab_path = dir + "/encoder.json", merges_path = dir + "/vocab.bpe";
+  if (!fs::exists(vocab_path) && fs::exists(dir + "/vocab.json"))
+    vocab_path = dir + "/vocab.json", merges_path = dir + "/merges.txt";
+  if (!fs::exists(vocab_path))
+    fail("the tokenizer directory '", dir, "' holds neither encoder.json nor vocab.json");
+
+  // The vocabulary: printable token -> id, ids 0 … V−1 each once.
+  const nlohmann::json vocab = parse_json_input(read_file(vocab_path), "'" + vocab_path + "'");
+  if (!vocab.is_object() || vocab.empty())
+    fail("'", vocab_path, "' should be a JSON object {\"token\": id, ...}");
+  std::vector<std::string> tokens(vocab.size());
+  std::vector<bool> filled(vocab.size(), false);
+  for (const auto& [printable, id] : vocab.items()) {
+    if (!id.is_number_integer() || id.get<std::int64_t>() < 0 ||
+        id.get<std::int64_t>() >= static_cast<std::int64_t>(vocab.size()))
+      fail("'", vocab_path, "': the token \"", printable, "\" has the id ", json_brief(id),
+           ", expected a whole number from 0 to ", vocab.size() - 1);
+    const auto i = id.get<std::size_t>();
+    if (filled[i]) fail("'", vocab_path, "': the id ", i, " is given to two tokens");
+    filled[i] = true;
+    // (<|endoftext|> is printable ASCII, which stands for itself: its bytes are its name.)
+    tokens[i] = printable_to_bytes(printable, "'" + vocab_path + "'");
+  }
+
+  BpeTokenizer tok;
+  tok.tokens_ = tokens;
+  tok.ids_.clear();
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    if (!tok.ids_.emplace(tokens[i], static_cast<std::int64_t>(i)).second)
+      fail("'", vocab_path, "': the token \"", bytes_to_printable(tokens[i]), "\" appears twice");
+  for (int b = 0; b < 256; ++b) {
+    const auto it = tok.ids_.find(std::string(1, static_cast<char>(b)));
+    if (it == tok.ids_.end())
+      fail("'", vocab_path, "' lacks the one-byte token \"", bytes_to_unicode()[b], "\" (byte ", b,
+           ")");
+    tok.byte_ids_[b] = it->second;
+  }
+
+  // The merges, one "a b" a line after an optional "#version" line, ranked by line.
+  std::istringstream lines(read_file(merges_path));
+  std::string line;
+  for (std::int64_t number = 1; std::getline(lines, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || (number == 1 && line.rfind("#version", 0) == 0)) continue;
+    const std::string where = "'" + merges_path + "' line " + std::to_string(number);
+    const std::size_t space = line.find(' ');
+    if (space == std::string::npos || space == 0 || space + 1 == line.size() ||
+        line.find(' ', space + 1) != std::string::npos)
+      fail(where, ": expected two tokens separated by one space, got \"", line, "\"");
+    std::int64_t ab[2];
+    const std::string parts[2] = {line.substr(0, space), line.substr(space + 1)};
+    for (int p = 0; p < 2; ++p) {
+      const auto it = tok.ids_.find(printable_to_bytes(parts[p], where));
+      if (it == tok.ids_.end()) fail(where, ": the token \"", parts[p], "\" is not in the vocabulary");
+      ab[p] = it->second;
+    }
+    if (!tok.ids_.count(tok.tokens_[ab[0]] + tok.tokens_[ab[1]]))
+      fail(where, ": the merged token \"", parts[0], parts[1], "\" is not in the vocabulary");
+    tok.add_merge(ab[0], ab[1], where);
+  }
+  return tok;
+}
+
+void BpeTokenizer::save(const std::string& dir) const {
+  std::filesystem::create_directories(dir);
+  nlohmann::json vocab = nlohmann::json::object();
+  for (std::size_t i = 0; i < tokens_.size(); ++i) vocab[bytes_to_printable(tokens_[i])] = i;
+  write_file_atomically(dir + "/encoder.json", vocab.dump());
+  std::string merges = "#version: 0.2\n";
+  for (const Merge& m : merges_)
+    merges += bytes_to_printable(tokens_[m.a]) + " " + bytes_to_printable(tokens_[m.b]) + "\n";
+  write_file_atomically(dir + "/vocab.bpe", merges);
+}
+
+std::string BpeTokenizer::to_json() const {
+  std::vector<std::int64_t> flat;
+  for (std::size_t k = 0; k < merges_.size(); ++k) {
+    if (merges_[k].merged != 256 + static_cast<std::int64_t>(k) ||
+        size() != 256 + merge_count())
+      fail("BpeTokenizer::to_json: only a vocabulary of the 256 bytes and its merges in order "
+           "(as train makes) is written this way");
+    flat.push_back(merges_[k].a), flat.push_back(merges_[k].b);
+  }
+  return nlohmann::json{{"merges", flat}}.dump();
+}
+
+BpeTokenizer BpeTokenizer::from_json(const std::string& json) {
+  const nlohmann::json j = parse_json_input(json, "the BPE tokenizer");
+  if (!j.is_object() || !j.contains("merges") || !j["merges"].is_array() || j["merges"].size() % 2)
+    fail("the BPE tokenizer should be {\"merges\": [a0, b0, a1, b1, ...]}, got ", json_brief(j));
+  BpeTokenizer tok;
+  const auto& m = j["merges"];
+  for (std::size_t k = 0; k < m.size(); k += 2) {
+    std::int64_t ab[2];
+    for (int p = 0; p < 2; ++p) {
+      const auto& v = m[k + p];
+      if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() >= tok.size())
+        fail("the BPE tokenizer: merge ", k / 2, " names the token ", json_brief(v),
+             ", expected an id below ", tok.size());
+      ab[p] = v.get<std::int64_t>();
+    }
+    const std::int64_t before = tok.size();
+    tok.add_merge(ab[0], ab[1], "the BPE tokenizer");
+    if (tok.size() != before + 1)
+      fail("the BPE tokenizer: merge ", k / 2, " makes a token that exists already");
+  }
+  return tok;
+}
+
+}  // namespace uwaga

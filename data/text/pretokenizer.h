@@ -1,0 +1,28 @@
+#pragma once
+// GPT-2's pre-tokenizer: before byte pairs are merged, text is cut into pieces that no merge
+// may cross — words, numbers, runs of punctuation, runs of whitespace. GPT-2 writes it as the
+// regular expression
+//
+//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+//
+// tried left to right at each position, the first alternative that matches winning:
+//   - the English contractions 's 't 're 've 'm 'll 'd (lower case only) are pieces of their own;
+//   - a word (letters), a number (digits) or a run of other symbols takes one space before it:
+//     "Hello world" -> "Hello", " world", so " world" is one token in GPT-2's vocabulary;
+//   - a run of whitespace leaves its last character to the word after it: "a   b" ->
+//     "a", "  ", " b"; at the end of the text it is taken whole.
+// This file is that expression written as a scanner (no regex engine), with the classes of
+// data/text/unicode_classes.h. Bytes that are not well-formed UTF-8 count as symbols, one character
+// each, so every byte of the text lands in exactly one piece: the pieces concatenate to the text.
+#include <string_view>
+#include <vector>
+
+namespace uwaga {
+
+// The pieces of `text`, in order, as views into it.
+std::vector<std::string_view> pretokenize(std::string_view text);
+
+// The length in bytes of the piece that starts at text[i] (i < text.size()).
+std::size_t pretoken_length(std::string_view text, std::size_t i);
+
+}  // namespace uwaga
