@@ -1,0 +1,34 @@
+#pragma once
+// SHA-256 (FIPS 180-4), for naming a file by its contents: a run started from a model file
+// records the file's digest, so that a later run can tell whether it still holds the same bytes.
+//
+// The message is padded to a multiple of 64 bytes (a 1 bit, zeros, its length in bits as 64-bit
+// big-endian) and each 64-byte block mixed into eight 32-bit words by 64 rounds.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace uwaga {
+
+class Sha256 {
+ public:
+  Sha256();
+  void update(std::string_view bytes);
+  std::string hex_digest();  // 64 lowercase hex digits; ends the hash (no update after it)
+
+ private:
+  void block(const unsigned char* p);  // mixes one 64-byte block into state_
+  std::array<std::uint32_t, 8> state_;
+  unsigned char buffer_[64];
+  std::size_t buffered_ = 0;
+  std::uint64_t length_ = 0;  // bytes hashed so far
+};
+
+std::string sha256_hex(std::string_view bytes);
+
+// The digest of a regular file, read in pieces (files of gigabytes are fine); fails naming `where`
+// as read_regular_file does (core/regular_file.h).
+std::string sha256_of_file(const std::string& path, const std::string& where);
+
+}  // namespace uwaga
