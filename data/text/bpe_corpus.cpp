@@ -26,8 +26,9 @@ BpeCorpus split_bpe_corpus(const std::string& text, const std::string& path,
 BpeCorpus split_bpe_corpus(const std::string& text, const std::string& path,
                            std::int64_t context, const BpeTokenizer& tokenizer) {
   const std::size_t cut = training_cut(text);
-  BpeCorpus c{tokenizer, tokenizer.encode(std::string_view(text).substr(0, cut)),
-              tokenizer.encode(std::string_view(text).substr(cut)),
+  const std::string_view all(text);
+  BpeCorpus c{tokenizer, tokenizer.encode_with_special_tokens(all.substr(0, cut)),
+              tokenizer.encode_with_special_tokens(all.substr(cut)),
               static_cast<std::int64_t>(cut), static_cast<std::int64_t>(text.size() - cut)};
   check_holds_a_window(c.train, "training (first 90 %)", path, context);
   check_holds_a_window(c.valid, "validation (last 10 %)", path, context);

@@ -1,7 +1,9 @@
 #pragma once
 // A text for language modelling in byte-pair tokens (data/text/bpe_tokenizer.h): the split of
 // CharCorpus (the first 90 % of the bytes train, the last 10 % validate), each part encoded on its
-// own with a vocabulary learned from the training part, or given (GPT-2's, a resumed run's).
+// own with a vocabulary learned from the training part, or given (GPT-2's, a resumed run's). A
+// special token's name in the text (GPT-2's <|endoftext|>) is that token
+// (BpeTokenizer::encode_with_special_tokens).
 #include <cstdint>
 #include <string>
 #include <vector>

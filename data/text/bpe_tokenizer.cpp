@@ -221,19 +221,7 @@ BpeTokenizer BpeTokenizer::load(const std::string& dir) {
     tokens[i] = printable_to_bytes(printable, "'" + vocab_path + "'");
   }
 
-  BpeTokenizer tok;
-  tok.tokens_ = tokens;
-  tok.ids_.clear();
-  for (std::size_t i = 0; i < tokens.size(); ++i)
-    if (!tok.ids_.emplace(tokens[i], static_cast<std::int64_t>(i)).second)
-      fail("'", vocab_path, "': the token \"", bytes_to_printable(tokens[i]), "\" appears twice");
-  for (int b = 0; b < 256; ++b) {
-    const auto it = tok.ids_.find(std::string(1, static_cast<char>(b)));
-    if (it == tok.ids_.end())
-      fail("'", vocab_path, "' lacks the one-byte token \"", bytes_to_unicode()[b], "\" (byte ", b,
-           ")");
-    tok.byte_ids_[b] = it->second;
-  }
+  BpeTokenizer tok = with_tokens(std::move(tokens), "'" + vocab_path + "'");
 
   // The merges, one "a b" a line after an optional "#version" line, ranked by line.
   std::istringstream lines(read_file(merges_path));
@@ -253,11 +241,74 @@ BpeTokenizer BpeTokenizer::load(const std::string& dir) {
       if (it == tok.ids_.end()) fail(where, ": the token \"", parts[p], "\" is not in the vocabulary");
       ab[p] = it->second;
     }
-    if (!tok.ids_.count(tok.tokens_[ab[0]] + tok.tokens_[ab[1]]))
-      fail(where, ": the merged token \"", parts[0], parts[1], "\" is not in the vocabulary");
-    tok.add_merge(ab[0], ab[1], where);
+    tok.add_existing_merge(ab[0], ab[1], where);
   }
   return tok;
+}
+
+BpeTokenizer BpeTokenizer::with_tokens(std::vector<std::string> tokens, const std::string& where) {
+  BpeTokenizer tok;
+  tok.tokens_ = std::move(tokens);
+  tok.ids_.clear();
+  for (std::size_t i = 0; i < tok.tokens_.size(); ++i)
+    if (!tok.ids_.emplace(tok.tokens_[i], static_cast<std::int64_t>(i)).second)
+      fail(where, ": the token \"", bytes_to_printable(tok.tokens_[i]), "\" appears twice");
+  for (int b = 0; b < 256; ++b) {
+    const auto it = tok.ids_.find(std::string(1, static_cast<char>(b)));
+    if (it == tok.ids_.end())
+      fail(where, " lacks the one-byte token \"", bytes_to_unicode()[b], "\" (byte ", b, ")");
+    tok.byte_ids_[b] = it->second;
+  }
+  return tok;
+}
+
+void BpeTokenizer::add_existing_merge(std::int64_t a, std::int64_t b, const std::string& where) {
+  if (!ids_.count(tokens_[a] + tokens_[b]))
+    fail(where, ": the merged token \"", bytes_to_printable(tokens_[a] + tokens_[b]),
+         "\" is not in the vocabulary");
+  add_merge(a, b, where);
+}
+
+bool BpeTokenizer::made_by_training() const {
+  if (size() != 256 + merge_count()) return false;
+  for (int b = 0; b < 256; ++b)
+    if (byte_ids_[b] != b) return false;
+  for (std::size_t k = 0; k < merges_.size(); ++k)
+    if (merges_[k].merged != 256 + static_cast<std::int64_t>(k)) return false;
+  return true;
+}
+
+std::vector<std::int64_t> BpeTokenizer::special_ids() const {
+  std::vector<bool> made(tokens_.size(), false);
+  for (int b = 0; b < 256; ++b) made[static_cast<std::size_t>(byte_ids_[b])] = true;
+  for (const Merge& m : merges_) made[static_cast<std::size_t>(m.merged)] = true;
+  std::vector<std::int64_t> special;
+  for (std::size_t id = 0; id < made.size(); ++id)
+    if (!made[id]) special.push_back(static_cast<std::int64_t>(id));
+  return special;
+}
+
+std::vector<std::int64_t> BpeTokenizer::encode_with_special_tokens(std::string_view text) const {
+  std::vector<std::int64_t> special = special_ids();
+  std::vector<std::int64_t> ids;
+  std::size_t start = 0;  // the text from here on is not yet encoded
+  for (;;) {
+    // The special token that occurs first from `start` (the longer one at a tie).
+    std::size_t at = std::string_view::npos;
+    std::int64_t found = -1;
+    for (std::int64_t id : special) {
+      const std::string& name = tokens_[static_cast<std::size_t>(id)];
+      const std::size_t pos = text.find(name, start);
+      if (pos < at || (pos == at && pos != std::string_view::npos &&
+                       name.size() > tokens_[static_cast<std::size_t>(found)].size()))
+        at = pos, found = id;
+    }
+    const std::vector<std::int64_t> plain = encode(text.substr(start, at - start));
+    ids.insert(ids.end(), plain.begin(), plain.end());
+    if (found < 0) return ids;
+    ids.push_back(found);
+    start = at + tokens_[static_cast<std::size_t>(found)].size();
+  }
 }
 
 void BpeTokenizer::save(const std::string& dir) const {
@@ -273,21 +324,36 @@ void BpeTokenizer::save(const std::string& dir) const {
 
 std::string BpeTokenizer::to_json() const {
   std::vector<std::int64_t> flat;
-  for (std::size_t k = 0; k < merges_.size(); ++k) {
-    if (merges_[k].merged != 256 + static_cast<std::int64_t>(k) ||
-        size() != 256 + merge_count())
-      fail("BpeTokenizer::to_json: only a vocabulary of the 256 bytes and its merges in order "
-           "(as train makes) is written this way");
-    flat.push_back(merges_[k].a), flat.push_back(merges_[k].b);
+  for (const Merge& m : merges_) flat.push_back(m.a), flat.push_back(m.b);
+  nlohmann::json j{{"merges", flat}};
+  if (!made_by_training()) {  // GPT-2's: every token's spelling, then the merges among them
+    std::vector<std::string> printable;
+    for (const std::string& t : tokens_) printable.push_back(bytes_to_printable(t));
+    j["tokens"] = printable;
   }
-  return nlohmann::json{{"merges", flat}}.dump();
+  return j.dump();
 }
 
 BpeTokenizer BpeTokenizer::from_json(const std::string& json) {
-  const nlohmann::json j = parse_json_input(json, "the BPE tokenizer");
+  const char* where = "the BPE tokenizer";
+  const nlohmann::json j = parse_json_input(json, where);
   if (!j.is_object() || !j.contains("merges") || !j["merges"].is_array() || j["merges"].size() % 2)
-    fail("the BPE tokenizer should be {\"merges\": [a0, b0, a1, b1, ...]}, got ", json_brief(j));
+    fail("the BPE tokenizer should be {\"merges\": [a0, b0, a1, b1, ...]} (with \"tokens\": "
+         "[...] for a vocabulary of its own), got ", json_brief(j));
   BpeTokenizer tok;
+  const bool listed = j.contains("tokens");
+  if (listed) {
+    const nlohmann::json& t = j["tokens"];
+    if (!t.is_array() || t.size() < 256 || t.size() > 1000000)
+      fail(where, ": \"tokens\" should be a list of 256 to 1000000 token spellings, got ",
+           json_brief(t));
+    std::vector<std::string> tokens;
+    for (const nlohmann::json& name : t) {
+      if (!name.is_string()) fail(where, ": a token should be a string, got ", json_brief(name));
+      tokens.push_back(printable_to_bytes(name.get<std::string>(), where));
+    }
+    tok = with_tokens(std::move(tokens), where);
+  }
   const auto& m = j["merges"];
   for (std::size_t k = 0; k < m.size(); k += 2) {
     std::int64_t ab[2];
@@ -298,8 +364,12 @@ BpeTokenizer BpeTokenizer::from_json(const std::string& json) {
              ", expected an id below ", tok.size());
       ab[p] = v.get<std::int64_t>();
     }
+    if (listed) {
+      tok.add_existing_merge(ab[0], ab[1], where);
+      continue;
+    }
     const std::int64_t before = tok.size();
-    tok.add_merge(ab[0], ab[1], "the BPE tokenizer");
+    tok.add_merge(ab[0], ab[1], where);
     if (tok.size() != before + 1)
       fail("the BPE tokenizer: merge ", k / 2, " makes a token that exists already");
   }

@@ -51,6 +51,12 @@ class BpeTokenizer {
   std::vector<std::int64_t> encode(std::string_view text) const;
   // Fails naming the first id outside the vocabulary.
   std::string decode(const std::vector<std::int64_t>& ids) const;
+  // As encode, but the special tokens' names in `text` become those tokens (GPT-2's
+  // "<|endoftext|>" becomes id 50256, as tiktoken's allowed_special does); the text between them
+  // is encoded as encode does.
+  std::vector<std::int64_t> encode_with_special_tokens(std::string_view text) const;
+  // The special tokens: neither a byte nor made by a merge (GPT-2's <|endoftext|>), by id.
+  std::vector<std::int64_t> special_ids() const;
   // The token ids of one piece (bytes; no pre-tokenization): the merge loop of encode.
   std::vector<std::int64_t> encode_piece(std::string_view piece) const;
 
@@ -64,8 +70,8 @@ class BpeTokenizer {
   const Merge& merge(std::int64_t rank) const { return merges_.at(static_cast<std::size_t>(rank)); }
 
   // For a checkpoint's run configuration: {"merges": [a0, b0, a1, b1, …]}, which rebuilds a
-  // tokenizer whose ids 0 … 255 are the bytes in order and 256 + k merge k (train's ids).
-  // to_json fails for a vocabulary not in that form (GPT-2's).
+  // tokenizer whose ids 0 … 255 are the bytes in order and 256 + k merge k (train's ids); any
+  // other vocabulary (GPT-2's) adds "tokens": [every token's printable spelling, by id].
   std::string to_json() const;
   static BpeTokenizer from_json(const std::string& json);
   bool operator==(const BpeTokenizer& other) const { return tokens_ == other.tokens_; }
@@ -73,6 +79,12 @@ class BpeTokenizer {
  private:
   // Appends merge (a, b) -> a new token with id size(), or the existing token with those bytes.
   void add_merge(std::int64_t a, std::int64_t b, const std::string& where);
+  // As add_merge, for a vocabulary given whole: the merged token must be in it already.
+  void add_existing_merge(std::int64_t a, std::int64_t b, const std::string& where);
+  // A vocabulary of these tokens by id (each once, the 256 bytes among them) and no merges yet.
+  static BpeTokenizer with_tokens(std::vector<std::string> tokens, const std::string& where);
+  // Ids 0 … 255 the bytes in order and 256 + k merge k: the vocabulary train makes.
+  bool made_by_training() const;
   std::vector<std::string> tokens_;                       // id -> bytes
   std::unordered_map<std::string, std::int64_t> ids_;     // bytes -> id
   std::array<std::int64_t, 256> byte_ids_{};              // byte -> id of its one-byte token

@@ -169,6 +169,24 @@ TEST_CASE("bpe: save and load, JSON, malformed files", "[data][bpe]") {
   CHECK_THROWS_WITH(BpeTokenizer::from_json("{\"merges\": [1, 999]}"),
                     Contains("names the token 999"));
   CHECK_THROWS_WITH(BpeTokenizer::from_json("{\"merges\": [1, 2, 1, 2]}"), Contains("listed twice"));
+  // A trained vocabulary has no special tokens and keeps the short JSON form.
+  CHECK(tok.special_ids().empty());
+  CHECK(tok.encode_with_special_tokens("the cat") == tok.encode("the cat"));
+  CHECK(!nlohmann::json::parse(tok.to_json()).contains("tokens"));
+  // The long form ("tokens"): a merge must make a token in the list; a token is a string.
+  nlohmann::json bytes_only = nlohmann::json::array();
+  for (const std::string& t : bytes_to_unicode()) bytes_only.push_back(t);
+  nlohmann::json listed{{"tokens", bytes_only}, {"merges", {1, 2}}};
+  CHECK_THROWS_WITH(BpeTokenizer::from_json(listed.dump()), Contains("is not in the vocabulary"));
+  listed["tokens"].push_back(bytes_to_unicode()[1] + bytes_to_unicode()[2]);
+  listed["tokens"].push_back("<|end|>");
+  const BpeTokenizer own = BpeTokenizer::from_json(listed.dump());
+  CHECK(own.size() == 258);
+  CHECK(own.special_ids() == std::vector<std::int64_t>{257});
+  CHECK(BpeTokenizer::from_json(own.to_json()) == own);
+  CHECK(own.encode_with_special_tokens("x<|end|>") == std::vector<std::int64_t>{'x', 257});
+  listed["tokens"][3] = 5;
+  CHECK_THROWS_WITH(BpeTokenizer::from_json(listed.dump()), Contains("a token should be a string"));
   CHECK_THROWS_WITH(BpeTokenizer::load("").size(), Contains("does not exist"));
 }
 
@@ -184,6 +202,21 @@ TEST_CASE("bpe: GPT-2's vocabulary", "[data][bpe]") {
   CHECK(gpt2.encode("Hello world") == std::vector<std::int64_t>{15496, 995});
   CHECK(gpt2.encode("<|endoftext|>").size() > 1);  // spelled out, not the special token
   CHECK(gpt2.decode({15496, 995, 50256}) == "Hello world<|endoftext|>");
+  // Special tokens: only <|endoftext|>; encode_with_special_tokens turns its name into it and
+  // encodes the text between as encode does.
+  CHECK(gpt2.special_ids() == std::vector<std::int64_t>{50256});
+  CHECK(gpt2.encode_with_special_tokens("<|endoftext|>") == std::vector<std::int64_t>{50256});
+  CHECK(gpt2.encode_with_special_tokens("Hello<|endoftext|>Hello world<|endoftext|>") ==
+        std::vector<std::int64_t>{15496, 50256, 15496, 995, 50256});
+  CHECK(gpt2.encode_with_special_tokens("") == std::vector<std::int64_t>{});
+  CHECK(gpt2.encode_with_special_tokens("a <|endoftext") == gpt2.encode("a <|endoftext"));
+  // In a run configuration: every token's spelling and the merges, rebuilt whole.
+  const std::string json = gpt2.to_json();
+  CHECK(nlohmann::json::parse(json).contains("tokens"));
+  const BpeTokenizer rebuilt = BpeTokenizer::from_json(json);
+  CHECK(rebuilt == gpt2);
+  CHECK(rebuilt.merge_count() == 50000);
+  CHECK(rebuilt.encode("naïve 中文 it's") == gpt2.encode("naïve 中文 it's"));
   // A saved copy loads as the same vocabulary, with the same merges.
   uwaga::testing::TempDir dir("gpt2");
   gpt2.save(dir.str());
