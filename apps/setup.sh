@@ -16,10 +16,12 @@ required=(build-essential cmake pkg-config libopenblas-openmp-dev catch2 libcxxo
 # mpirun (CMake skips them when these are absent), a browser for the attention explorer's test
 # (tests/apps/explorer_browser.sh, skipped without it) and gdb for the debugger's test
 # (tests/apps/walkthrough_gdb.sh, skipped without it); venv, pip, setuptools and wheel for
-# `pip install .` (tests/python/pip_install.sh).
+# `pip install .` (tests/python/pip_install.sh); PyTorch for the tests that prove models against
+# a reference written in it (tests/nn/*_reference.py).
 optional=(pybind11-dev python3-dev python3-numpy python3-matplotlib jupyter-nbconvert
           python3-nbclient python3-ipykernel graphviz openmpi-bin libopenmpi-dev chromium gdb
-          python3-venv python3-pip python3-setuptools python3-wheel ${UWAGA_EXTRA_PACKAGES:-})
+          python3-venv python3-pip python3-setuptools python3-wheel python3-torch
+          ${UWAGA_EXTRA_PACKAGES:-})
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing_required=() missing_optional=()
 for p in "${required[@]}"; do installed "$p" || missing_required+=("$p"); done

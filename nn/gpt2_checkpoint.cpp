@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_input.h"
+#include "core/output_file.h"
 #include "core/safetensors.h"
 #include "core/shape_ops.h"
 
@@ -200,6 +201,34 @@ std::unique_ptr<Gpt> load_gpt2(const std::string& path) {
   model->load_state_dict(state);
   model->eval();
   return model;
+}
+
+void save_gpt2(const Gpt& model, const std::string& dir) {
+  const GptConfig& c = model.config;
+  const StateDict state = model.state_dict();
+  std::map<std::string, Tensor> tensors;
+  for (const auto& [name, t] : expected_tensors(c)) {
+    const Tensor& value = state.at(t.uwaga_name);
+    tensors[kPrefix + name] = t.conv1d ? transpose(value, 0, 1) : value;  // (in, out)
+  }
+  if (!c.tie_weights) tensors["lm_head.weight"] = state.at("head.weight");
+  nlohmann::json config = {
+      {"architectures", {"GPT2LMHeadModel"}},
+      {"model_type", "gpt2"},
+      {"vocab_size", c.vocab},
+      {"n_positions", c.context},
+      {"n_ctx", c.context},
+      {"n_embd", c.dim},
+      {"n_layer", c.layers},
+      {"n_head", c.heads},
+      {"n_inner", c.mlp_dim == 4 * c.dim ? nlohmann::json(nullptr) : nlohmann::json(c.mlp_dim)},
+      {"activation_function", c.gelu == "tanh" ? "gelu_new" : "gelu"},
+      {"layer_norm_epsilon", 1e-5},
+      {"tie_word_embeddings", c.tie_weights},
+      {"torch_dtype", "float32"}};
+  std::filesystem::create_directories(dir);
+  save_safetensors(dir + "/model.safetensors", tensors, {{"format", "pt"}});
+  write_file_atomically(dir + "/config.json", config.dump(2) + "\n");
 }
 
 }  // namespace uwaga::nn

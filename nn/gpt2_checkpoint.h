@@ -40,4 +40,12 @@ GptConfig gpt2_config(const std::string& path);
 // The model, in float32 and eval mode.
 std::unique_ptr<Gpt> load_gpt2(const std::string& path);
 
+// The other way: `model` as GPT2LMHeadModel.save_pretrained writes it, into `dir` (created if
+// missing): model.safetensors (F32, "transformer."-prefixed names, the four Conv1D weights stored
+// (in, out), lm_head.weight only when the head is not tied) and config.json (n_embd, n_layer,
+// n_head, n_positions, vocab_size, n_inner, activation_function "gelu_new" for GELU's tanh form,
+// "gelu" for the exact one), each written atomically. load_gpt2 on the result gives back the
+// same tensors.
+void save_gpt2(const Gpt& model, const std::string& dir);
+
 }  // namespace uwaga::nn

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "apps/common/memory_budget.h"
 #include "core/safetensors.h"
 #include "nn/gpt2_checkpoint.h"
 
@@ -56,6 +57,8 @@ LoadedGpt load_any_gpt(const std::string& checkpoint, const std::string& tokeniz
   if (g.run.bpe.size() != g.run.model.vocab)
     fail("the tokenizer '", tokenizer, "' has ", g.run.bpe.size(), " tokens, but the embedding of '",
          checkpoint, "' has ", g.run.model.vocab, " rows");
+  // Read whole as it is loaded: refused up front when it cannot fit, rather than by bad_alloc.
+  check_loading_fits(checkpoint, declared_parameter_count<nn::Gpt>(g.run.model));
   g.model = nn::load_gpt2(checkpoint);
   return g;
 }

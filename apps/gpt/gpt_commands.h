@@ -9,5 +9,6 @@ int gpt_sample(int argc, char** argv);
 int gpt_attention(int argc, char** argv);
 int gpt_explore(int argc, char** argv);  // apps/common/attention_explorer
 int gpt_tokenize(int argc, char** argv);
+int gpt_export(int argc, char** argv);   // nn/gpt2_checkpoint.h save_gpt2
 
 }  // namespace uwaga::apps

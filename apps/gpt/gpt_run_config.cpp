@@ -7,6 +7,7 @@
 #include "apps/common/printable_text.h"
 #include "core/error.h"
 #include "core/json_fields.h"
+#include "core/sha256.h"
 
 namespace uwaga::apps {
 namespace {
@@ -36,6 +37,23 @@ std::int64_t bpe_merges_of(const std::string& tokenizer) {
   return n;
 }
 
+bool names_tokenizer_files(const std::string& tokenizer) {
+  return tokenizer != "char" && tokenizer.rfind("bpe:", 0) != 0;
+}
+
+GptInit init_record(const std::string& typed) {
+  if (typed.empty()) fail("--init must name a model file");
+  require_utf8_path("--init", typed);
+  namespace fs = std::filesystem;
+  GptInit init;
+  init.file = fs::weakly_canonical(fs::absolute(typed)).string();
+  require_utf8_path("--init", init.file);
+  const std::string where = "--init '" + typed + "'";
+  init.sha256 = sha256_of_file(init.file, where);
+  init.bytes = static_cast<std::int64_t>(fs::file_size(init.file));
+  return init;
+}
+
 std::vector<std::int64_t> token_lengths(const GptRunConfig& run) {
   if (run.tokenizer == "char") return std::vector<std::int64_t>(run.vocab.size(), 1);
   std::vector<std::int64_t> lengths(run.bpe.size());
@@ -45,7 +63,8 @@ std::vector<std::int64_t> token_lengths(const GptRunConfig& run) {
 }
 
 std::vector<std::string> gpt_preset_names() {
-  return {"shakespeare-tiny", "shakespeare-small", "smoke"};
+  return {"shakespeare-tiny", "shakespeare-small", "gpt2-shakespeare", "gpt2-shakespeare-long",
+          "smoke"};
 }
 
 GptRunConfig gpt_preset(const std::string& name) {
@@ -66,6 +85,22 @@ GptRunConfig gpt_preset(const std::string& name) {
     r.model.mlp_dim = 768, r.model.dropout = 0.1;
     r.epochs = 10, r.steps_per_epoch = 500, r.batch_size = 64;
     r.lr = 1e-3, r.min_lr = 1e-4, r.warmup = 200, r.weight_decay = 0.1;
+  } else if (name == "gpt2-shakespeare") {
+    // llm.c's train_gpt2.c demo: GPT-2 (--init) fine-tuned on Shakespeare with its own tokens,
+    // B 4, T 64, AdamW lr 1e-4 (β2 0.999, no weight decay, no schedule), 40 steps, the
+    // validation loss every 10 steps (over 5 batches of 4 windows) and a sample every 20.
+    r.tokenizer = "gpt2", r.window = 64;
+    r.epochs = 4, r.steps_per_epoch = 10, r.batch_size = 4, r.eval_windows = 20;
+    r.lr = 1e-4, r.min_lr = 1e-4, r.warmup = 0, r.weight_decay = 0.0, r.beta2 = 0.999;
+    r.clip_norm = 0.0, r.sample_every = 20;
+  } else if (name == "gpt2-shakespeare-long") {
+    // nanoGPT's finetune_shakespeare (constant lr 3e-5, β2 0.95, weight decay 0.1, clipping at
+    // 1, 32 windows of 1,024 tokens a step for 20 steps) scaled to two cores: 16 windows of 256
+    // tokens a step for 100 steps, the validation loss every 10 over 40 windows.
+    r.tokenizer = "gpt2", r.window = 256;
+    r.epochs = 10, r.steps_per_epoch = 10, r.batch_size = 16, r.eval_windows = 40;
+    r.lr = 3e-5, r.min_lr = 3e-5, r.warmup = 0, r.weight_decay = 0.1, r.beta2 = 0.95;
+    r.clip_norm = 1.0, r.sample_every = 50;
   } else if (name == "smoke") {
     // For smoke tests: a few seconds, learns something, not much.
     r.model.context = 16, r.model.dim = 32, r.model.layers = 1, r.model.heads = 2;
@@ -87,6 +122,11 @@ void GptRunConfig::validate() const {
   if (eval_windows < 0) fail("--eval-windows must be >= 0 (0: all), got ", eval_windows);
   if (text.empty()) fail("--text must name a text file");
   if (tokenizer != "gpt2") bpe_merges_of(tokenizer);
+  if (window < 0 || window > model.context)
+    fail("--window must be from 1 to the model's context of ", model.context, " (0: all of it), "
+         "got ", window);
+  if (!(beta2 >= 0 && beta2 < 1)) fail("--beta2 must be in [0, 1), got ", beta2);
+  if (sample_every < 0) fail("--sample-every must be >= 0 (0: no samples), got ", sample_every);
 }
 
 std::string GptRunConfig::to_json() const {
@@ -126,6 +166,11 @@ GptRunConfig GptRunConfig::from_json(const std::string& json) {
   // Checkpoints written before the BPE tokenizer and GPT-2's GELU: characters and exact GELU.
   if (!j.contains("tokenizer")) j["tokenizer"] = "char";
   if (!j.contains("bpe")) j["bpe"] = nlohmann::json{{"merges", nlohmann::json::array()}};
+  // Written before fine-tuning (window, β2, samples, --init): as those runs trained.
+  const nlohmann::json defaults = {{"window", 0}, {"beta2", 0.99}, {"sample_every", 0},
+                                   {"init", fields_to_json(GptInit{})}};
+  for (const auto& [key, value] : defaults.items())
+    if (!j.contains(key)) j[key] = value;
   if (j.contains("model") && j["model"].is_object() && !j["model"].contains("gelu"))
     j["model"]["gelu"] = "erf";
   GptRunConfig r;
@@ -137,8 +182,7 @@ GptRunConfig GptRunConfig::from_json(const std::string& json) {
       fail(what, ": \"text_hash\" should be 16 hexadecimal digits, got ", json_brief(h));
     r.text_hash = h.get<std::string>();
   }
-  r.model.validate();
-  bpe_merges_of(r.tokenizer);
+  r.validate();
   const bool chars = r.tokenizer == "char";
   const std::int64_t size = chars ? r.vocab.size() : r.bpe.size();
   if (r.model.vocab != size)

@@ -13,6 +13,23 @@
 
 namespace uwaga::apps {
 
+// The model file a run started from (--init): a Hugging Face GPT-2 model.safetensors or a
+// uwaga-gpt checkpoint, as it was when the run began. Empty for a run from random weights.
+struct GptInit {
+  std::string file;      // absolute and canonical
+  std::int64_t bytes = 0;
+  std::string sha256;    // of its bytes (core/sha256.h)
+
+  bool empty() const { return file.empty(); }
+  bool operator==(const GptInit&) const = default;
+  template <class Field>
+  static void fields(Field&& field) {
+    field("file", &GptInit::file);
+    field("bytes", &GptInit::bytes);
+    field("sha256", &GptInit::sha256);
+  }
+};
+
 struct GptRunConfig {
   std::string preset;
   std::string text = "data/cache/tinyshakespeare/input.txt";  // the corpus: 90 % train, 10 % valid
@@ -27,10 +44,17 @@ struct GptRunConfig {
   double label_smoothing = 0.0;
   double clip_norm = 1.0;
   std::int64_t eval_windows = 0;  // validation windows scored after each epoch (0: all)
+  // Tokens per training and validation window (T); 0: the model's context. GPT-2 keeps its 1,024
+  // positions while a fine-tune reads shorter windows.
+  std::int64_t window = 0;
+  double beta2 = 0.99;            // AdamW's β2 (β1 is 0.9)
+  std::int64_t sample_every = 0;  // optimizer steps between the samples train prints; 0: none
   std::uint64_t seed = 0;         // initialisation, windows and dropout
+  GptInit init;                   // the weights the run started from; empty: random (seed)
   // What the model reads (apps/gpt/gpt_tokens.h): "char", the characters of `vocab`; "bpe:N",
-  // the tokens of `bpe`, learned from the training text; "gpt2", GPT-2's (an imported checkpoint,
-  // never saved in one).
+  // the tokens of `bpe`, learned from the training text; "gpt2", the tokens of `bpe` read from
+  // GPT-2's vocabulary files (or another vocabulary in their form), <|endoftext|> in the text
+  // read as that token.
   std::string tokenizer = "char";
   CharVocabulary vocab;
   // FNV-1a 64 of the text's bytes (16 hex digits) when the run began; in the JSON beside the
@@ -38,6 +62,8 @@ struct GptRunConfig {
   // text by then.
   std::string text_hash;
   BpeTokenizer bpe;
+
+  std::int64_t window_length() const { return window > 0 ? window : model.context; }  // T
 
   std::string to_json() const;
   static GptRunConfig from_json(const std::string& json);
@@ -54,7 +80,11 @@ struct GptRunConfig {
     training_settings_fields<GptRunConfig>(field);
     field("steps_per_epoch", &GptRunConfig::steps_per_epoch);
     field("eval_windows", &GptRunConfig::eval_windows);
+    field("window", &GptRunConfig::window);
+    field("beta2", &GptRunConfig::beta2);
+    field("sample_every", &GptRunConfig::sample_every);
     field("seed", &GptRunConfig::seed);
+    field("init", &GptRunConfig::init);
     field("tokenizer", &GptRunConfig::tokenizer);
     field("vocab", &GptRunConfig::vocab);
     field("bpe", &GptRunConfig::bpe);
@@ -72,6 +102,13 @@ std::string read_run_text(GptRunConfig& run, bool new_run);
 
 // N of --tokenizer bpe:N (1 ≤ N ≤ 100000), 0 for char; fails naming --tokenizer for anything else.
 std::int64_t bpe_merges_of(const std::string& tokenizer);
+// True for a --tokenizer that names vocabulary files: "gpt2" (data/cache/gpt2-tokenizer) or a
+// directory, as opposed to char and bpe:N.
+bool names_tokenizer_files(const std::string& tokenizer);
+
+// The record of an --init file: its canonical path, size and SHA-256; fails naming --init when it
+// is not a readable regular file.
+GptInit init_record(const std::string& typed);
 
 // The bytes each token id of the run's tokenizer stands for (1 for each character): what turns a
 // loss per token into bits per character.

@@ -14,7 +14,7 @@ const char* token_unit(const GptRunConfig& run) {
 
 std::vector<std::int64_t> encode_text(const GptRunConfig& run, const std::string& text,
                                       const char* what) {
-  if (!reads_characters(run)) return run.bpe.encode(text);
+  if (!reads_characters(run)) return run.bpe.encode_with_special_tokens(text);
   if (const std::string missing = run.vocab.unknown(text); !missing.empty()) {
     std::string listed;
     for (char c : missing)

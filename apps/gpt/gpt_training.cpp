@@ -3,8 +3,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include <cstdio>
+
+#include "apps/common/printable_text.h"
+#include "apps/gpt/gpt_tokens.h"
 #include "core/graph.h"
 #include "nn/inference_scope.h"
+#include "nn/sampling.h"
 
 namespace uwaga::apps {
 
@@ -16,9 +21,10 @@ double LanguageModelEval::perplexity() const { return std::exp(loss); }
 
 LanguageModelEval evaluate_language_model(nn::Gpt& model, const std::vector<std::int64_t>& ids,
                                           std::int64_t windows,
-                                          const std::vector<std::int64_t>& lengths) {
+                                          const std::vector<std::int64_t>& lengths,
+                                          std::int64_t window) {
   const nn::InferenceScope inference(model);  // eval mode, no graph, until the return
-  const std::int64_t T = model.config.context;
+  const std::int64_t T = window > 0 ? window : model.config.context;
   std::int64_t count = consecutive_window_count(ids, T);
   if (windows > 0) count = std::min(count, windows);
   constexpr std::int64_t kEvalBatch = 32;
@@ -39,13 +45,13 @@ LanguageModelEval evaluate_language_model(nn::Gpt& model, const std::vector<std:
   return result;
 }
 
-optim::AdamOptions gpt_adam_options(const GptRunConfig& run) { return {run.lr, 0.9, 0.99}; }
+optim::AdamOptions gpt_adam_options(const GptRunConfig& run) { return {run.lr, 0.9, run.beta2}; }
 
 GptTraining::GptTraining(const GptRunConfig& run, const CharCorpus& corpus,
                          optim::TrainerOptions options)
     : Training(run,
                [&] {  // run.steps_per_epoch batches of random windows make an epoch
-                 return CharWindows(corpus.train, run.batch_size, run.model.context,
+                 return CharWindows(corpus.train, run.batch_size, run.window_length(),
                                     run.steps_per_epoch, run.seed);
                },
                nn::CrossEntropyLoss({-100, run.label_smoothing}), gpt_adam_options(run), "valid",
@@ -54,9 +60,24 @@ GptTraining::GptTraining(const GptRunConfig& run, const CharCorpus& corpus,
       token_lengths_(token_lengths(run)) {}
 
 std::map<std::string, double> GptTraining::evaluate() {
-  const LanguageModelEval e =
-      evaluate_language_model(*model_, corpus_.valid, run_.eval_windows, token_lengths_);
+  const LanguageModelEval e = evaluate_language_model(*model_, corpus_.valid, run_.eval_windows,
+                                                      token_lengths_, run_.window_length());
+  print_sample_if_due();
   return {{"loss", e.loss}, {"bits_per_character", e.bits_per_character()}};
+}
+
+void GptTraining::print_sample_if_due() {
+  const std::int64_t step = optimizer_.steps();
+  if (run_.sample_every <= 0 || step / run_.sample_every == sampled_at_ / run_.sample_every)
+    return;
+  sampled_at_ = step;
+  // As llm.c's demo: from the first token of the validation text, drawn at τ = 1 with a fixed
+  // seed, so that runs compare.
+  nn::TokenStream stream(*model_, {corpus_.valid.front()}, nn::SamplingOptions{}, 1337);
+  for (std::int64_t i = 0; i < kTrainingSampleTokens; ++i) stream.next();
+  std::printf("sample after step %lld:\n%s\n---\n", static_cast<long long>(step),
+              printable(decode_ids(run_, stream.tokens())).c_str());
+  std::fflush(stdout);
 }
 
 }  // namespace uwaga::apps

@@ -27,22 +27,27 @@ struct LanguageModelEval {
   double perplexity() const;          // exp(loss), per prediction
 };
 
-// The mean next-token loss of `model` over consecutive windows of `ids` (all of them, or
-// the first `windows` when > 0), in eval mode without a graph. `lengths`: the bytes of each
-// token id (token_lengths); none: one each.
+// The mean next-token loss of `model` over consecutive windows of `window` tokens (0: the
+// model's context) of `ids` (all of them, or the first `windows` when > 0), in eval mode without a
+// graph. `lengths`: the bytes of each token id (token_lengths); none: one each.
 LanguageModelEval evaluate_language_model(nn::Gpt& model, const std::vector<std::int64_t>& ids,
                                           std::int64_t windows = 0,
-                                          const std::vector<std::int64_t>& lengths = {});
+                                          const std::vector<std::int64_t>& lengths = {},
+                                          std::int64_t window = 0);
 
-// AdamW as uwaga-gpt trains with it: the run's learning rate, β1 = 0.9 and β2 = 0.99 (as small
-// character models use). apps/bench/gpt_throughput.cpp measures the same optimiser.
+// Tokens of each sample printed during training (GptRunConfig::sample_every), as llm.c's demo.
+constexpr std::int64_t kTrainingSampleTokens = 64;
+
+// AdamW as uwaga-gpt trains with it: the run's learning rate, β1 = 0.9 and the run's β2 (0.99 as
+// small character models use; GPT-2's fine-tunes set theirs). apps/bench/gpt_throughput.cpp
+// measures the same optimiser.
 optim::AdamOptions gpt_adam_options(const GptRunConfig& run);
 
-// What a uwaga-gpt run trains, and how: the model from the run's seed; batches of random windows
-// of the training text (data/text/char_corpus.h); cross-entropy over every position of every window;
-// AdamW (β2 = 0.99, as small character models use) with weight decay on the weights only;
-// warm-up + cosine; the validation loss after every epoch. The run's vocabulary must be the
-// corpus's.
+// What a uwaga-gpt run trains, and how: the model from the run's seed (or, with --init, the
+// weights the program loads into it before the first step); batches of random windows of the
+// training text (data/text/char_corpus.h); cross-entropy over every position of every window;
+// AdamW with weight decay on the weights only; warm-up + cosine; the validation loss after every
+// epoch, and every run.sample_every steps a sample. The run's vocabulary must be the corpus's.
 class GptTraining : public Training<GptRunConfig, nn::Gpt, CharWindows, nn::CrossEntropyLoss> {
  public:
   // `corpus` must outlive this object. `options`: the run's files, budget, threads and log; the
@@ -51,8 +56,11 @@ class GptTraining : public Training<GptRunConfig, nn::Gpt, CharWindows, nn::Cros
 
  private:
   std::map<std::string, double> evaluate() override;
+  // Prints kTrainingSampleTokens tokens once run.sample_every more steps have passed.
+  void print_sample_if_due();
   const CharCorpus& corpus_;
   std::vector<std::int64_t> token_lengths_;
+  std::int64_t sampled_at_ = 0;  // the step of the last sample
 };
 
 }  // namespace uwaga::apps

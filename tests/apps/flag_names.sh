@@ -40,7 +40,7 @@ modes() {
 
 modes "$vit" train eval predict attention explore plot augment
 modes "$translate" train eval translate explore vocab plot
-modes "$gpt" train eval sample attention explore tokenize
+modes "$gpt" train eval sample attention explore tokenize export
 modes "$pose" train eval predict attention explore plot
 "$walkthrough" --help >"$tmp/help" 2>&1
 for part in 1 2 3 4 5; do

@@ -148,11 +148,41 @@ for b in range(256):
 json.dump({chr(c): i for i, c in enumerate(cs)}, open(sys.argv[1] + "/encoder.json", "w"))
 open(sys.argv[1] + "/vocab.bpe", "w").write("#version: 0.2\n")' "$tmp/tok256"
   expect_error "has 256 tokens, but the embedding of" sample --checkpoint "$g2" --tokenizer "$tmp/tok256"
-  echo '{"a": 0' >"$tmp/tok256/encoder.json"
-  expect_error "encoder.json' is not valid JSON" sample --checkpoint "$g2" --tokenizer "$tmp/tok256"
+  mkdir -p "$tmp/tokbad"; cp "$tmp/tok256/vocab.bpe" "$tmp/tokbad/"
+  echo '{"a": 0' >"$tmp/tokbad/encoder.json"
+  expect_error "encoder.json' is not valid JSON" sample --checkpoint "$g2" --tokenizer "$tmp/tokbad"
   expect_error "carries no tokenizer" sample --checkpoint "$g2"
   expect_error "is a uwaga-gpt checkpoint, which carries its own" sample --checkpoint "$ckpt" --tokenizer "$tok"
   expect_error "the model reads at most its context of 1024" sample --checkpoint "$g2" --tokenizer "$tok" --prompt "$(printf 'a %.0s' $(seq 1 1100))"
+
+  # 8. Fine-tuning it: the gpt2-shakespeare preset cut to 4 steps; the run records the file; its
+  # checkpoint carries GPT-2's tokenizer; export writes Hugging Face's files back, which score
+  # the same loss; a resume names a changed --init; contradictions are refused.
+  ft=(train --preset gpt2-shakespeare --init "$g2" --tokenizer "$tok" --text "$text" --threads 2
+      --epochs 2 --steps-per-epoch 2 --eval-windows 2 --sample-every 2 --log-every 1)
+  if "$bin" "${ft[@]}" --out "$tmp/ft" >"$tmp/ft.out" 2>&1; then
+    grep -q "sample after step 2:" "$tmp/ft.out" && grep -q "init .*model.safetensors" "$tmp/ft.out" &&
+      pass "fine-tune: 4 steps from GPT-2, a sample, the init file named" ||
+      { failed "fine-tune: no sample or init line"; head -12 "$tmp/ft.out"; }
+    sha=$(sha256sum "$g2" | cut -c1-64)
+    grep -q "$sha" "$tmp/ft/run.json" 2>/dev/null || grep -aq "$sha" "$tmp/ft/checkpoint.safetensors" &&
+      pass "fine-tune: the run records the SHA-256 of --init" || failed "fine-tune: no SHA-256 of --init recorded"
+    a=$("$bin" eval --checkpoint "$tmp/ft/checkpoint.safetensors" --text "$text" --eval-windows 3 --json 2>&1 | tail -1)
+    "$bin" export --checkpoint "$tmp/ft/checkpoint.safetensors" --hf "$tmp/ft/hf" >"$tmp/export.out" 2>&1
+    b=$("$bin" eval --checkpoint "$tmp/ft/hf/model.safetensors" --tokenizer "$tmp/ft/hf" --window 64 --text "$text" --eval-windows 3 --json 2>&1 | tail -1)
+    [[ -n $a && $a == "$b" && $a == *'"loss"'* ]] && pass "export: the Hugging Face files score as the checkpoint: $b" ||
+      failed "export: checkpoint $a, exported $b ($(cat "$tmp/export.out"))"
+    cp "$g2" "$tmp/g2copy.safetensors"; cp "$tmp/g2/config.json" "$tmp/config.json"
+    printf 'x' >>"$tmp/g2copy.safetensors"
+    expect_error "init" train --out "$tmp/ft" --resume --init "$tmp/g2copy.safetensors" --tokenizer "$tok"
+  else
+    failed "fine-tune exited with $?"; cat "$tmp/ft.out"
+  fi
+  expect_error "fine-tunes GPT-2: give --init" train --preset gpt2-shakespeare --text "$text" --out "$tmp/ft2"
+  expect_error "--dim 128 contradicts --init" "${ft[@]}" --dim 128 --out "$tmp/ft3"
+  expect_error "has 256 tokens, but the embedding of --init" train --preset gpt2-shakespeare --init "$g2" --tokenizer "$tmp/tok256" --text "$text" --out "$tmp/ft4"
+  expect_error "is a uwaga-gpt checkpoint, which carries its own" train --init "$ckpt" --tokenizer "$tok" --text "$text" --out "$tmp/ft5"
+  expect_error "not a safetensors file" train --init "$text" --text "$text" --out "$tmp/ft6"
 fi
 
 if ((failures)); then echo "$failures failure(s)"; exit 1; fi

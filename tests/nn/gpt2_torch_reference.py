@@ -86,7 +86,12 @@ def gelu_tanh(x):
 
 def forward(w, tokens):
     """Logits (T, V) of the token ids (T,), in float64."""
-    w = {k: v.double() for k, v in w.items()}
+    return forward_float64({k: v.double() for k, v in w.items()}, tokens)
+
+
+def forward_float64(w, tokens):
+    """forward() on weights that are float64 already (differentiable: gpt2_finetune_reference.py
+    takes its gradients)."""
     T = len(tokens)
     x = w["wte.weight"][tokens] + w["wpe.weight"][:T]
     causal = torch.tril(torch.ones(T, T, dtype=torch.bool))

@@ -2,7 +2,9 @@
 // whole; a GPT-2 made by PyTorch (tests/nn/gpt2_torch_reference.py: 2 layers, width 64, 4 heads,
 // the real 50,257-token vocabulary, random weights) gives the logits of a forward pass written
 // from the paper, in float32 to 1e-4 relative, and the same greedy tokens; F16 and BF16 files;
-// every way a file can disagree with its configuration is named.
+// every way a file can disagree with its configuration is named; save_gpt2 writes the layout back;
+// fine-tuning from such a file (loss, gradients, AdamW steps) equals an independent reference
+// (tests/nn/gpt2_finetune_reference.py).
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -12,7 +14,9 @@
 #include "core/uwaga.h"
 #include "core/safetensors.h"
 #include "nn/gpt2_checkpoint.h"
+#include "nn/loss.h"
 #include "nn/sampling.h"
+#include "optim/adam.h"
 #include "tests/support/gradcheck.h"
 #include "tests/support/temp_dir.h"
 
@@ -180,5 +184,103 @@ TEST_CASE("gpt2 checkpoint: a GPT-2 written by PyTorch gives the paper's logits"
     const auto half = load_gpt2(dir.file(std::string(sub) + "/model.safetensors"));
     CHECK(half->config.tie_weights);
     CHECK(max_abs_diff(half->token_embed->weight, ref.tensors.at(key)) == 0);
+  }
+}
+
+TEST_CASE("gpt2 checkpoint: save_gpt2 writes Hugging Face's layout, and reads back whole",
+          "[nn][gpt][gpt2]") {
+  uwaga::testing::TempDir dir("gpt2-export");
+  GptConfig untied = small();
+  untied.tie_weights = false, untied.gelu = "erf", untied.mlp_dim = 4 * untied.dim;
+  for (const GptConfig& c : {small(), untied}) {
+    Generator gen(9);
+    Gpt model(c, gen);
+    save_gpt2(model, dir.str());
+    // The tensors are those of the hand-made layout above (plus lm_head when untied).
+    const SafetensorsFile file = load_safetensors(dir.file("model.safetensors"));
+    const auto want = hf_tensors(model, "transformer.");
+    CHECK(file.tensors.size() == want.size() + (c.tie_weights ? 0 : 1));
+    for (const auto& [name, t] : want) {
+      INFO(name);
+      REQUIRE(file.tensors.count(name));
+      CHECK(max_abs_diff(file.tensors.at(name), t) == 0);
+    }
+    const auto back = load_gpt2(dir.file("model.safetensors"));
+    CHECK(back->config.to_json() == c.to_json());
+    const StateDict a = model.state_dict(), b = back->state_dict();
+    REQUIRE(a.size() == b.size());
+    for (const auto& [name, t] : a) CHECK(max_abs_diff(b.at(name), t) == 0);
+  }
+}
+
+TEST_CASE("gpt2 fine-tuning: loss, gradients and AdamW steps equal an independent reference",
+          "[nn][gpt][gpt2][python]") {
+  // tests/nn/gpt2_finetune_reference.py: the paper's forward pass in float64, PyTorch's autograd
+  // and torch.optim.AdamW, on the parameter groups uwaga-gpt trains with.
+  const std::string python = "/usr/bin/python3";
+  if (std::system((python + " -c 'import torch' >/dev/null 2>&1").c_str()) != 0) {
+    WARN("skipped: " << python << " with torch is not available");
+    return;
+  }
+  uwaga::testing::TempDir dir("gpt2-finetune");
+  const std::string script = UWAGA_SOURCE_DIR "/tests/nn/gpt2_finetune_reference.py";
+  REQUIRE(std::system((python + " " + script + " " + dir.str()).c_str()) == 0);
+  const SafetensorsFile ref = load_safetensors(dir.file("finetune.safetensors"));
+  const Tensor& tokens = ref.tensors.at("tokens");  // (B, T + 1)
+  const std::int64_t T = tokens.size(1) - 1;
+  const Tensor inputs = slice(tokens, 1, 0, T), targets = slice(tokens, 1, 1, T + 1);
+  const std::vector<double> losses = ref.tensors.at("losses").to_vector();
+  const std::vector<double> hyper = ref.tensors.at("hyper").to_vector();  // lr, β1, β2, decay
+
+  // As uwaga-gpt train --init loads it (apps/gpt/gpt_commands.cpp load_init_weights).
+  const auto model = load_gpt2(dir.file("model.safetensors"));
+  model->train();
+  const CrossEntropyLoss loss_fn;
+  optim::AdamW adam(optim::make_param_groups(*model, hyper[3]), {hyper[0], hyper[1], hyper[2]});
+  const NamedTensors params = model->named_parameters();
+  auto param = [&](const std::string& hf) -> const Tensor& {  // by Hugging Face's name
+    const std::map<std::string, std::string> ours = {
+        {"wte.weight", "token_embed.weight"}, {"wpe.weight", "pos_embed.weight"},
+        {"h.0.attn.c_attn.weight", "blocks.0.attn.qkv.weight"},
+        {"h.1.mlp.c_proj.bias", "blocks.1.mlp.fc2.bias"},
+        {"h.1.ln_2.weight", "blocks.1.norm2.weight"}, {"ln_f.bias", "norm.bias"}};
+    for (const auto& [name, p] : params)
+      if (name == ours.at(hf)) return p;
+    FAIL("no parameter for " << hf);
+    return params.front().second;
+  };
+  auto as_hf = [](const std::string& hf, const Tensor& t) {  // Conv1D weights are (in, out)
+    return hf.find("c_attn.weight") != std::string::npos ? transpose(t, 0, 1) : t;
+  };
+  const std::vector<std::string> checked = {"wte.weight", "wpe.weight", "h.0.attn.c_attn.weight",
+                                            "h.1.mlp.c_proj.bias", "h.1.ln_2.weight", "ln_f.bias"};
+  const std::int64_t K = static_cast<std::int64_t>(losses.size()) - 1;
+  for (std::int64_t step = 0; step <= K; ++step) {
+    model->zero_grad();
+    const Tensor loss = loss_fn(model->forward(inputs), targets);
+    INFO("step " << step << ": loss " << loss.item() << ", reference " << losses[step]);
+    CHECK(std::fabs(loss.item() - losses[step]) <= 1e-5 * std::fabs(losses[step]));
+    if (step == K) break;
+    loss.backward();
+    if (step == 0) {
+      for (const std::string& name : checked) {
+        const double rel = max_relative_error(as_hf(name, param(name).grad()),
+                                              ref.tensors.at("grad." + name));
+        INFO("gradient of " << name << ": largest difference / largest entry " << rel);
+        CHECK(rel <= 1e-5);
+      }
+    }
+    adam.step();
+  }
+  // After the steps the weights agree to 1e-5, or, where float32 alone ends further from the
+  // float64 run (Adam divides gradients near zero by their own size: a token's embedding row that
+  // the batch barely touches moves by up to lr either way), within twice PyTorch's float32 run.
+  for (const std::string& name : checked) {
+    const Tensor& want = ref.tensors.at("after." + name);
+    const double rel = max_relative_error(as_hf(name, param(name)), want);
+    const double torch32 = max_relative_error(ref.tensors.at("after32." + name), want);
+    INFO(name << " after " << K << " AdamW steps: largest difference / largest entry " << rel
+              << " (PyTorch in float32: " << torch32 << ")");
+    CHECK(rel <= std::max(1e-5, 2 * torch32));
   }
 }
