@@ -8,6 +8,12 @@
         PyTorch decoding the same model greedily with a key/value cache, one token at a time
         (the forward pass of tests/nn/gpt2_torch_reference.py with a cache), float32; prints one
         JSON line: tokens, seconds, tokens_per_s, threads
+    python3 apps/bench/gpt2_torch.py train DIR --threads N --batch B --window T --steps K
+        PyTorch training the same model as uwaga-gpt train --init does (the paper's forward pass
+        batched, float32, autograd, the tied head, cross-entropy over every position, AdamW as
+        the gpt2-shakespeare preset: lr 1e-4, betas (0.9, 0.999), no weight decay) on random
+        windows; prints one JSON line: the median step's seconds over K steps after one warm-up
+        step, and the losses
     python3 apps/bench/gpt2_torch.py bandwidth
         the machine's copy bandwidth (numpy copyto of 512 MiB, best of 5), bytes read + written
         per second, as one JSON line
@@ -111,6 +117,50 @@ def decode(args):
                       "threads": args.threads}))
 
 
+def train(args):
+    import torch
+    import torch.nn.functional as F
+    torch.set_num_threads(args.threads)
+    w = {k: v.clone().requires_grad_(True) for k, v in load(os.path.join(args.dir, "model.safetensors")).items()}
+    w.pop("lm_head.weight", None)
+    opt = torch.optim.AdamW(list(w.values()), lr=1e-4, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0)
+    gen = torch.Generator().manual_seed(0)
+    B, T = args.batch, args.window
+    hd = D // H
+    causal = torch.ones(T, T, dtype=torch.bool).tril()
+
+    def loss_of(tokens):
+        x = w["wte.weight"][tokens[:, :-1]] + w["wpe.weight"][:T]
+        for i in range(L):
+            p = f"h.{i}."
+            u = F.layer_norm(x, (D,), w[p + "ln_1.weight"], w[p + "ln_1.bias"], 1e-5)
+            q, k, v = (u @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]).split(D, dim=-1)
+            q, k, v = (t.view(B, T, H, hd).transpose(1, 2) for t in (q, k, v))
+            a = (q @ k.transpose(-2, -1) / math.sqrt(hd)).masked_fill(~causal, float("-inf")).softmax(-1)
+            y = (a @ v).transpose(1, 2).reshape(B, T, D)
+            x = x + y @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
+            u = F.layer_norm(x, (D,), w[p + "ln_2.weight"], w[p + "ln_2.bias"], 1e-5)
+            h = F.gelu(u @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"], approximate="tanh")
+            x = x + h @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
+        x = F.layer_norm(x, (D,), w["ln_f.weight"], w["ln_f.bias"], 1e-5)
+        return F.cross_entropy((x @ w["wte.weight"].T).view(B * T, V), tokens[:, 1:].reshape(-1))
+
+    times, losses = [], []
+    for step in range(args.steps + 1):
+        tokens = torch.randint(0, V, (B, T + 1), generator=gen)
+        start = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss = loss_of(tokens)
+        loss.backward()
+        opt.step()
+        if step > 0:
+            times.append(time.perf_counter() - start)
+        losses.append(loss.item())
+    times.sort()
+    print(json.dumps({"seconds_per_step": times[len(times) // 2], "threads": args.threads,
+                      "batch": B, "window": T, "losses": losses}))
+
+
 def bandwidth():
     import numpy as np
     a = np.ones(1 << 27, dtype=np.float32)  # 512 MiB
@@ -125,16 +175,21 @@ def bandwidth():
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["write", "decode", "bandwidth"])
+    ap.add_argument("mode", choices=["write", "decode", "train", "bandwidth"])
     ap.add_argument("dir", nargs="?")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--tokens", type=int, default=32)
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--window", type=int, default=64)
+    ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--prompt", type=lambda s: [int(t) for t in s.split()], default=[15496, 11, 616, 3290, 318, 257])
     args = ap.parse_args()
     if args.mode == "write":
         write(args.dir)
     elif args.mode == "decode":
         decode(args)
+    elif args.mode == "train":
+        train(args)
     else:
         bandwidth()
 

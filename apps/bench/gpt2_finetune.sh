@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Fine-tuning GPT-2 small (124 M parameters) with uwaga-gpt train --init, measured:
+#   1. the gpt2-shakespeare demo (llm.c's train_gpt2.c: B 4, T 64, 40 steps) on tinyshakespeare:
+#      wall time, peak RSS (/usr/bin/time -v), the validation loss before (step 0: uwaga-gpt eval
+#      of the file on the same windows) and after, the last sample;
+#   2. training steps at B 4, T 64 and T 256 (THREADS), uwaga and PyTorch alternated ROUNDS times
+#      (apps/bench/gpt2_torch.py train: the same model, batches of the same shape, AdamW): the
+#      median seconds a step, peak RSS, and the fraction of the FLOP bound — 6·N·tokens for the
+#      matrix products of N weights (every parameter but the position table) plus 12·L·T·D per
+#      token for attention's QKᵀ and AV (forward and backward), at the GFLOP/s of a 1024³ sgemm
+#      on the same threads (uwaga-bench --mode sgemm).
+#   bash apps/bench/gpt2_finetune.sh          (about 15 minutes on 2 cores)
+# Environment: BUILD_DIR (build), THREADS (2), ROUNDS (3), STEPS (5 timed steps a run, after one
+# warm-up), WINDOWS ("64 256"), MODEL (a directory holding model.safetensors and config.json:
+# the real gpt2 from Hugging Face; default: random GPT-2 small weights written by
+# apps/bench/gpt2_torch.py), OUT (runs/gpt2-finetune/<date>-<time>, git-ignored).
+# Needs data/cache/gpt2-tokenizer and data/cache/tinyshakespeare (data/fetch.sh), python3-torch.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${BUILD_DIR:-build}
+bin=$build/apps/uwaga-gpt
+python=/usr/bin/python3
+threads=${THREADS:-2} rounds=${ROUNDS:-3} steps=${STEPS:-5} windows=${WINDOWS:-"64 256"}
+out=${OUT:-runs/gpt2-finetune/$(date +%Y-%m-%d-%H%M)}
+text=data/cache/tinyshakespeare/input.txt
+tok=data/cache/gpt2-tokenizer
+die() { echo "gpt2_finetune.sh: $*" >&2; exit 2; }
+[[ -x $bin ]] || die "$bin not found (cmake --build $build --target uwaga-gpt uwaga-bench)"
+[[ -f $text ]] || die "$text not found (bash data/fetch.sh tinyshakespeare)"
+[[ -f $tok/encoder.json ]] || die "$tok not found (bash data/fetch.sh gpt2-tokenizer)"
+mkdir -p "$out"
+model=${MODEL:-$out/gpt2-small}
+[[ -f $model/model.safetensors ]] || $python apps/bench/gpt2_torch.py write "$model"
+echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; git $(git rev-parse --short HEAD); $threads threads"
+
+# Peak RSS (GiB) of the command's log FILE written by /usr/bin/time -v.
+peak_gib() { awk '/Maximum resident set size/ { printf "%.2f", $NF / 1048576 }' "$1"; }
+# Median seconds a step of a run's log.jsonl, the first step (warm-up) left out: batch / items_per_s.
+median_step() {
+  $python -c 'import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+s = sorted(float(sys.argv[2]) / x["items_per_s"] for x in r if x["type"] == "step" and x["step"] > 1)
+print(s[len(s) // 2])' "$1" "$2"
+}
+
+# 1. The demo.
+before=$("$bin" eval --checkpoint "$model/model.safetensors" --tokenizer "$tok" --window 64 \
+           --eval-windows 20 --threads "$threads" --json | tail -1)
+rm -rf "$out/demo"
+/usr/bin/time -v "$bin" train --preset gpt2-shakespeare --init "$model/model.safetensors" \
+  --tokenizer "$tok" --threads "$threads" --out "$out/demo" >"$out/demo.out" 2>"$out/demo.time"
+after=$(grep '"type":"epoch"' "$out/demo/log.jsonl" | tail -1)
+seconds=$(awk '/Elapsed \(wall clock\)/ { n = split($NF, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s }' "$out/demo.time")
+printf 'demo: 40 steps in %.1f s wall (peak RSS %s GiB); validation loss %s -> %s\n' "$seconds" \
+  "$(peak_gib "$out/demo.time")" \
+  "$($python -c 'import json,sys; print(round(json.loads(sys.argv[1])["loss"], 4))' "$before")" \
+  "$($python -c 'import json,sys; print(round(json.loads(sys.argv[1])["valid_loss"], 4))' "$after")"
+sed -n '/sample after step 40/,/^---$/p' "$out/demo.out" | head -20
+
+# 2. Steps, alternated with PyTorch.
+sgemm=$("$build/apps/uwaga-bench" --mode sgemm --shapes 1024x1024x1024 --threads "$threads" | $python -c '
+import json, sys
+best = 0.0  # the better of uwaga's gemm and one cblas_sgemm call
+for line in sys.stdin:
+    try: best = max(best, json.loads(line)["median_gflops"])
+    except (ValueError, KeyError): pass
+print(best)')
+echo "sgemm 1024^3 at $threads threads: $sgemm GFLOP/s"
+for T in $windows; do
+  flops=$($python -c 'import sys
+V, C, D, L, B, T = 50257, 1024, 768, 12, 4, int(sys.argv[1])
+N = V * D + L * (12 * D * D + 13 * D) + 2 * D  # every parameter but the position table
+print(B * T * (6 * N + 12 * L * T * D))' "$T")
+  u=() p=()
+  for r in $(seq 1 "$rounds"); do
+    rm -rf "$out/t$T"
+    /usr/bin/time -v "$bin" train --preset gpt2-shakespeare --init "$model/model.safetensors" \
+      --tokenizer "$tok" --window "$T" --threads "$threads" --log-every 1 --eval-windows 1 \
+      --max-steps $((steps + 1)) --out "$out/t$T" >/dev/null 2>"$out/t$T.time"
+    u+=("$(median_step "$out/t$T/log.jsonl" 4)")
+    rss_u=$(peak_gib "$out/t$T.time")
+    /usr/bin/time -v $python apps/bench/gpt2_torch.py train "$model" --threads "$threads" \
+      --batch 4 --window "$T" --steps "$steps" >"$out/torch$T.json" 2>"$out/torch$T.time"
+    p+=("$($python -c 'import json,sys; print(json.load(open(sys.argv[1]))["seconds_per_step"])' "$out/torch$T.json")")
+    rss_p=$(peak_gib "$out/torch$T.time")
+  done
+  $python - "$T" "$flops" "$sgemm" "$rss_u" "$rss_p" "${u[*]}" "${p[*]}" <<'PY' | tee -a "$out/summary.txt"
+import statistics, sys
+T, flops, sgemm, rss_u, rss_p = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5]
+u = statistics.median(map(float, sys.argv[6].split()))
+p = statistics.median(map(float, sys.argv[7].split()))
+bound = flops / (sgemm * 1e9)
+print(f"B 4, T {T}: uwaga {u:.3f} s a step ({100 * bound / u:.0f} % of the bound {bound:.3f} s; "
+      f"peak RSS {rss_u} GiB), PyTorch {p:.3f} s (peak RSS {rss_p} GiB); uwaga / PyTorch {p / u:.2f}x "
+      f"(medians of rounds: uwaga {sys.argv[6]}, PyTorch {sys.argv[7]})")
+PY
+done
+echo "results in $out"
