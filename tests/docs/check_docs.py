@@ -49,6 +49,7 @@ for _folder, _names in {
         MOVED[_folder.split("/")[0] + "/" + _name] = _folder + "/" + _name
 MOVED["apps/common/output_file"] = "core/output_file"
 MOVED_BACK = {new: old for old, new in MOVED.items()}
+NEW_FOLDERS = {new.rsplit("/", 1)[0] for new in MOVED.values()}
 
 
 def moved_names(p):
@@ -137,6 +138,8 @@ def path_exists(p):
         return True  # a pattern or a placeholder, not one path
     if re.match(r"apps/uwaga-[\w-]+$", p):
         return True  # a program, as a build directory holds it (build/apps/uwaga-vit)
+    if p.rstrip("/") in NEW_FOLDERS:
+        return True
     for name in moved_names(p.rstrip("/")):
         full = os.path.join(ROOT, name)
         if os.path.exists(full) or any(os.path.exists(full + ext)
