@@ -11,7 +11,6 @@
 
 #include "apps/common/printable_text.h"
 #include "apps/common/thread_policy.h"
-#include "apps/common/training_flags.h"
 #include "core/error.h"
 #include "core/version.h"
 #include "optim/gradient_reduction.h"
@@ -134,6 +133,15 @@ int run_modes(const char* program, const std::vector<Mode>& modes, int argc, cha
   const int status = run_mode(program, modes, argc, argv, notes, renamed);
   optim::end_processes(status);  // under mpirun: the other processes end too
   return status;
+}
+
+std::string shell_quoted(const std::string& word) {
+  const bool plain = !word.empty() && word.find_first_not_of(
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./+-=:,@%") == std::string::npos;
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
 }
 
 std::string program_as_typed(const char* program) {

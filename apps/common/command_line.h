@@ -43,6 +43,9 @@ void print_version(const char* program);
 // run_modes has seen argv[0].
 std::string program_as_typed(const char* program);
 
+// `word` as a POSIX shell reads it back: as it is when it is plain, else in single quotes.
+std::string shell_quoted(const std::string& word);
+
 // cxxopts' message, naming the flag when a value failed to parse ("--epochs expects a whole
 // number, got '1.5'" for "Argument '1.5' failed to parse").
 std::string parse_error_message(const cxxopts::exceptions::exception& e, int argc, char** argv);

@@ -5,6 +5,7 @@
 
 #include "apps/common/command_line.h"
 #include "apps/common/processes.h"
+#include "apps/common/svg_canvas.h"
 #include "apps/common/training_plot.h"
 #include "optim/gradient_reduction.h"
 
@@ -67,6 +68,29 @@ int train_command(TrainProgram& program, int argc, char** argv) {
   print_run_files(output.out, program.next_commands(r, program_as_typed(name), output,
                                                     shell_quoted(output.checkpoint)));
   return 0;
+}
+
+void print_run_files(const std::string& run_dir, const std::vector<std::string>& next) {
+  const std::string dir = run_directory(run_dir);
+  std::string curves = dir + "/curves.svg";
+  std::string svg;
+  try {
+    svg = training_plot_svg({read_training_log(dir)});
+  } catch (const Error&) {
+    curves.clear();  // nothing to draw yet; the run itself succeeded
+  }
+  if (!svg.empty()) {
+    try {
+      write_svg_file(curves, svg);
+    } catch (const Error& e) {
+      curves = std::string("not drawn: ") + e.what();  // a full disk: the checkpoint is saved
+    }
+  }
+  std::printf("checkpoint: %s/checkpoint.safetensors\n", dir.c_str());
+  std::printf("log:        %s/log.jsonl\n", dir.c_str());
+  if (!curves.empty()) std::printf("curves:     %s\n", curves.c_str());
+  std::printf("next:\n");
+  for (const std::string& command : next) std::printf("  %s\n", command.c_str());
 }
 
 }  // namespace uwaga::apps

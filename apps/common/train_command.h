@@ -82,4 +82,9 @@ class TrainProgram {
 // saved a checkpoint to resume from). Bad flags or data are thrown as uwaga::Error (status 2).
 int train_command(TrainProgram& program, int argc, char** argv);
 
+// After `train`: draws RUN/curves.svg (SVG only, apps/common/training_plot.h) and prints where the
+// checkpoint, the log and the curves are, then the `next` commands to try. A log that cannot be
+// drawn yet (no step record) leaves the curves out.
+void print_run_files(const std::string& run_dir, const std::vector<std::string>& next);
+
 }  // namespace uwaga::apps

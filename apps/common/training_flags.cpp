@@ -12,15 +12,6 @@
 
 namespace uwaga::apps {
 
-std::string shell_quoted(const std::string& word) {
-  const bool plain = !word.empty() && word.find_first_not_of(
-      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./+-=:,@%") == std::string::npos;
-  if (plain) return word;
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
 TrainingOutput training_output(const cxxopts::ParseResult& r) {
   if (!r.count("out")) fail("train: --out DIR is required (checkpoints and the log go there)");
   TrainingOutput o;

@@ -30,9 +30,6 @@ struct TrainingOutput {
 // already saved there.
 TrainingOutput training_output(const cxxopts::ParseResult& r);
 
-// `word` as a POSIX shell reads it back: as it is when it is plain, else in single quotes.
-std::string shell_quoted(const std::string& word);
-
 // The optimisation flags of every train command: --epochs, --batch-size (`examples` per step),
 // --lr, --min-lr, --weight-decay, --warmup, --label-smoothing (without `label_smoothing`: a loss
 // with no classes to smooth), --clip, --seed (of `seeded`, e.g. "initialisation and shuffling"),

@@ -181,17 +181,17 @@ void draw_panel(SvgCanvas& svg, const std::string& id, const std::string& title,
   svg.end_group();
 }
 
-std::string directory_of(const std::string& run) {
-  std::string dir = run;
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  return dir;
-}
-
 bool on_path(const char* tool) {
   return std::system(("command -v " + std::string(tool) + " >/dev/null 2>&1").c_str()) == 0;
 }
 
 }  // namespace
+
+std::string run_directory(const std::string& run) {
+  std::string dir = run;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
 
 // A log of a year of steps is a few hundred MB at most; anything larger is not one.
 constexpr std::uint64_t kMaxLogBytes = std::uint64_t{1} << 30;
@@ -199,8 +199,8 @@ constexpr std::uint64_t kMaxLogBytes = std::uint64_t{1} << 30;
 TrainingLog read_training_log(const std::string& run) {
   TrainingLog log;
   const bool is_file = fs::is_regular_file(run);
-  log.path = is_file ? run : directory_of(run) + "/log.jsonl";
-  log.label = is_file ? fs::path(run).parent_path().string() : directory_of(run);
+  log.path = is_file ? run : run_directory(run) + "/log.jsonl";
+  log.label = is_file ? fs::path(run).parent_path().string() : run_directory(run);
   if (log.label.empty()) log.label = ".";
   if (!fs::exists(log.path))
     fail("plot: ", fs::exists(run) ? "no log at " + log.path : run + " does not exist",
@@ -315,29 +315,6 @@ std::string svg_to_png(const std::string& svg_path, const std::string& png_path)
   return "";
 }
 
-void print_run_files(const std::string& run_dir, const std::vector<std::string>& next) {
-  const std::string dir = directory_of(run_dir);
-  std::string curves = dir + "/curves.svg";
-  std::string svg;
-  try {
-    svg = training_plot_svg({read_training_log(dir)});
-  } catch (const Error&) {
-    curves.clear();  // nothing to draw yet; the run itself succeeded
-  }
-  if (!svg.empty()) {
-    try {
-      write_svg_file(curves, svg);
-    } catch (const Error& e) {
-      curves = std::string("not drawn: ") + e.what();  // a full disk: the checkpoint is saved
-    }
-  }
-  std::printf("checkpoint: %s/checkpoint.safetensors\n", dir.c_str());
-  std::printf("log:        %s/log.jsonl\n", dir.c_str());
-  if (!curves.empty()) std::printf("curves:     %s\n", curves.c_str());
-  std::printf("next:\n");
-  for (const std::string& command : next) std::printf("  %s\n", command.c_str());
-}
-
 int plot_training_runs(const char* program, int argc, char** argv) {
   const std::string name = std::string(program) + " plot";
   cxxopts::Options o(name, "Draw a run's training curves from its log.jsonl (several runs: one "
@@ -356,7 +333,7 @@ int plot_training_runs(const char* program, int argc, char** argv) {
   std::vector<TrainingLog> runs;
   for (const std::string& run : given) runs.push_back(read_training_log(run));
   const std::string svg_path = r.count("out") ? r["out"].as<std::string>()
-                               : runs.size() == 1 ? directory_of(given[0]) + "/curves.svg"
+                               : runs.size() == 1 ? run_directory(given[0]) + "/curves.svg"
                                                   : std::string("curves.svg");
   if (svg_path.size() < 5 || svg_path.substr(svg_path.size() - 4) != ".svg")
     fail("plot: --out must name an .svg file, got '", svg_path, "'");

@@ -30,6 +30,9 @@ struct TrainingLog {
   Curve epoch_train_loss, epoch_train_accuracy, epoch_lr;
 };
 
+// A run directory as the user gave it, without trailing slashes ("runs/a/" is "runs/a").
+std::string run_directory(const std::string& run);
+
 // Reads `run`, a run directory or its log.jsonl. Only the last run in the file counts (a "start"
 // record begins again), and a resume drops the steps logged after the checkpoint it went back to.
 // Without step records the training curves come from the epoch records. Fails naming the file
@@ -44,11 +47,6 @@ std::string training_plot_svg(const std::vector<TrainingLog>& runs);
 // Converts the SVG to PNG with rsvg-convert, else ImageMagick's convert; returns the converter's
 // name, or "" when neither is installed or the conversion failed (no PNG then).
 std::string svg_to_png(const std::string& svg_path, const std::string& png_path);
-
-// After `train`: draws RUN/curves.svg (SVG only) and prints where the checkpoint, the log and the
-// curves are, then the `next` commands to try. A log that cannot be drawn yet (no step record)
-// leaves the curves out.
-void print_run_files(const std::string& run_dir, const std::vector<std::string>& next);
 
 // The `plot` mode: argv[0] is the mode, `program` names the program in messages.
 int plot_training_runs(const char* program, int argc, char** argv);
