@@ -207,10 +207,17 @@ void prompt_flags(cxxopts::Options& o, const char* out) {
 class GptTrain : public TrainProgram {
  public:
   TrainModeText text() const override {
-    return {"uwaga-gpt", "Train a GPT on a text, on its characters or (--tokenizer bpe:N) on byte-pair tokens, "
-            "or fine-tune GPT-2 (--init model.safetensors --tokenizer gpt2).",
-            "shakespeare-tiny, shakespeare-small, gpt2-shakespeare, gpt2-shakespeare-long or smoke", "shakespeare-tiny", "windows",
-            "initialisation, windows and dropout", true, kGptMicroBatch, "windows"};
+    return {.program = "uwaga-gpt",
+            .description = "Train a GPT on a text, on its characters or (--tokenizer bpe:N) on "
+                           "byte-pair tokens, or fine-tune GPT-2 (--init model.safetensors "
+                           "--tokenizer gpt2).",
+            .presets = "shakespeare-tiny, shakespeare-small, gpt2-shakespeare, "
+                       "gpt2-shakespeare-long or smoke",
+            .default_preset = "shakespeare-tiny",
+            .examples = "windows",
+            .seeded = "initialisation, windows and dropout",
+            .micro_batch = kGptMicroBatch,
+            .micro_batch_items = "windows"};
   }
 
   void add_flags(cxxopts::Options& o) const override {

@@ -68,10 +68,15 @@ void print_scores(std::FILE* out, const char* name, const KeypointScores& s) {
 class PoseTrain : public TrainProgram {
  public:
   TrainModeText text() const override {
-    return {"uwaga-pose", "Train a ViTPose keypoint model on stick figures or COCO keypoints.",
-            "stick-classic, stick-simple, coco-small or smoke", "stick-classic", "samples",
-            "initialisation, training samples, order and flips", /*label_smoothing=*/false,
-            kPoseMicroBatch, "images"};
+    return {.program = "uwaga-pose",
+            .description = "Train a ViTPose keypoint model on stick figures or COCO keypoints.",
+            .presets = "stick-classic, stick-simple, coco-small or smoke",
+            .default_preset = "stick-classic",
+            .examples = "samples",
+            .seeded = "initialisation, training samples, order and flips",
+            .label_smoothing = false,
+            .micro_batch = kPoseMicroBatch,
+            .micro_batch_items = "images"};
   }
 
   void add_flags(cxxopts::Options& o) const override {

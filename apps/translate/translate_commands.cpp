@@ -88,10 +88,15 @@ std::string words_of(const std::vector<std::int64_t>& ids, const Vocabulary& voc
 class TranslateTrain : public TrainProgram {
  public:
   TrainModeText text() const override {
-    return {"uwaga-translate",
-            "Train an encoder-decoder transformer on the toy English->Spanish corpus.",
-            "default or tiny", "default", "sentence pairs",
-            "initialisation, shuffling and dropout", true, kTranslateMicroBatch, "sentence pairs"};
+    return {.program = "uwaga-translate",
+            .description = "Train an encoder-decoder transformer on the toy English->Spanish "
+                           "corpus.",
+            .presets = "default or tiny",
+            .default_preset = "default",
+            .examples = "sentence pairs",
+            .seeded = "initialisation, shuffling and dropout",
+            .micro_batch = kTranslateMicroBatch,
+            .micro_batch_items = "sentence pairs"};
   }
 
   void add_flags(cxxopts::Options& o) const override {

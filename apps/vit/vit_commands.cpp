@@ -13,6 +13,7 @@
 #include "apps/common/training_plot.h"
 #include "apps/vit/vit_training.h"
 #include "apps/vit/vit_checkpoint.h"
+#include "apps/vit/vit_data_flags.h"
 #include "apps/vit/vit_recipe.h"
 #include "core/threads.h"
 #include "data/datasets.h"
@@ -57,9 +58,14 @@ void check_geometry(const ImageDataset& data, const VitRunConfig& run, const std
 class VitTrain : public TrainProgram {
  public:
   TrainModeText text() const override {
-    return {"uwaga-vit", "Train a Vision Transformer on an image dataset.",
-            vit_preset_list(), "mnist-tiny", "images",
-            "initialisation and shuffling", true, kVitMicroBatch, "images"};
+    return {.program = "uwaga-vit",
+            .description = "Train a Vision Transformer on an image dataset.",
+            .presets = vit_preset_list(),
+            .default_preset = "mnist-tiny",
+            .examples = "images",
+            .seeded = "initialisation and shuffling",
+            .micro_batch = kVitMicroBatch,
+            .micro_batch_items = "images"};
   }
 
   void add_flags(cxxopts::Options& o) const override {
@@ -185,18 +191,6 @@ class VitTrain : public TrainProgram {
 };
 
 }  // namespace
-
-void add_vit_data_flags(cxxopts::Options& o, const std::string& dataset_default) {
-  o.add_options()("dataset", "mnist, fashion-mnist or cifar10 (default: " + dataset_default + ")",
-                  value<std::string>());
-  add_data_dir_flag(o, "where the dataset's files are (default: data/cache/DATASET)");
-}
-
-VitData vit_data(const cxxopts::ParseResult& r, const std::string& dataset) {
-  VitData d{r.count("dataset") ? r["dataset"].as<std::string>() : dataset, ""};
-  d.dir = data_dir_or(r, default_data_dir(d.dataset));
-  return d;
-}
 
 int vit_train(int argc, char** argv) {
   VitTrain program;

@@ -13,6 +13,7 @@
 #include "apps/common/training_flags.h"
 #include "apps/vit/vit_checkpoint.h"
 #include "apps/vit/vit_commands.h"
+#include "apps/vit/vit_data_flags.h"
 #include "core/graph.h"
 #include "data/data_loader.h"
 #include "data/datasets.h"

@@ -9,7 +9,7 @@
 #include "apps/common/command_line.h"
 #include "apps/common/svg_canvas.h"
 #include "apps/common/training_flags.h"
-#include "apps/vit/vit_commands.h"
+#include "apps/vit/vit_data_flags.h"
 #include "core/error.h"
 #include "core/threads.h"
 #include "data/images/auto_augment.h"
