@@ -6,10 +6,18 @@
 
 namespace uwaga::nn {
 
+struct MLPOptions {
+  std::int64_t dim = 0;     // D, the width of the vectors in and out
+  std::int64_t hidden = 0;  // fc1's output width (the blocks' mlp_dim)
+  GeluApproximation gelu = GeluApproximation::none;
+
+  // Throws an Error naming the offending field when the options cannot work.
+  void validate() const;
+};
+
 class MLP : public Module {
  public:
-  MLP(std::int64_t dim, std::int64_t hidden, Generator& gen,
-      GeluApproximation approximate = GeluApproximation::none);
+  MLP(const MLPOptions& options, Generator& gen);
   Tensor forward(const Tensor& x) const;  // (..., dim) -> (..., dim)
 
   std::shared_ptr<Linear> fc1, fc2;

@@ -26,7 +26,7 @@ TransformerDecoderBlock::TransformerDecoderBlock(const TransformerDecoderBlockOp
       std::make_shared<MultiHeadAttention>(
           MultiHeadAttentionOptions{.dim = o.dim, .heads = o.heads, .cross = true, .path = o.attention}, gen));
   norm3 = register_module("norm3", std::make_shared<LayerNorm>(o.dim));
-  mlp = register_module("mlp", std::make_shared<MLP>(o.dim, o.mlp_dim, gen));
+  mlp = register_module("mlp", std::make_shared<MLP>(MLPOptions{.dim = o.dim, .hidden = o.mlp_dim}, gen));
 }
 
 Tensor TransformerDecoderBlock::forward(const Tensor& x, const Tensor& memory,

@@ -25,7 +25,8 @@ TransformerEncoderBlock::TransformerEncoderBlock(const TransformerEncoderBlockOp
                                      MultiHeadAttentionOptions{.dim = o.dim, .heads = o.heads, .path = o.attention},
                                      gen));
   norm2 = register_module("norm2", std::make_shared<LayerNorm>(o.dim));
-  mlp = register_module("mlp", std::make_shared<MLP>(o.dim, o.mlp_dim, gen, o.gelu));
+  mlp = register_module("mlp", std::make_shared<MLP>(
+                                 MLPOptions{.dim = o.dim, .hidden = o.mlp_dim, .gelu = o.gelu}, gen));
   // No parameters, and no draw from `gen`: a model with drop path or dropout starts from the same
   // weights. Their generators are reseeded for every step (Model::seed_dropout).
   if (o.drop_path > 0) drop_path = register_module("drop_path", std::make_shared<DropPath>(o.drop_path));

@@ -258,8 +258,10 @@ void bind_layers(py::module_& m) {
   ModuleClass<nn::ReLU>(m, "ReLU").def(py::init<>()).def("__call__", &nn::ReLU::forward);
 
   ModuleClass<nn::MLP>(m, "MLP", "fc2(GELU(fc1(x)))")
-      .def(py::init<std::int64_t, std::int64_t, Generator&>(), py::arg("dim"), py::arg("hidden"),
-           py::arg("gen"))
+      .def(py::init([](std::int64_t dim, std::int64_t hidden, Generator& gen) {
+             return std::make_shared<nn::MLP>(nn::MLPOptions{.dim = dim, .hidden = hidden}, gen);
+           }),
+           py::arg("dim"), py::arg("hidden"), py::arg("gen"))
       .def("__call__", &nn::MLP::forward, py::arg("x"))
       .def_readonly("fc1", &nn::MLP::fc1)
       .def_readonly("fc2", &nn::MLP::fc2);

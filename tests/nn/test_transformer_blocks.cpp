@@ -21,10 +21,20 @@ TEST_CASE("Linear and MLP match PyTorch and pass gradcheck", "[nn][mlp][golden]"
   check_parity("linear", lin, [&](auto& in) { return lin.forward(in.at("x")); });
   require_gradcheck([&](const std::vector<Tensor>& in) { return lin.forward(in[0]); },
                     with_params({leaf({2, 3, 8}, 1)}, lin));
-  MLP mlp(8, 32, gen);
+  MLP mlp({.dim = 8, .hidden = 32}, gen);
   check_parity("mlp", mlp, [&](auto& in) { return mlp.forward(in.at("x")); });
   require_gradcheck([&](const std::vector<Tensor>& in) { return mlp.forward(in[0]); },
                     with_params({leaf({2, 3, 8}, 2)}, mlp));
+}
+
+TEST_CASE("MLPOptions names the width at fault", "[nn][mlp]") {
+  Generator gen(0);
+  REQUIRE_THROWS_WITH(MLP({.dim = 0, .hidden = 32}, gen),
+                      Contains("MLPOptions: dim must be positive, got 0"));
+  REQUIRE_THROWS_WITH(MLP({.dim = 8, .hidden = -1}, gen),
+                      Contains("MLPOptions: hidden must be positive, got -1"));
+  MLP tanh_mlp({.dim = 4, .hidden = 6, .gelu = GeluApproximation::tanh}, gen);
+  REQUIRE(tanh_mlp.act.approximate == GeluApproximation::tanh);
 }
 
 TEST_CASE("the encoder block matches PyTorch and passes gradcheck", "[nn][block][golden]") {

@@ -60,7 +60,7 @@ TEST_CASE("checkpoint round trip restores model, Adam state and metadata", "[opt
   const std::string path = dir.file("checkpoint.safetensors");
 
   Generator init_a(1);
-  nn::MLP a(4, 8, init_a);
+  nn::MLP a({.dim = 4, .hidden = 8}, init_a);
   Adam adam_a(make_param_groups(a, 0.01), AdamOptions{});
   train_a_little(a, adam_a, 3, 7);
 
@@ -84,7 +84,7 @@ TEST_CASE("checkpoint round trip restores model, Adam state and metadata", "[opt
   CHECK(raw.tensors.count("optim.step") == 1);
 
   Generator init_b(2);
-  nn::MLP b(4, 8, init_b);
+  nn::MLP b({.dim = 4, .hidden = 8}, init_b);
   Adam adam_b(make_param_groups(b, 0.01), AdamOptions{});
   REQUIRE(parameter_values(a) != parameter_values(b));
   CheckpointInfo loaded = load_checkpoint(path, b, &adam_b);
@@ -115,10 +115,10 @@ TEST_CASE("checkpoint round trip restores model, Adam state and metadata", "[opt
 
   // A model alone (no optimizer) loads too.
   Generator init_c(3);
-  nn::MLP c(4, 8, init_c);
+  nn::MLP c({.dim = 4, .hidden = 8}, init_c);
   load_checkpoint(path, c, nullptr);
   Generator init_d(1);
-  nn::MLP d(4, 8, init_d);
+  nn::MLP d({.dim = 4, .hidden = 8}, init_d);
   Adam adam_d(make_param_groups(d, 0.01), AdamOptions{});
   train_a_little(d, adam_d, 3, 7);
   CHECK(parameter_values(c) == parameter_values(d));
@@ -148,14 +148,14 @@ TEST_CASE("loading a checkpoint that does not fit names the file and the mismatc
   TempDir dir("ckpt-mismatch");
   const std::string path = dir.file("checkpoint.safetensors");
   Generator gen(1);
-  nn::MLP saved(4, 8, gen);
+  nn::MLP saved({.dim = 4, .hidden = 8}, gen);
   Adam adam(make_param_groups(saved, 0.0), AdamOptions{});
   train_a_little(saved, adam, 1, 3);
   save_checkpoint(path, saved, &adam, CheckpointInfo{});
   const std::string where = "load_checkpoint: '" + path + "': ";
 
   SECTION("wrong shapes") {
-    nn::MLP wide(4, 16, gen);
+    nn::MLP wide({.dim = 4, .hidden = 16}, gen);
     const auto before = parameter_values(wide);
     CHECK(error_of([&] { load_checkpoint(path, wide, nullptr); }) ==
           where +
@@ -172,7 +172,7 @@ TEST_CASE("loading a checkpoint that does not fit names the file and the mismatc
               "Unexpected (4): fc1.bias, fc1.weight, fc2.bias, fc2.weight.");
   }
   SECTION("wrong dtypes") {
-    nn::MLP f64(4, 8, gen);
+    nn::MLP f64({.dim = 4, .hidden = 8}, gen);
     f64.to(DType::Float64);
     CHECK(error_of([&] { load_checkpoint(path, f64, nullptr); }) ==
           where +
@@ -183,7 +183,7 @@ TEST_CASE("loading a checkpoint that does not fit names the file and the mismatc
   SECTION("no optimizer state: the model is left as it was") {
     const std::string bare = dir.file("bare.safetensors");
     save_checkpoint(bare, saved, nullptr, CheckpointInfo{});
-    nn::MLP other(4, 8, gen);
+    nn::MLP other({.dim = 4, .hidden = 8}, gen);
     Adam other_adam(make_param_groups(other, 0.0), AdamOptions{});
     const auto before = parameter_values(other);
     CHECK(error_of([&] { load_checkpoint(bare, other, &other_adam); }) ==
@@ -197,7 +197,7 @@ TEST_CASE("damaged or foreign checkpoint files give clear errors", "[optim][chec
   TempDir dir("ckpt-damaged");
   const std::string path = dir.file("checkpoint.safetensors");
   Generator gen(1);
-  nn::MLP model(4, 8, gen);
+  nn::MLP model({.dim = 4, .hidden = 8}, gen);
   save_checkpoint(path, model, nullptr, CheckpointInfo{});
   const auto size = fs::file_size(path);
 
@@ -244,7 +244,7 @@ TEST_CASE("damaged or foreign checkpoint files give clear errors", "[optim][chec
                       Catch::Contains("is a directory, not a checkpoint file"));
   }
   SECTION("a parameter holding NaN (a diverged run)") {
-    nn::MLP diverged(4, 8, gen);
+    nn::MLP diverged({.dim = 4, .hidden = 8}, gen);
     auto params = diverged.named_parameters();
     params[1].second.set_flat(0, std::nan(""));
     save_checkpoint(path, diverged, nullptr, CheckpointInfo{});
@@ -259,23 +259,23 @@ TEST_CASE("overwriting a checkpoint is atomic", "[optim][checkpoint]") {
   TempDir dir("ckpt-atomic");
   const std::string path = dir.file("checkpoint.safetensors");
   Generator gen(1);
-  nn::MLP first(4, 8, gen);
+  nn::MLP first({.dim = 4, .hidden = 8}, gen);
   CheckpointInfo info;
   info.step = 1;
   save_checkpoint(path, first, nullptr, info);
 
   SECTION("a successful overwrite leaves only the new file") {
-    nn::MLP second(4, 8, gen);
+    nn::MLP second({.dim = 4, .hidden = 8}, gen);
     info.step = 2;
     save_checkpoint(path, second, nullptr, info);
     CHECK(dir.entries() == std::vector<std::string>{"checkpoint.safetensors"});
-    nn::MLP loaded(4, 8, gen);
+    nn::MLP loaded({.dim = 4, .hidden = 8}, gen);
     CHECK(load_checkpoint(path, loaded, nullptr).step == 2);
     CHECK(parameter_values(loaded) == parameter_values(second));
   }
   SECTION("a save that fails while writing keeps the previous checkpoint") {
     // A file-size limit makes the write fail midway, as a full disk would.
-    nn::MLP big(64, 512, gen);
+    nn::MLP big({.dim = 64, .hidden = 512}, gen);
     struct rlimit old_limit;
     REQUIRE(::getrlimit(RLIMIT_FSIZE, &old_limit) == 0);
     struct rlimit limit = old_limit;
@@ -288,7 +288,7 @@ TEST_CASE("overwriting a checkpoint is atomic", "[optim][checkpoint]") {
 
     CHECK_THAT(error, Catch::Contains("save_safetensors") && Catch::Contains(path));
     CHECK(dir.entries() == std::vector<std::string>{"checkpoint.safetensors"});
-    nn::MLP loaded(4, 8, gen);
+    nn::MLP loaded({.dim = 4, .hidden = 8}, gen);
     CHECK(load_checkpoint(path, loaded, nullptr).step == 1);
     CHECK(parameter_values(loaded) == parameter_values(first));
   }
@@ -307,7 +307,7 @@ TEST_CASE("a checkpoint whose optimizer state holds NaN or inf is refused for tr
   TempDir dir("ckpt-nan-state");
   const std::string path = dir.file("checkpoint.safetensors");
   Generator gen(1);
-  nn::MLP saved(4, 8, gen);
+  nn::MLP saved({.dim = 4, .hidden = 8}, gen);
   Adam adam(make_param_groups(saved, 0.0), AdamOptions{});
   train_a_little(saved, adam, 2, 3);
   save_checkpoint(path, saved, &adam, CheckpointInfo{});
@@ -316,7 +316,7 @@ TEST_CASE("a checkpoint whose optimizer state holds NaN or inf is refused for tr
   file.tensors.at("optim.fc1.weight.exp_avg_sq").set_flat(3, INFINITY);
   save_safetensors(path, file.tensors, file.metadata);
 
-  nn::MLP model(4, 8, gen);
+  nn::MLP model({.dim = 4, .hidden = 8}, gen);
   Adam model_adam(make_param_groups(model, 0.0), AdamOptions{});
   const auto before = parameter_values(model);
   CHECK(error_of([&] { load_checkpoint(path, model, &model_adam); }) ==
@@ -336,14 +336,14 @@ TEST_CASE("a checkpoint whose Adam second moment is negative is refused", "[opti
   TempDir dir("ckpt-negative-moment");
   const std::string path = dir.file("checkpoint.safetensors");
   Generator gen(1);
-  nn::MLP saved(4, 8, gen);
+  nn::MLP saved({.dim = 4, .hidden = 8}, gen);
   Adam adam(make_param_groups(saved, 0.0), AdamOptions{});
   train_a_little(saved, adam, 2, 3);
   save_checkpoint(path, saved, &adam, CheckpointInfo{});
   SafetensorsFile file = load_safetensors(path);
   file.tensors.at("optim.fc2.bias.exp_avg_sq").set_flat(0, -1e-3);
   save_safetensors(path, file.tensors, file.metadata);
-  nn::MLP model(4, 8, gen);
+  nn::MLP model({.dim = 4, .hidden = 8}, gen);
   Adam model_adam(make_param_groups(model, 0.0), AdamOptions{});
   CHECK(error_of([&] { load_checkpoint(path, model, &model_adam); }) ==
         "load_checkpoint: '" + path + "': optimizer state 'fc2.bias.exp_avg_sq' holds a negative "
@@ -356,7 +356,7 @@ TEST_CASE("a checkpoint's step, epoch and batch must fit together", "[optim][che
   TempDir dir("ckpt-counts");
   const std::string path = dir.file("checkpoint.safetensors");
   Generator gen(1);
-  nn::MLP model(4, 8, gen);
+  nn::MLP model({.dim = 4, .hidden = 8}, gen);
   CheckpointInfo info;
   info.step = 40, info.epoch = 1, info.batch_in_epoch = 20;
   save_checkpoint(path, model, nullptr, info);
@@ -382,7 +382,7 @@ TEST_CASE("a checkpoint's learning rate must be a finite number >= 0", "[optim][
   TempDir dir("ckpt-lr");
   const std::string path = dir.file("checkpoint.safetensors");
   Generator gen(1);
-  nn::MLP model(4, 8, gen);
+  nn::MLP model({.dim = 4, .hidden = 8}, gen);
   save_checkpoint(path, model, nullptr, CheckpointInfo{});
   SafetensorsFile file = load_safetensors(path);
   for (const std::string lr : {"nan", "inf", "-inf", "-0.5", "1e999", "0.1x", ""}) {
@@ -442,7 +442,7 @@ TEST_CASE("a checkpoint handed over as bytes loads through a file without a name
   TempDir tmp("ckpt-bytes-tmpdir");
   const std::string path = dir.file("checkpoint.safetensors");
   Generator init_a(1);
-  nn::MLP a(4, 8, init_a);
+  nn::MLP a({.dim = 4, .hidden = 8}, init_a);
   Adam adam_a(make_param_groups(a, 0.01), AdamOptions{});
   train_a_little(a, adam_a, 3, 7);
   CheckpointInfo info;
@@ -451,7 +451,7 @@ TEST_CASE("a checkpoint handed over as bytes loads through a file without a name
 
   TempDirEnv env(tmp.str());
   Generator init_b(2);
-  nn::MLP b(4, 8, init_b);
+  nn::MLP b({.dim = 4, .hidden = 8}, init_b);
   ListingAdam adam_b(make_param_groups(b, 0.01), AdamOptions{});
   REQUIRE(parameter_values(a) != parameter_values(b));
   CHECK(load_checkpoint_bytes(read_file_bytes(path), path, b, &adam_b).step == 3);
