@@ -6,6 +6,7 @@
 #include "core/graph.h"
 #include "core/indexing.h"
 #include "nn/inference_scope.h"
+#include "nn/pad_sequences.h"
 
 namespace uwaga::nn {
 namespace {

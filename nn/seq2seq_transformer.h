@@ -73,9 +73,6 @@ struct Seq2SeqConfig {
   }
 };
 
-// Ragged id sequences -> one (B, L) int64 tensor, L the longest, shorter rows filled with pad.
-Tensor pad_sequences(const std::vector<std::vector<std::int64_t>>& sequences, std::int64_t pad);
-
 class Seq2SeqTransformer : public Model {
  public:
   Seq2SeqTransformer(const Seq2SeqConfig& config, Generator& gen);

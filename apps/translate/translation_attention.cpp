@@ -1,8 +1,9 @@
 #include "apps/translate/translation_attention.h"
 
 #include "core/graph.h"
-#include "nn/inference_scope.h"
 #include "core/shape_ops.h"
+#include "nn/inference_scope.h"
+#include "nn/pad_sequences.h"
 
 namespace uwaga::apps {
 namespace {

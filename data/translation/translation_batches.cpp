@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 #include "core/random.h"
-#include "nn/seq2seq_transformer.h"  // pad_sequences
+#include "nn/pad_sequences.h"
 
 namespace uwaga {
 namespace {

@@ -13,6 +13,7 @@
 #include "nn/attention.h"
 #include "nn/attention_rollout.h"
 #include "nn/decoding.h"
+#include "nn/pad_sequences.h"
 #include "nn/embedding.h"
 #include "nn/gelu.h"
 #include "nn/gpt.h"

@@ -254,6 +254,49 @@ def check_comment_paths():
     return count
 
 
+# The library's layers, lowest first: a file may include its own layer's headers and those below,
+# never one above (README, "Architecture": each stage calls into a lower layer).
+LAYERS = ("core", "nn", "data", "optim", "apps")
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', flags=re.M)
+MODEL_CLASS = re.compile(r"class\s+\w+\s*(?:final\s*)?:\s*public\s+(?:nn::)?Model\b")
+
+
+def check_layers():
+    """No include runs up a layer, and data/ includes no model's header (what batches need from
+    nn/ is a function or a loss, never a network)."""
+    count = 0
+    model_headers = set()
+    for dirpath, _, filenames in os.walk(os.path.join(ROOT, "nn")):
+        for f in filenames:
+            if f.endswith(".h"):
+                with open(os.path.join(dirpath, f), encoding="utf-8") as fh:
+                    if MODEL_CLASS.search(fh.read()):
+                        model_headers.add(rel(os.path.join(dirpath, f)))
+    for layer, top in enumerate(LAYERS):
+        for dirpath, dirnames, filenames in os.walk(os.path.join(ROOT, top)):
+            dirnames[:] = [d for d in dirnames if not generated(os.path.join(dirpath, d))]
+            for f in filenames:
+                if not f.endswith((".cpp", ".h")):
+                    continue
+                path = os.path.join(dirpath, f)
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+                for m in INCLUDE.finditer(text):
+                    target = m.group(1)
+                    first = target.split("/")[0]
+                    if first not in LAYERS:
+                        continue
+                    count += 1
+                    line = text.count("\n", 0, m.start()) + 1
+                    if LAYERS.index(first) > layer:
+                        problems.append(f"{rel(path)}:{line}: {top}/ includes {target}, a layer "
+                                        f"above it ({' < '.join(LAYERS)})")
+                    elif top == "data" and target in model_headers:
+                        problems.append(f"{rel(path)}:{line}: data/ includes {target}, a "
+                                        "model's header")
+    return count
+
+
 def check_heading_citations(readme_headings):
     sources = []
     for pattern in ("**/*.cpp", "**/*.h", "**/*.py", "**/*.sh", "**/*.ipynb", "**/*.md",
@@ -314,10 +357,12 @@ def main():
     check_heading_citations(headings(readme)[0])
     refs = check_seeds(os.path.join(ROOT, "notebooks", "SEEDS.md"))
     cited = check_comment_paths()
+    includes = check_layers()
     for p in problems:
         print("FAIL ", p)
     print(f"docs: {len(mds)} Markdown files ({len(results)} RESULTS.md), {refs} SEEDS code "
-          f"references, {cited} paths cited in comments: {len(problems)} problem(s)")
+          f"references, {cited} paths cited in comments, {includes} includes across layers: "
+          f"{len(problems)} problem(s)")
     return 1 if problems else 0
 
 

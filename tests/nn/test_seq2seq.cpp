@@ -11,6 +11,7 @@
 #include "data/translation/vocabulary.h"
 #include "nn/cross_entropy.h"
 #include "nn/decoding.h"
+#include "nn/pad_sequences.h"
 #include "nn/seq2seq_transformer.h"
 #include "optim/adam.h"
 #include "tests/support/gradcheck.h"
