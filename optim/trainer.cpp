@@ -39,9 +39,9 @@ class Run {
       : model_(model),
         data_(data),
         loss_(loss),
-        opt_(optimizer),
+        optimizer_(optimizer),
         schedule_(schedule),
-        o_(options),
+        options_(options),
         parallel_(model, options.parallel, options.reduction),
         processes_(parallel_.reduction()),
         root_(processes_.rank() == 0),
@@ -50,8 +50,8 @@ class Run {
         log_(root_ ? log_path : std::string()),
         progress_(options.quiet || !root_),
         batches_(data.batches_per_epoch()) {
-    planned_ = o_.epochs * batches_;
-    if (o_.max_steps > 0 && o_.max_steps < planned_) planned_ = o_.max_steps;
+    planned_ = options_.epochs * batches_;
+    if (options_.max_steps > 0 && options_.max_steps < planned_) planned_ = options_.max_steps;
     if (!log_.note().empty()) progress_.line(log_.note());
   }
 
@@ -81,7 +81,7 @@ class Run {
   bool stop_non_finite(const std::string& where, const std::string& what);
   void report_step();
   RunPosition position() const;
-  bool budget_reached() const { return o_.max_steps > 0 && step_ >= o_.max_steps; }
+  bool budget_reached() const { return options_.max_steps > 0 && step_ >= options_.max_steps; }
   bool interrupted();  // by SIGINT or SIGTERM, here or on another process
   // Records why the run ends early; `loud` messages print even when quiet.
   void stop(const std::string& reason, const std::string& message, bool loud = true);
@@ -94,9 +94,9 @@ class Run {
   nn::Model& model_;
   BatchSource& data_;
   const nn::Loss& loss_;
-  Optimizer& opt_;
+  Optimizer& optimizer_;
   const LrSchedule& schedule_;
-  const TrainerOptions& o_;
+  const TrainerOptions& options_;
   DataParallel parallel_;
   GradientReduction& processes_;  // those training this model together (often just this one)
   bool root_;                     // process 0: the one that writes the log and checkpoints
@@ -122,7 +122,7 @@ class Run {
 
 void Run::resume() {
   const CheckpointInfo info =
-      load_checkpoint_on_every_process(checkpoint_path_, model_, opt_, processes_);
+      load_checkpoint_on_every_process(checkpoint_path_, model_, optimizer_, processes_);
   if (info.batch_in_epoch > batches_)
     fail("Trainer: cannot resume from '", checkpoint_path_, "': it stopped after batch ",
          info.batch_in_epoch, " of an epoch, but the task has ", batches_,
@@ -132,7 +132,7 @@ void Run::resume() {
   batch_ = info.batch_in_epoch;
   epoch_finished_ = info.epoch_finished;
   saved_step_ = step_;
-  opt_.set_lr(info.lr);
+  optimizer_.set_lr(info.lr);
   data_.begin_epoch(epoch_);
   epoch_begun_ = true;
   const TrainerState state = TrainerState::from_checkpoint(info, checkpoint_path_);
@@ -167,21 +167,21 @@ bool Run::stop_non_finite(const std::string& where, const std::string& what) {
 bool Run::save() {
   if (checkpoint_path_.empty()) return true;
   // A checkpoint of NaN would be worse than none (optim/trainer_checkpoint.h).
-  if (const std::string what = non_finite_state(model_, opt_); !what.empty())
+  if (const std::string what = non_finite_state(model_, optimizer_); !what.empty())
     return stop_non_finite("after step " + std::to_string(step_), what);
   CheckpointInfo info;
   info.step = step_;
   info.epoch = epoch_;
   info.batch_in_epoch = batch_;
   info.epoch_finished = epoch_finished_;
-  info.lr = opt_.lr();
-  info.config = o_.config;
+  info.lr = optimizer_.lr();
+  info.config = options_.config;
   info.trainer_state =
       TrainerState{epoch_meter_, dropout_seeds_.state(), processes_.size()}.to_json();
   std::string error;
   if (root_) {  // the processes hold the same values: one writes them
     try {
-      save_checkpoint(checkpoint_path_, model_, &opt_, info);
+      save_checkpoint(checkpoint_path_, model_, &optimizer_, info);
     } catch (const Error& e) {
       error = "Trainer: cannot save the checkpoint of step " + std::to_string(step_) + " (" +
               (saved_step_ >= 0 ? "the last one, of step " + std::to_string(saved_step_) +
@@ -206,9 +206,9 @@ void Run::stop(const std::string& reason, const std::string& message, bool loud)
 // One step: data → model → loss → backward → gradient reduction → optimizer.
 bool Run::train_step() {
   const double lr = schedule_.lr(step_);
-  opt_.set_lr(lr);
+  optimizer_.set_lr(lr);
   // The optimizer may hold only some of the parameters; the gradient norm covers them all.
-  opt_.zero_grad();
+  optimizer_.zero_grad();
   model_.zero_grad();
   const auto start = Clock::now();
 
@@ -220,11 +220,11 @@ bool Run::train_step() {
                             std::to_string(epoch_ + 1) + ", batch " + std::to_string(batch_ + 1) +
                             "/" + std::to_string(batches_) + ")";
   if (!std::isfinite(r.loss)) return stop_non_finite(where, "the loss is " + format_value(r.loss));
-  const double norm = clip_grad_norm(params_, o_.clip_norm);
+  const double norm = clip_grad_norm(params_, options_.clip_norm);
   if (!std::isfinite(norm))
     return stop_non_finite(where, "the gradient norm is " + format_value(norm) + " (loss " +
                                       format_value(r.loss) + ")");
-  opt_.step();
+  optimizer_.step();
 
   const double seconds = seconds_since(start);
   ++step_;
@@ -240,7 +240,8 @@ bool Run::train_step() {
 }
 
 RunPosition Run::position() const {
-  RunPosition at{epoch_ + 1, o_.epochs, batch_, batches_, step_, planned_, opt_.lr(), -1};
+  RunPosition at{epoch_ + 1, options_.epochs, batch_, batches_,
+                 step_, planned_, optimizer_.lr(), -1};
   if (session_steps_ > 0)
     at.eta_seconds = session_step_seconds_ / static_cast<double>(session_steps_) *
                      static_cast<double>(planned_ - step_);
@@ -248,14 +249,14 @@ RunPosition Run::position() const {
 }
 
 void Run::report_step() {
-  const bool log_now = o_.log_every > 0 && step_ % o_.log_every == 0;
+  const bool log_now = options_.log_every > 0 && step_ % options_.log_every == 0;
   // The bar shows the epoch so far; log lines and JSONL records the steps since the last line.
   progress_.bar(status_line(position(), epoch_meter_, true), log_now || batch_ == batches_);
   if (!log_now) return;
   if (!progress_.tty()) progress_.line(status_line(position(), window_, false));
   json record = {{"type", "step"},          {"step", step_},
                  {"epoch", epoch_ + 1},        {"batch", batch_},
-                 {"loss", window_.mean_loss()}, {"lr", opt_.lr()},
+                 {"loss", window_.mean_loss()}, {"lr", optimizer_.lr()},
                  {"grad_norm", window_.mean_grad_norm()}, {"items_per_s", window_.items_per_second()}};
   if (window_.has_accuracy()) record["accuracy"] = window_.accuracy();
   log_.write(record);
@@ -264,7 +265,8 @@ void Run::report_step() {
 
 bool Run::end_epoch(const Evaluate& evaluate) {
   const std::int64_t done = epoch_ + 1;
-  const bool due = o_.eval_every > 0 && (done % o_.eval_every == 0 || done == o_.epochs);
+  const bool due = options_.eval_every > 0 &&
+                   (done % options_.eval_every == 0 || done == options_.epochs);
   const bool evaluating = due && evaluate && root_;  // process 0 reports
   if (evaluating) {
     model_.eval();
@@ -282,10 +284,10 @@ bool Run::end_epoch(const Evaluate& evaluate) {
   summary_.epochs_done = epoch_ + 1;
 
   std::ostringstream line;
-  line << "epoch " << epoch_ + 1 << "/" << o_.epochs << " done in " << format_duration(seconds)
-       << " (step " << step_ << ")";
+  line << "epoch " << epoch_ + 1 << "/" << options_.epochs << " done in "
+       << format_duration(seconds) << " (step " << step_ << ")";
   json record = {{"type", "epoch"}, {"epoch", epoch_ + 1}, {"step", step_},
-                 {"lr", opt_.lr()}, {"seconds", seconds}};
+                 {"lr", optimizer_.lr()}, {"seconds", seconds}};
   if (epoch_meter_.steps > 0) {
     line << "  train loss " << format("%.4f", epoch_meter_.mean_loss());
     record["train_loss"] = epoch_meter_.mean_loss();
@@ -296,10 +298,10 @@ bool Run::end_epoch(const Evaluate& evaluate) {
     record["items_per_s"] = epoch_meter_.items_per_second();
   }
   if (evaluating) {
-    line << "  " << o_.eval_split;
+    line << "  " << options_.eval_split;
     for (const auto& [name, value] : summary_.last_eval) {
       line << " " << name << " " << format("%.4f", value);
-      record[o_.eval_split + "_" + name] = value;
+      record[options_.eval_split + "_" + name] = value;
     }
   }
   progress_.result(line.str());
@@ -311,11 +313,11 @@ bool Run::end_epoch(const Evaluate& evaluate) {
 void Run::start() {
   // Marks where this run's records begin (a directory whose earlier run never saved a
   // checkpoint, e.g. one stopped by a NaN, can hold another run's log before it).
-  const std::string& text = o_.config;
+  const std::string& text = options_.config;
   json config = text.empty() ? json() : json::parse(text, nullptr, false);
   if (config.is_discarded()) config = text;  // not JSON: kept as the task wrote it
   log_.write({{"type", "start"},
-              {"epochs", o_.epochs},
+              {"epochs", options_.epochs},
               {"batches_per_epoch", batches_},
               {"processes", processes_.size()},
               {"threads", parallel_.threads()},
@@ -329,11 +331,12 @@ bool Run::interrupted() { return processes_.any(StopSignalGuard::stop_signal() !
 TrainSummary Run::fit(const Evaluate& evaluate) {
   started_ = Clock::now();
   params_ = model_.parameters();
-  if (o_.resume) resume();
+  if (options_.resume) resume();
   else start();
-  StopSignalGuard signals(o_.quiet || !root_);
+  StopSignalGuard signals(options_.quiet || !root_);
   model_.train();
-  for (; epoch_ < o_.epochs; ++epoch_, batch_ = 0, epoch_finished_ = false, epoch_begun_ = false) {
+  for (; epoch_ < options_.epochs;
+       ++epoch_, batch_ = 0, epoch_finished_ = false, epoch_begun_ = false) {
     if (epoch_finished_) continue;
     if (!epoch_begun_) data_.begin_epoch(epoch_);
     epoch_begun_ = true;
@@ -346,7 +349,7 @@ TrainSummary Run::fit(const Evaluate& evaluate) {
         return end(save() ? Ending::interrupted : Ending::non_finite);
       if (batch_ == batches_) break;  // the epoch's end saves a checkpoint anyway
       if (budget_reached()) return end(save() ? Ending::max_steps : Ending::non_finite);
-      if (o_.checkpoint_every > 0 && step_ % o_.checkpoint_every == 0 && !save())
+      if (options_.checkpoint_every > 0 && step_ % options_.checkpoint_every == 0 && !save())
         return end(Ending::non_finite);
     }
     if (!end_epoch(evaluate)) return end(Ending::non_finite);
@@ -366,8 +369,8 @@ TrainSummary Run::end(Ending ending) {
       log_.write({{"type", "stop"},
                   {"reason", "finished"},
                   {"step", step_},
-                  {"message", "finished " + std::to_string(o_.epochs) + " epoch" +
-                                  (o_.epochs == 1 ? "" : "s") + " after step " +
+                  {"message", "finished " + std::to_string(options_.epochs) + " epoch" +
+                                  (options_.epochs == 1 ? "" : "s") + " after step " +
                                   std::to_string(step_)}});
       break;
     case Ending::non_finite:
@@ -383,12 +386,13 @@ TrainSummary Run::end(Ending ending) {
                " after step " + std::to_string(step_) +
                (saved.empty() ? "; nothing was saved (no output directory)"
                               : saved + ". To continue: " +
-                                    (o_.resume_command.empty() ? std::string("run again with resume")
-                                                               : o_.resume_command)));
+                                    (options_.resume_command.empty()
+                                         ? std::string("run again with resume")
+                                         : options_.resume_command)));
       break;
     }
     case Ending::max_steps:
-      stop("max_steps", "reached max_steps = " + std::to_string(o_.max_steps) +
+      stop("max_steps", "reached max_steps = " + std::to_string(options_.max_steps) +
                             (saved_step_ == step_ ? saved : std::string()),
            /*loud=*/false);
       break;
@@ -408,19 +412,7 @@ Trainer::Trainer(nn::Model& model, BatchSource& data, const nn::Loss& loss, Opti
       optimizer_(optimizer),
       schedule_(schedule),
       options_(std::move(options)) {
-  const TrainerOptions& o = options_;
-  if (o.epochs < 0) fail("Trainer: epochs must be >= 0, got ", o.epochs);
-  if (o.max_steps < 0) fail("Trainer: max_steps must be >= 0 (0: no limit), got ", o.max_steps);
-  if (!(o.clip_norm >= 0)) fail("Trainer: clip_norm must be >= 0 (0: no clipping), got ",
-                                o.clip_norm);
-  if (o.log_every < 0) fail("Trainer: log_every must be >= 0 (0: no step lines), got ",
-                            o.log_every);
-  if (o.checkpoint_every < 0)
-    fail("Trainer: checkpoint_every must be >= 0 (0: at epoch ends), got ", o.checkpoint_every);
-  if (o.eval_every < 0)
-    fail("Trainer: eval_every must be >= 0 (0: no evaluation), got ", o.eval_every);
-  if (o.resume && o.out_dir.empty())
-    fail("Trainer: resume needs out_dir, the directory holding checkpoint.safetensors");
+  options_.validate();
 }
 
 std::string Trainer::checkpoint_path() const {

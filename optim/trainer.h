@@ -1,7 +1,7 @@
 #pragma once
 // Trainer: the training loop shared by every app. An app hands it what to train — a model, where
 // the batches come from and the loss — and the trainer does the rest, the same way for every
-// model. One step, top to bottom (Trainer's train_step in trainer.cpp):
+// model. One step, top to bottom (Run::train_step in optim/trainer.cpp):
 //
 //   batch    = data.batch(i)                       data/     (a BatchSource)
 //   gradient = parallel.gradient(batch, loss)      optim/data_parallel: on each thread's replica
@@ -53,28 +53,9 @@
 #include "optim/data_parallel.h"
 #include "optim/lr_schedule.h"
 #include "optim/optimizer.h"
+#include "optim/trainer_options.h"
 
 namespace uwaga::optim {
-
-struct TrainerOptions {
-  std::int64_t epochs = 1;
-  std::int64_t max_steps = 0;         // 0: no limit; counts steps across resumes
-  double clip_norm = 0.0;             // 0: only measure the gradient norm
-  DataParallelOptions parallel;       // replicas (threads) and micro-batch size
-  GradientReduction* reduction = nullptr;  // across processes; none: one process
-  std::uint64_t seed = 0;             // of the dropout masks (one seed drawn per step)
-  std::string out_dir;                // checkpoint.safetensors and log.jsonl; empty: no files
-  bool resume = false;                // continue from out_dir/checkpoint.safetensors; without
-                                      // it, an out_dir holding one is refused, not overwritten
-  std::string config;                 // the run's configuration (JSON), kept in checkpoints
-  std::string eval_split = "test";    // what evaluate() measures, as the log names it
-  std::int64_t log_every = 50;        // steps between log lines (and JSONL records); 0: none
-  std::int64_t checkpoint_every = 0;  // steps between checkpoints; 0: only at epoch ends
-  std::int64_t eval_every = 1;        // epochs between evaluations (the last epoch is always
-                                      // evaluated); 0: never
-  bool quiet = false;                 // no progress and no epoch lines (errors still print)
-  std::string resume_command;         // printed after an interruption, e.g. "uwaga-vit --resume"
-};
 
 struct TrainSummary {
   std::int64_t steps = 0;        // total optimizer steps, including those before a resume
