@@ -89,36 +89,13 @@ Vit train_vit(VitRunConfig run, const ImageDataset& all_train, const ImageDatase
 }
 
 void bind_vit_app(py::module_& m) {
-  py::class_<VitRunConfig>(m, "VitRunConfig", "A uwaga-vit run: model, data, optimisation.")
+  py::class_<VitRunConfig> vit_run(m, "VitRunConfig",
+                                   "A uwaga-vit run: model, data, optimisation, and the recipe "
+                                   "beyond shifts and flips as uwaga-vit's flags set it "
+                                   "(apps/vit/vit_recipe.h).");
+  bind_fields(vit_run)
       .def(py::init<>())
-      .def_readwrite("preset", &VitRunConfig::preset)
-      .def_readwrite("dataset", &VitRunConfig::dataset)
-      .def_readwrite("model", &VitRunConfig::model)
-      .def_readwrite("epochs", &VitRunConfig::epochs)
-      .def_readwrite("batch_size", &VitRunConfig::batch_size)
-      .def_readwrite("lr", &VitRunConfig::lr)
-      .def_readwrite("min_lr", &VitRunConfig::min_lr)
-      .def_readwrite("weight_decay", &VitRunConfig::weight_decay)
-      .def_readwrite("warmup", &VitRunConfig::warmup)
-      .def_readwrite("label_smoothing", &VitRunConfig::label_smoothing)
-      .def_readwrite("clip_norm", &VitRunConfig::clip_norm)
-      .def_readwrite("augment", &VitRunConfig::augment)
-      // The recipe beyond shifts and flips, as uwaga-vit's flags set it (apps/vit/vit_recipe.h).
-      .def_readwrite("policy", &VitRunConfig::policy)
-      .def_readwrite("randaugment_ops", &VitRunConfig::randaugment_ops)
-      .def_readwrite("randaugment_magnitude", &VitRunConfig::randaugment_magnitude)
-      .def_readwrite("crop_scale", &VitRunConfig::crop_scale)
-      .def_readwrite("erase", &VitRunConfig::erase)
-      .def_readwrite("mixup", &VitRunConfig::mixup)
-      .def_readwrite("cutmix", &VitRunConfig::cutmix)
-      .def_readwrite("mix_probability", &VitRunConfig::mix_probability)
-      .def_readwrite("ema", &VitRunConfig::ema)
       .def("validate", &VitRunConfig::validate)
-      .def_readwrite("seed", &VitRunConfig::seed)
-      .def_readwrite("train_size", &VitRunConfig::train_size)
-      .def_readwrite("mean", &VitRunConfig::mean)
-      .def_readwrite("std", &VitRunConfig::std)
-      .def_readwrite("class_names", &VitRunConfig::class_names)
       .def("to_json", &VitRunConfig::to_json)
       .def("__repr__", [](const VitRunConfig& r) { return "VitRunConfig(" + r.to_json() + ")"; });
   m.def("vit_preset", &vit_preset, py::arg("name"));
@@ -269,24 +246,10 @@ CrossAttention cross_attention(nn::Seq2SeqTransformer& model, const TranslateRun
 }
 
 void bind_translate_app(py::module_& m) {
-  py::class_<TranslateRunConfig>(m, "TranslateRunConfig",
-                                 "A uwaga-translate run: corpus, model, optimisation, vocabularies")
+  py::class_<TranslateRunConfig> translate_run(
+      m, "TranslateRunConfig", "A uwaga-translate run: corpus, model, optimisation, vocabularies");
+  bind_fields(translate_run)
       .def(py::init<>())
-      .def_readwrite("preset", &TranslateRunConfig::preset)
-      .def_readwrite("corpus", &TranslateRunConfig::corpus)
-      .def_readwrite("model", &TranslateRunConfig::model)
-      .def_readwrite("epochs", &TranslateRunConfig::epochs)
-      .def_readwrite("batch_size", &TranslateRunConfig::batch_size)
-      .def_readwrite("lr", &TranslateRunConfig::lr)
-      .def_readwrite("min_lr", &TranslateRunConfig::min_lr)
-      .def_readwrite("weight_decay", &TranslateRunConfig::weight_decay)
-      .def_readwrite("warmup", &TranslateRunConfig::warmup)
-      .def_readwrite("label_smoothing", &TranslateRunConfig::label_smoothing)
-      .def_readwrite("clip_norm", &TranslateRunConfig::clip_norm)
-      .def_readwrite("eval_size", &TranslateRunConfig::eval_size)
-      .def_readwrite("seed", &TranslateRunConfig::seed)
-      .def_readwrite("src_vocab", &TranslateRunConfig::src_vocab)
-      .def_readwrite("tgt_vocab", &TranslateRunConfig::tgt_vocab)
       .def("validate", &TranslateRunConfig::validate)
       .def("to_json", &TranslateRunConfig::to_json);
   m.def("translate_preset", &translate_preset, py::arg("name"));
@@ -381,25 +344,12 @@ void bind_translate_app(py::module_& m) {
 
 // The presets and the validation loss; a notebook builds the training from the Trainer's parts.
 void bind_gpt_app(py::module_& m) {
-  py::class_<GptRunConfig>(m, "GptRunConfig", "A uwaga-gpt run: text, model, optimisation.")
+  py::class_<GptInit> gpt_init(m, "GptInit",
+                              "The model file a run started from (--init); empty: random weights.");
+  bind_fields(gpt_init).def(py::init<>()).def("empty", &GptInit::empty);
+  py::class_<GptRunConfig> gpt_run(m, "GptRunConfig", "A uwaga-gpt run: text, model, optimisation.");
+  bind_fields(gpt_run)
       .def(py::init<>())
-      .def_readwrite("preset", &GptRunConfig::preset)
-      .def_readwrite("text", &GptRunConfig::text)
-      .def_readwrite("model", &GptRunConfig::model)
-      .def_readwrite("epochs", &GptRunConfig::epochs)
-      .def_readwrite("steps_per_epoch", &GptRunConfig::steps_per_epoch)
-      .def_readwrite("batch_size", &GptRunConfig::batch_size)
-      .def_readwrite("lr", &GptRunConfig::lr)
-      .def_readwrite("min_lr", &GptRunConfig::min_lr)
-      .def_readwrite("weight_decay", &GptRunConfig::weight_decay)
-      .def_readwrite("warmup", &GptRunConfig::warmup)
-      .def_readwrite("label_smoothing", &GptRunConfig::label_smoothing)
-      .def_readwrite("clip_norm", &GptRunConfig::clip_norm)
-      .def_readwrite("eval_windows", &GptRunConfig::eval_windows)
-      .def_readwrite("seed", &GptRunConfig::seed)
-      .def_readwrite("vocab", &GptRunConfig::vocab)
-      .def_readwrite("tokenizer", &GptRunConfig::tokenizer)
-      .def_readwrite("bpe", &GptRunConfig::bpe)
       .def("validate", &GptRunConfig::validate)
       .def("to_json", &GptRunConfig::to_json)
       .def("__repr__", [](const GptRunConfig& r) { return "GptRunConfig(" + r.to_json() + ")"; });
@@ -473,25 +423,10 @@ PoseSample sample_of(const PoseSampleSource& source, std::int64_t i, const char*
 }
 
 void bind_pose_app(py::module_& m) {
-  py::class_<PoseRunConfig>(m, "PoseRunConfig", "A uwaga-pose run: data, model, optimisation.")
+  py::class_<PoseRunConfig> pose_run(m, "PoseRunConfig",
+                                     "A uwaga-pose run: data, model, optimisation.");
+  bind_fields(pose_run, {"data"}, "set with set_pose_data")
       .def(py::init<>())
-      .def_readwrite("preset", &PoseRunConfig::preset)
-      .def_readonly("data", &PoseRunConfig::data, "set with set_pose_data")
-      .def_readwrite("coco_annotations", &PoseRunConfig::coco_annotations)
-      .def_readwrite("coco_images", &PoseRunConfig::coco_images)
-      .def_readwrite("model", &PoseRunConfig::model)
-      .def_readwrite("epochs", &PoseRunConfig::epochs)
-      .def_readwrite("batch_size", &PoseRunConfig::batch_size)
-      .def_readwrite("lr", &PoseRunConfig::lr)
-      .def_readwrite("min_lr", &PoseRunConfig::min_lr)
-      .def_readwrite("weight_decay", &PoseRunConfig::weight_decay)
-      .def_readwrite("warmup", &PoseRunConfig::warmup)
-      .def_readwrite("clip_norm", &PoseRunConfig::clip_norm)
-      .def_readwrite("train_size", &PoseRunConfig::train_size)
-      .def_readwrite("valid_size", &PoseRunConfig::valid_size)
-      .def_readwrite("sigma", &PoseRunConfig::sigma)
-      .def_readwrite("flip", &PoseRunConfig::flip)
-      .def_readwrite("seed", &PoseRunConfig::seed)
       .def("validate", &PoseRunConfig::validate)
       .def("to_json", &PoseRunConfig::to_json)
       .def("__repr__", [](const PoseRunConfig& r) { return "PoseRunConfig(" + r.to_json() + ")"; });

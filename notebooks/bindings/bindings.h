@@ -8,6 +8,8 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +50,23 @@ std::string type_name(const py::handle& obj);
 
 // An AttentionMask from the keyword arguments the Python functions take.
 nn::AttentionMask make_mask(const std::optional<Tensor>& key_padding, bool causal);
+
+// One Python property per field of T's list, the one its JSON uses (T::fields, core/json_fields.h):
+// a field added to a run configuration reaches Python without a line here. The fields named in
+// `read_only` get no setter (a function that keeps the struct consistent sets them, as
+// set_pose_data does); `read_only_doc` is their docstring.
+template <class T, class... Options>
+py::class_<T, Options...>& bind_fields(py::class_<T, Options...>& cls,
+                                       std::initializer_list<const char*> read_only = {},
+                                       const char* read_only_doc = "") {
+  T::fields([&](const char* name, auto member) {
+    const bool fixed = std::any_of(read_only.begin(), read_only.end(),
+                                   [&](const char* r) { return std::string(r) == name; });
+    if (fixed) cls.def_readonly(name, member, read_only_doc);
+    else cls.def_readwrite(name, member);
+  });
+  return cls;
+}
 
 // The directory CMake configured the module from (the repository root), for finding data.
 std::string source_dir();

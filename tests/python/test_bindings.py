@@ -312,6 +312,31 @@ class DataAndApps(unittest.TestCase):
         self.assertEqual(ids[0], uwaga.data.Vocabulary.BOS)
         self.assertEqual(vocab.decode(ids), "we are eating bread")
 
+    def test_every_run_configuration_field_is_a_python_property(self):
+        # The properties come from each struct's field list (bind_fields), the one to_json
+        # writes: every key of the JSON (but "format", the file's version that to_json adds) is
+        # an attribute holding the same value, settable except pose's data (set_pose_data keeps
+        # the model's channels and joints in step with it).
+        apps = uwaga.apps
+        for run in (apps.vit_preset("mnist-tiny"), apps.translate_preset("tiny"),
+                    apps.gpt_preset("shakespeare-tiny"), apps.pose_preset("stick-classic")):
+            name = type(run).__name__
+            fields = json.loads(run.to_json())
+            fields.pop("format", None)
+            for key, value in fields.items():
+                with self.subTest(config=name, field=key):
+                    self.assertTrue(hasattr(run, key), f"{name}.{key} is not bound")
+                    if isinstance(value, (bool, int, float, str)):
+                        self.assertEqual(getattr(run, key), value)
+                        if not (name == "PoseRunConfig" and key == "data"):
+                            setattr(run, key, getattr(run, key))
+        gpt = apps.gpt_preset("shakespeare-tiny")
+        gpt.beta2 = 0.95
+        self.assertEqual(json.loads(gpt.to_json())["beta2"], 0.95)
+        self.assertTrue(gpt.init.empty())
+        with self.assertRaises(AttributeError):
+            apps.pose_preset("stick-classic").data = "coco"
+
     def test_translator_trains_translates_and_shows_cross_attention(self):
         run = uwaga.apps.translate_preset("tiny")
         trained = uwaga.apps.train_translator(run, max_steps=20)
