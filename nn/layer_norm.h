@@ -4,8 +4,9 @@
 // One lecture note writes μ and σ as plain sums and γ, β as scalars; this is the standard form
 // (means over the d features, per-feature vectors γ and β), as in PyTorch. ε = 1e-5.
 //
-// layer_norm is one autograd node with the hand-derived backward below; layer_norm_composed
-// builds the same function from mean, sub, mul, sqrt, so autograd derives it — tests compare them.
+// layer_norm is one autograd node with the hand-derived backward of nn/layer_norm.cpp (derived
+// there beside its plain loop); layer_norm_composed builds the same function from mean, sub, mul,
+// sqrt, so autograd derives it — tests compare them.
 #include "core/random.h"
 #include "nn/module.h"
 
@@ -22,13 +23,16 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
 Tensor layer_norm_composed(const Tensor& x, const Tensor& weight, const Tensor& bias,
                            double eps = 1e-5);
 
-// Row kernels (rows × d, contiguous). Backward writes dx, dweight, dbias (null: not wanted).
+// The plain loops, one row after the other as the formulas read (rows × d, contiguous): what a
+// student steps through. layer_norm runs the fast kernels of nn/layer_norm_kernels.h instead,
+// the same numbers up to rounding. Backward writes dx, dweight, dbias (null: not wanted).
 template <class T>
-void layer_norm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, const T* bias,
-                        std::int64_t rows, std::int64_t d, double eps);
+void layer_norm_forward_reference(T* out, T* mean, T* rstd, const T* x, const T* weight,
+                                  const T* bias, std::int64_t rows, std::int64_t d, double eps);
 template <class T>
-void layer_norm_backward(T* dx, T* dweight, T* dbias, const T* dout, const T* x, const T* weight,
-                         const T* mean, const T* rstd, std::int64_t rows, std::int64_t d);
+void layer_norm_backward_reference(T* dx, T* dweight, T* dbias, const T* dout, const T* x,
+                                   const T* weight, const T* mean, const T* rstd,
+                                   std::int64_t rows, std::int64_t d);
 
 // Init: γ = 1, β = 0.
 class LayerNorm : public Module {

@@ -1,9 +1,13 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
 
 #include "core/uwaga.h"
 #include "nn/layer_norm.h"
+#include "nn/layer_norm_kernels.h"
 #include "tests/support/gradcheck.h"
 #include "tests/support/parity.h"
 
@@ -70,4 +74,96 @@ TEST_CASE("layer_norm misuse gives clear errors", "[nn][layer_norm]") {
                                             Tensor::zeros({4}), eps),
                         Contains("layer_norm: eps must be a finite number > 0"));
   }
+}
+
+namespace {
+
+// a and b agree within tol·(floor + |b|), NaN where the other is NaN.
+template <class T>
+void require_same_numbers(const std::vector<T>& a, const std::vector<T>& b, double tol,
+                          const char* what, double floor = 1) {
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    INFO(what << "[" << i << "]: " << a[i] << " against " << b[i]);
+    if (std::isnan(b[i])) REQUIRE(std::isnan(a[i]));
+    else REQUIRE(std::abs(double(a[i]) - double(b[i])) <= tol * (floor + std::abs(double(b[i]))));
+  }
+}
+
+// The fast kernels (nn/layer_norm_kernels.cpp) against the plain loops (nn/layer_norm.cpp) on
+// rows × d values drawn by `value(r, j)`, forward and backward.
+template <class T, class Value>
+void compare_layer_norm_kernels(std::int64_t rows, std::int64_t d, Value value, double tol) {
+  const auto n = static_cast<std::size_t>(rows * d);
+  std::vector<T> x(n), dy(n), w(d), b(d);
+  Generator gen(7);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t j = 0; j < d; ++j) {
+      x[r * d + j] = static_cast<T>(value(r, j));
+      dy[r * d + j] = static_cast<T>(gen.normal());
+    }
+  for (std::int64_t j = 0; j < d; ++j) {
+    w[j] = static_cast<T>(1 + 0.5 * gen.normal());
+    b[j] = static_cast<T>(gen.normal());
+  }
+  std::vector<T> y1(n), m1(rows), s1(rows), y2(n), m2(rows), s2(rows);
+  layer_norm_forward(y1.data(), m1.data(), s1.data(), x.data(), w.data(), b.data(), rows, d, 1e-5);
+  layer_norm_forward_reference(y2.data(), m2.data(), s2.data(), x.data(), w.data(), b.data(),
+                               rows, d, 1e-5);
+  require_same_numbers(y1, y2, tol, "y");
+  require_same_numbers(m1, m2, tol, "mean");
+  require_same_numbers(s1, s2, tol, "rstd", 0);
+  std::vector<T> dx1(n), dw1(d), db1(d), dx2(n), dw2(d), db2(d);
+  layer_norm_backward(dx1.data(), dw1.data(), db1.data(), dy.data(), x.data(), w.data(),
+                      m2.data(), s2.data(), rows, d);
+  layer_norm_backward_reference(dx2.data(), dw2.data(), db2.data(), dy.data(), x.data(),
+                                w.data(), m2.data(), s2.data(), rows, d);
+  require_same_numbers(dx1, dx2, tol, "dx");
+  require_same_numbers(dw1, dw2, tol * std::sqrt(double(rows)), "dweight");
+  require_same_numbers(db1, db2, tol * std::sqrt(double(rows)), "dbias");
+  // Without dweight and dbias (an input that needs no gradient), dx is the same.
+  std::vector<T> dx3(n);
+  layer_norm_backward<T>(dx3.data(), nullptr, nullptr, dy.data(), x.data(), w.data(), m2.data(),
+                         s2.data(), rows, d);
+  require_same_numbers(dx3, dx2, tol, "dx alone");
+}
+
+template <class T>
+void layer_norm_kernel_cases(double tol) {
+  Generator gen(3);
+  auto normal = [&](std::int64_t, std::int64_t) { return gen.normal(); };
+  // Sizes: one feature (x̂ = 0), odd widths, a width of whole and partial blocks of 16 features,
+  // more rows than one L1 block (up to 64), and enough values to run on several threads.
+  const std::pair<std::int64_t, std::int64_t> sizes[] = {{1, 1}, {5, 1}, {1, 3}, {7, 17},
+                                                         {130, 33}, {70, 96}, {400, 129}};
+  for (auto [rows, d] : sizes) {
+    INFO(rows << " rows of " << d);
+    compare_layer_norm_kernels<T>(rows, d, normal, tol);
+  }
+  // Huge and tiny values (the variance 1e24 and 1e-30: ε dominates the latter), a constant row
+  // (variance 0: x̂ = 0, y = β).
+  compare_layer_norm_kernels<T>(9, 21, [&](auto, auto) { return 1e12 * gen.normal(); }, tol);
+  compare_layer_norm_kernels<T>(9, 21, [&](auto, auto) { return 1e-15 * gen.normal(); }, tol);
+  compare_layer_norm_kernels<T>(3, 11, [](auto, auto) { return 2.5; }, tol);
+  // A NaN or an infinity makes its row NaN (its mean is NaN, or ∞ − ∞), and only its row.
+  std::vector<T> x(3 * 5, 1), y(x.size()), mean(3), rstd(3), w(5, 1), b(5, 0);
+  for (std::int64_t j = 0; j < 5; ++j) x[j] = T(j), x[10 + j] = T(-j);
+  x[7] = std::numeric_limits<T>::quiet_NaN();
+  x[11] = std::numeric_limits<T>::infinity();
+  layer_norm_forward(y.data(), mean.data(), rstd.data(), x.data(), w.data(), b.data(), 3, 5, 1e-5);
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    INFO("element " << i);
+    REQUIRE(std::isnan(y[i]) == (i >= 5));
+  }
+  std::vector<T> y2(x.size()), mean2(3), rstd2(3);
+  layer_norm_forward_reference(y2.data(), mean2.data(), rstd2.data(), x.data(), w.data(),
+                               b.data(), 3, 5, 1e-5);
+  require_same_numbers(y, y2, tol, "y with NaN and inf");
+}
+
+}  // namespace
+
+TEST_CASE("the fast layer_norm kernels equal the plain loops", "[nn][layer_norm]") {
+  SECTION("float64") { layer_norm_kernel_cases<double>(1e-12); }
+  SECTION("float32") { layer_norm_kernel_cases<float>(2e-5); }
 }
