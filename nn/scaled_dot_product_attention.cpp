@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "core/elementwise.h"
 #include "core/matmul.h"
@@ -70,6 +71,102 @@ Tensor rows_without_keys(const AttentionMask& mask, const AttentionDims& d, std:
 }
 
 }  // namespace
+
+// ---- the plain loops (llm.c's attention_forward and attention_backward) -------------------------
+//
+// One (T × S) problem, one query row after the other, as the notes write it (SEEDS §3):
+//   e_ij = q_i · k_j / √d_k,   a_ij = exp(e_ij − m_i) / Σ_j exp(e_ij − m_i),   y_i = Σ_j a_ij v_j
+// with m_i = max_j e_ij (subtracting it changes nothing but keeps exp from overflowing).
+// scaled_dot_product_attention runs the fast kernel of nn/attention_kernels.cpp instead;
+// tests/nn/test_attention_kernels.cpp checks that the two agree.
+template <class Real>
+void attention_forward_reference(Real* Y, Real* A, const Real* Q, const Real* K, const Real* V,
+                                 std::int64_t T, std::int64_t S, std::int64_t dk,
+                                 std::int64_t dv, bool causal, const unsigned char* pad) {
+  const Real scale = Real(1) / std::sqrt(static_cast<Real>(dk));
+  const Real minus_infinity = -std::numeric_limits<Real>::infinity();
+  for (std::int64_t i = 0; i < T; ++i) {
+    const Real* q = Q + i * dk;  // (d_k) query i
+    Real* a = A + i * S;         // (S) its weights
+    const std::int64_t end = causal ? std::min(S, i + 1) : S;  // it sees keys j < end
+    Real m = minus_infinity;     // m_i: the largest score (a NaN is passed over, as std::max does)
+    for (std::int64_t j = 0; j < S; ++j) {
+      a[j] = 0;  // masked keys keep weight 0
+      if (j >= end || (pad && pad[j])) continue;
+      for (std::int64_t c = 0; c < dk; ++c) a[j] += q[c] * K[j * dk + c];
+      a[j] *= scale;  // e_ij
+      m = std::max(m, a[j]);
+    }
+    if (m == minus_infinity) {  // no key to see: weights 0 (NaN when a score is NaN)
+      const bool nan = std::any_of(a, a + end, [](Real e) { return std::isnan(e); });
+      std::fill(a, a + end, nan ? std::numeric_limits<Real>::quiet_NaN() : Real(0));
+    } else {
+      Real total = 0;
+      for (std::int64_t j = 0; j < end; ++j)
+        if (!(pad && pad[j])) total += (a[j] = std::exp(a[j] - m));
+      for (std::int64_t j = 0; j < end; ++j) a[j] /= total;
+    }
+    Real* y = Y + i * dv;  // (d_v) y_i = Σ_j a_ij v_j
+    std::fill(y, y + dv, Real(0));
+    for (std::int64_t j = 0; j < S; ++j)
+      for (std::int64_t c = 0; c < dv; ++c) y[c] += a[j] * V[j * dv + c];
+  }
+}
+
+// In the forward pass y_i = Σ_j a_ij v_j, so  dv_j = Σ_i a_ij dy_i  and  da_ij = dy_i · v_j.
+// a_i = softmax(e_i), whose Jacobian gives  de_ij = a_ij (da_ij − Σ_k da_ik a_ik)  (masked keys
+// have a_ij = 0, so their de_ij is 0). e_ij = q_i · k_j / √d_k, so
+//   dq_i = Σ_j de_ij k_j / √d_k   and   dk_j = Σ_i de_ij q_i / √d_k.
+// dQ, dK and dV are written, not accumulated into.
+template <class Real>
+void attention_backward_reference(Real* dQ, Real* dK, Real* dV, const Real* dY, const Real* Q,
+                                  const Real* K, const Real* V, const Real* A, std::int64_t T,
+                                  std::int64_t S, std::int64_t dk, std::int64_t dv) {
+  const Real scale = Real(1) / std::sqrt(static_cast<Real>(dk));
+  std::fill(dQ, dQ + T * dk, Real(0));
+  std::fill(dK, dK + S * dk, Real(0));
+  std::fill(dV, dV + S * dv, Real(0));
+  std::vector<Real> da(static_cast<std::size_t>(S));  // (S) da_ij of one query
+  for (std::int64_t i = 0; i < T; ++i) {
+    const Real* a = A + i * S;    // (S)
+    const Real* dy = dY + i * dv;  // (d_v)
+    Real dot = 0;  // Σ_k da_ik a_ik
+    for (std::int64_t j = 0; j < S; ++j) {
+      da[j] = 0;
+      for (std::int64_t c = 0; c < dv; ++c) {
+        da[j] += dy[c] * V[j * dv + c];
+        dV[j * dv + c] += a[j] * dy[c];
+      }
+      dot += da[j] * a[j];
+    }
+    for (std::int64_t j = 0; j < S; ++j) {
+      const Real de = a[j] * (da[j] - dot) * scale;  // de_ij / √d_k
+      for (std::int64_t c = 0; c < dk; ++c) {
+        dQ[i * dk + c] += de * K[j * dk + c];
+        dK[j * dk + c] += de * Q[i * dk + c];
+      }
+    }
+  }
+}
+
+template void attention_forward_reference<float>(float*, float*, const float*, const float*,
+                                                 const float*, std::int64_t, std::int64_t,
+                                                 std::int64_t, std::int64_t, bool,
+                                                 const unsigned char*);
+template void attention_forward_reference<double>(double*, double*, const double*, const double*,
+                                                  const double*, std::int64_t, std::int64_t,
+                                                  std::int64_t, std::int64_t, bool,
+                                                  const unsigned char*);
+template void attention_backward_reference<float>(float*, float*, float*, const float*,
+                                                  const float*, const float*, const float*,
+                                                  const float*, std::int64_t, std::int64_t,
+                                                  std::int64_t, std::int64_t);
+template void attention_backward_reference<double>(double*, double*, double*, const double*,
+                                                   const double*, const double*, const double*,
+                                                   const double*, std::int64_t, std::int64_t,
+                                                   std::int64_t, std::int64_t);
+
+// ---- the autograd nodes ------------------------------------------------------------------------
 
 Tensor scaled_dot_product_attention(const Tensor& Q, const Tensor& K, const Tensor& V,
                                     const AttentionMask& mask, Tensor* weights) {

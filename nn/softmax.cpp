@@ -12,9 +12,11 @@ namespace uwaga::nn {
 namespace {
 
 // ---- one row of n elements, `stride` apart ------------------------------------------------------
-// The row kernels below call these with stride 1 (contiguous rows); softmax
-// along a dim that is not the last uses stride = the size of the dims after it, which visits the
-// same (outer, n, inner) layout without a transposed copy.
+// The plain loops, and the only ones: softmax is not tuned beyond running rows on several threads
+// (the tuned, masked softmax of attention is nn/attention_kernels.cpp's). The row kernels below
+// call these with stride 1 (contiguous rows); softmax along a dim that is not the last uses
+// stride = the size of the dims after it, which visits the same (outer, n, inner) layout without
+// a transposed copy.
 
 // y = softmax(x). Subtracting the max first leaves the result unchanged (the factor exp(-max)
 // cancels between numerator and denominator) and keeps exp from overflowing.

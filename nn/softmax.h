@@ -16,8 +16,10 @@ Tensor log_softmax(const Tensor& x, std::int64_t dim);
 Tensor softmax_composed(const Tensor& x, std::int64_t dim);
 Tensor log_softmax_composed(const Tensor& x, std::int64_t dim);
 
-// The row kernels of the fused softmax: `rows` rows of length n, contiguous. Attention has its
-// own masked version of both (nn/scaled_dot_product_attention.cpp).
+// The row kernels of the fused softmax: `rows` rows of length n, contiguous. They are the plain
+// loops themselves (nn/softmax.cpp, llm.c's softmax_forward), with no tuned version beside them.
+// Attention has its own masked, tuned version of both (masked_softmax_rows and the dE step of
+// nn/attention_kernels.cpp), with its plain loop in nn/scaled_dot_product_attention.cpp.
 //   forward:  y = softmax(x)
 //   backward: dx = y ⊙ (dy − Σ_j dy_j y_j)   (adds into dx when accumulate is true)
 template <class T> void softmax_rows_forward(T* y, const T* x, std::int64_t rows, std::int64_t n);

@@ -2,10 +2,13 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "core/uwaga.h"
 #include "nn/attention_kernels.h"
 #include "nn/multi_head_attention.h"
+#include "nn/scaled_dot_product_attention.h"
 #include "tests/support/gradcheck.h"
 
 using namespace uwaga;
@@ -129,4 +132,101 @@ TEST_CASE("fused attention: NaN scores make their own row of weights NaN, not 0 
       }
       if (!nan_row) REQUIRE(std::abs(total - 1) < 1e-5);
     }
+}
+
+namespace {
+
+// The fused kernel (through scaled_dot_product_attention) against the plain loops of
+// nn/scaled_dot_product_attention.cpp, batch element by batch element: Q (B, T, d_k),
+// K (B, S, d_k), V (B, S, d_v), forward (Y and A) and backward (dQ, dK, dV). `q_scale` multiplies
+// the queries (huge or tiny scores); `nan_query` (≥ 0) puts a NaN into that query of element 0.
+struct KernelCase {
+  std::int64_t B, T, S, dk, dv;
+  bool causal = false;
+  std::vector<unsigned char> pad = {};  // (B, S) or empty
+  double q_scale = 1;
+  std::int64_t nan_query = -1;
+};
+
+// a and b agree within tol·(1 + |b|), NaN where the other is NaN.
+template <class R>
+void require_same(const R* a, const R* b, std::int64_t n, double tol, const char* what) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    INFO(what << "[" << i << "]: " << a[i] << " against " << b[i]);
+    if (std::isnan(b[i])) REQUIRE(std::isnan(a[i]));
+    else REQUIRE(std::abs(double(a[i]) - double(b[i])) <= tol * (1 + std::abs(double(b[i]))));
+  }
+}
+
+template <class R>
+void compare_attention_kernels(const KernelCase& c, DType dtype, double tol) {
+  Generator gen(11);
+  Tensor Q = mul(Tensor::randn({c.B, c.T, c.dk}, gen, dtype), c.q_scale);
+  if (c.nan_query >= 0) Q.set({0, c.nan_query, 0}, std::numeric_limits<double>::quiet_NaN());
+  Q.requires_grad_();
+  Tensor K = Tensor::randn({c.B, c.S, c.dk}, gen, dtype).requires_grad_();
+  Tensor V = Tensor::randn({c.B, c.S, c.dv}, gen, dtype).requires_grad_();
+  Tensor dY = Tensor::randn({c.B, c.T, c.dv}, gen, dtype);
+  AttentionMask mask{.causal = c.causal};
+  if (!c.pad.empty()) {
+    std::vector<double> p(c.pad.begin(), c.pad.end());
+    mask.key_padding = Tensor::from_vector(p, {c.B, c.S}, dtype);
+  }
+  Tensor A;
+  Tensor Y = scaled_dot_product_attention(Q, K, V, mask, &A);
+  Y.backward(dY);
+  std::vector<R> y(c.T * c.dv), a(c.T * c.S), dq(c.T * c.dk), dk(c.S * c.dk), dv(c.S * c.dv);
+  for (std::int64_t b = 0; b < c.B; ++b) {
+    INFO("batch element " << b);
+    const unsigned char* pad = c.pad.empty() ? nullptr : c.pad.data() + b * c.S;
+    const R* q = Q.data<R>() + b * c.T * c.dk;
+    const R* k = K.data<R>() + b * c.S * c.dk;
+    const R* v = V.data<R>() + b * c.S * c.dv;
+    attention_forward_reference(y.data(), a.data(), q, k, v, c.T, c.S, c.dk, c.dv, c.causal, pad);
+    require_same(A.data<R>() + b * c.T * c.S, a.data(), c.T * c.S, tol, "A");
+    require_same(Y.data<R>() + b * c.T * c.dv, y.data(), c.T * c.dv, tol, "Y");
+    if (c.nan_query >= 0) continue;  // NaN spreads through every gradient
+    attention_backward_reference(dq.data(), dk.data(), dv.data(),
+                                 dY.data<R>() + b * c.T * c.dv, q, k, v, a.data(), c.T, c.S,
+                                 c.dk, c.dv);
+    require_same(Q.grad().data<R>() + b * c.T * c.dk, dq.data(), c.T * c.dk, tol, "dQ");
+    require_same(K.grad().data<R>() + b * c.S * c.dk, dk.data(), c.S * c.dk, tol, "dK");
+    require_same(V.grad().data<R>() + b * c.S * c.dv, dv.data(), c.S * c.dv, tol, "dV");
+  }
+}
+
+template <class R>
+void attention_kernel_cases(DType dtype, double tol) {
+  // Key 0 of element 0 is padding: with the causal mask, its query 0 sees no key (A = 0, Y = 0).
+  const std::vector<unsigned char> pad = {1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0};
+  const std::vector<unsigned char> all_padded = {1, 1, 1, 0, 0, 1};
+  const std::vector<std::pair<const char*, KernelCase>> cases = {
+      {"one query, one key, width 1", {.B = 1, .T = 1, .S = 1, .dk = 1, .dv = 1}},
+      {"odd sizes", {.B = 2, .T = 5, .S = 7, .dk = 3, .dv = 5}},
+      {"causal", {.B = 2, .T = 7, .S = 7, .dk = 5, .dv = 3, .causal = true}},
+      {"padded", {.B = 2, .T = 5, .S = 7, .dk = 3, .dv = 4, .pad = pad}},
+      {"causal and padded", {.B = 2, .T = 7, .S = 7, .dk = 3, .dv = 4, .causal = true, .pad = pad}},
+      {"every key of element 0 padded",
+       {.B = 2, .T = 4, .S = 3, .dk = 2, .dv = 3, .pad = all_padded}},
+      {"more rows than one block", {.B = 1, .T = 70, .S = 9, .dk = 4, .dv = 3, .causal = true}},
+      // d_k = 1: a score is one product, rounded alike in both, so float32 agrees at ±3e3 too.
+      {"huge scores: one-hot weights", {.B = 1, .T = 6, .S = 5, .dk = 1, .dv = 3, .q_scale = 1e3}},
+      {"tiny scores: uniform weights",
+       {.B = 1, .T = 6, .S = 5, .dk = 4, .dv = 3, .causal = true, .q_scale = 1e-20}},
+      {"a NaN query: its row NaN, the others not",
+       {.B = 1, .T = 4, .S = 5, .dk = 3, .dv = 2, .nan_query = 2}},
+      {"a NaN query that sees one key",
+       {.B = 1, .T = 4, .S = 4, .dk = 3, .dv = 2, .causal = true, .nan_query = 0}}};
+
+  for (const auto& [name, c] : cases) {
+    INFO(name);
+    compare_attention_kernels<R>(c, dtype, tol);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the fused attention kernel equals the plain loops", "[nn][attention]") {
+  SECTION("float64") { attention_kernel_cases<double>(DType::Float64, 1e-12); }
+  SECTION("float32") { attention_kernel_cases<float>(DType::Float32, 2e-5); }
 }

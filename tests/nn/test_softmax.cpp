@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
+#include <vector>
 
 #include "core/uwaga.h"
 #include "nn/softmax.h"
@@ -183,5 +185,34 @@ TEST_CASE("softmax on tensors large enough for the parallel path", "[nn][softmax
     auto log_fused = [dim](const Tensor& t) { return log_softmax(t, dim); };
     auto log_composed = [dim](const Tensor& t) { return log_softmax_composed(t, dim); };
     REQUIRE(max_abs_diff(vjp(log_fused, x, v), vjp(log_composed, x, v)) < 1e-12);
+  }
+}
+
+TEST_CASE("softmax row kernels on edge rows equal the composed softmax", "[nn][softmax]") {
+  // The row kernels are softmax's plain loops (there is no tuned version); the composed softmax,
+  // built from max, exp, sum and div, is the reference. One value (y = 1), odd widths, huge and
+  // tiny values, −∞ (weight 0), +∞ and NaN (the row NaN), a row of −∞ only (NaN: 0/0).
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<std::vector<double>> rows = {
+      {3.5}, {1, 2, 3}, {0.5, -1, 2, 7, -3, 0, 1},
+      {1e30, -1e30, 0}, {1e-30, -1e-30, 0, 2e-30, 5e-31},
+      {-inf, 0, 1, -inf, 2}, {inf, 0, 1}, {0, nan, 1, 2, 3}, {nan, 1}, {-inf, -inf, -inf}};
+  for (DType dtype : {DType::Float64, DType::Float32}) {
+    for (const std::vector<double>& row : rows) {
+      const auto n = static_cast<std::int64_t>(row.size());
+      INFO((dtype == DType::Float64 ? "float64" : "float32") << " row of " << n << ": "
+                                                             << row[0] << " ...");
+      Tensor x = Tensor::from_vector(row, {1, n}, dtype);
+      Tensor want = softmax_composed(x, 1);
+      Tensor got = Tensor::empty({1, n}, dtype);
+      if (dtype == DType::Float64) softmax_rows_forward(got.data<double>(), x.data<double>(), 1, n);
+      else softmax_rows_forward(got.data<float>(), x.data<float>(), 1, n);
+      for (std::int64_t j = 0; j < n; ++j) {
+        INFO("y[" << j << "] = " << got.flat(j) << ", composed " << want.flat(j));
+        if (std::isnan(want.flat(j))) REQUIRE(std::isnan(got.flat(j)));
+        else REQUIRE(got.flat(j) == Approx(want.flat(j)).margin(1e-6));
+      }
+    }
   }
 }
