@@ -29,7 +29,7 @@ class Loss {
   }
 };
 
-// Softmax cross-entropy (core/cross_entropy.h) of logits (…, C) against class ids (…): every
+// Softmax cross-entropy (nn/cross_entropy.h) of logits (…, C) against class ids (…): every
 // leading dimension is flattened into rows, (B, C) for a ViT's images, (B·T, V) for a translator's
 // target words. Targets equal to ignore_index (padding) count nowhere. Float targets of the
 // logits' shape are class probabilities (Mixup, CutMix: nn/soft_target_cross_entropy.h), with the
