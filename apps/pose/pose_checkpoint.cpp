@@ -3,11 +3,11 @@
 namespace uwaga::apps {
 
 PoseRunConfig read_pose_run_config(const std::string& checkpoint) {
-  return read_run_config<PoseRunConfig, nn::ViTPose>(checkpoint, "uwaga-pose");
+  return read_run_config<PoseRunConfig, nn::VitPose>(checkpoint, "uwaga-pose");
 }
 
 LoadedPose load_pose(const std::string& checkpoint) {
-  return load_model<PoseRunConfig, nn::ViTPose>(checkpoint, "uwaga-pose");
+  return load_model<PoseRunConfig, nn::VitPose>(checkpoint, "uwaga-pose");
 }
 
 }  // namespace uwaga::apps

@@ -8,7 +8,7 @@
 
 namespace uwaga::apps {
 
-using LoadedPose = LoadedModel<PoseRunConfig, nn::ViTPose>;
+using LoadedPose = LoadedModel<PoseRunConfig, nn::VitPose>;
 
 // Errors name the file: missing, not a checkpoint, not written by uwaga-pose.
 PoseRunConfig read_pose_run_config(const std::string& checkpoint);

@@ -106,7 +106,7 @@ class PoseTrain : public TrainProgram {
     run_.validate();
     const nn::PoseConfig& m = run_.model;
     const double d = static_cast<double>(m.dim), tokens = double(m.grid_height() * m.grid_width());
-    check_training_fits({declared_parameter_count<nn::ViTPose>(m), double(run_.batch_size),
+    check_training_fits({declared_parameter_count<nn::VitPose>(m), double(run_.batch_size),
                          tokens, d, double(m.depth), double(m.heads), double(m.mlp_dim)},
                         "--dim, --layers, --mlp-dim or --batch-size");
     data_ = std::make_unique<PoseData>(run_);

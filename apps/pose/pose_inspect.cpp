@@ -93,7 +93,7 @@ struct Prediction {
   nn::DecodedKeypoints joints;
 };
 
-Prediction predict(nn::ViTPose& model, const PoseImage& im) {
+Prediction predict(nn::VitPose& model, const PoseImage& im) {
   const nn::PoseConfig& m = model.config;
   const Tensor batch = reshape(im.image, {1, m.channels, m.image_height, m.image_width});
   Tensor heatmaps = model.forward(batch);  // (1, K, h, w)

@@ -149,7 +149,7 @@ void append(std::vector<double>& out, const Tensor& t) {
 
 }  // namespace
 
-PoseEval evaluate_pose(nn::ViTPose& model, const PoseSampleSource& data,
+PoseEval evaluate_pose(nn::VitPose& model, const PoseSampleSource& data,
                        const HeatmapTargetOptions& targets, const PoseSampleSource* train) {
   const nn::InferenceScope inference(model);  // eval mode, no graph, until the return
   const nn::KeypointMSELoss loss;

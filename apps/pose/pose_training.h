@@ -69,7 +69,7 @@ struct PoseEval {
 
 // The model's loss, PCK and OKS-AP on `data` (eval mode, no graph), and the baselines' scores
 // when `train` (whose first 1000 samples give the mean pose) is given.
-PoseEval evaluate_pose(nn::ViTPose& model, const PoseSampleSource& data,
+PoseEval evaluate_pose(nn::VitPose& model, const PoseSampleSource& data,
                        const HeatmapTargetOptions& targets,
                        const PoseSampleSource* train = nullptr);
 
@@ -78,7 +78,7 @@ PoseEval evaluate_pose(nn::ViTPose& model, const PoseSampleSource& data,
 // on the weights only (not biases, norms, embeddings); warm-up + cosine; the validation loss, PCK
 // and OKS-AP after every epoch.
 class PoseTraining
-    : public Training<PoseRunConfig, nn::ViTPose, PoseBatches, nn::KeypointMSELoss> {
+    : public Training<PoseRunConfig, nn::VitPose, PoseBatches, nn::KeypointMSELoss> {
  public:
   // `data` must outlive this object. `options`: the run's files, budget, threads and log; the
   // configuration, seed, clipping and epochs come from `run`.

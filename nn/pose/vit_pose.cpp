@@ -61,23 +61,23 @@ PoseConfig PoseConfig::from_json(const std::string& text) {
   return c;
 }
 
-ViTPose::ViTPose(const PoseConfig& c, Generator& gen) : config(c) {
+VitPose::VitPose(const PoseConfig& c, Generator& gen) : config(c) {
   config.validate();
   backbone = register_module("backbone", std::make_shared<VitBackbone>(c.backbone(), gen));
   keypoint_head = register_module("keypoint_head", make_heatmap_decoder(c.head(), gen));
 }
 
-Tensor ViTPose::forward_batch(const std::vector<Tensor>& inputs) {
+Tensor VitPose::forward_batch(const std::vector<Tensor>& inputs) {
   expect_inputs(inputs, 1, "ViTPose", "images (B, C, H, W)");
   return forward(inputs[0]);
 }
 
-std::shared_ptr<Model> ViTPose::replica() const {
+std::shared_ptr<Model> VitPose::replica() const {
   Generator unused(0);  // a replica's initial values are replaced by the model's
-  return in_my_dtype(std::make_shared<ViTPose>(config, unused));
+  return in_my_dtype(std::make_shared<VitPose>(config, unused));
 }
 
-Tensor ViTPose::forward(const Tensor& images) {
+Tensor VitPose::forward(const Tensor& images) {
   backbone->check_images(images, "ViTPose");
   Tensor features = backbone->feature_map(images);  // F  (B, D, H/P, W/P)
   return keypoint_head->forward(features);          // M  (B, K, 4H/P, 4W/P)

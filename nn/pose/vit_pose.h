@@ -81,9 +81,9 @@ struct PoseConfig {
   }
 };
 
-class ViTPose : public Model {
+class VitPose : public Model {
  public:
-  ViTPose(const PoseConfig& config, Generator& gen);
+  VitPose(const PoseConfig& config, Generator& gen);
 
   Tensor forward(const Tensor& images);  // (B, C, H, W) -> heatmaps (B, K, 4H/P, 4W/P)
   Tensor forward_batch(const std::vector<Tensor>& inputs) override;  // {images}

@@ -398,7 +398,7 @@ void bind_gpt_app(py::module_& m) {
 
 // A keypoint model and its run, as train_pose returns it and load_pose reads it.
 struct Pose {
-  std::shared_ptr<nn::ViTPose> model;
+  std::shared_ptr<nn::VitPose> model;
   PoseRunConfig run;
   optim::TrainSummary summary;  // a loaded checkpoint's is empty
 };
@@ -484,7 +484,7 @@ void bind_pose_app(py::module_& m) {
   m.def("load_pose",
         [](const std::string& path) {
           LoadedPose p = load_pose(path);
-          return Pose{std::shared_ptr<nn::ViTPose>(std::move(p.model)), p.run, {}};
+          return Pose{std::shared_ptr<nn::VitPose>(std::move(p.model)), p.run, {}};
         },
         py::arg("checkpoint"), "A Pose (model in eval mode, run) from a uwaga-pose checkpoint.");
   m.def(

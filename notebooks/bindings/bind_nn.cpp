@@ -704,24 +704,24 @@ void bind_pose(py::module_& m) {
       .def("to_json", &nn::PoseConfig::to_json)
       .def("__repr__", [](const nn::PoseConfig& c) { return "PoseConfig(" + c.to_json() + ")"; });
 
-  ModelClass<nn::ViTPose>(m, "ViTPose",
+  ModelClass<nn::VitPose>(m, "ViTPose",
                           "heatmaps = Decoder(LN(Blocks(patch tokens + E_pos)) as a "
                           "(D, H/P, W/P) feature map)")
       .def(py::init<const nn::PoseConfig&, Generator&>(), py::arg("config"), py::arg("gen"))
-      .def("__call__", &nn::ViTPose::forward, py::arg("images"),
+      .def("__call__", &nn::VitPose::forward, py::arg("images"),
            "(B, C, H, W) -> heatmaps (B, K, 4H/P, 4W/P)")
-      .def("keep_attention", &nn::ViTPose::keep_attention, py::arg("on") = true)
+      .def("keep_attention", &nn::VitPose::keep_attention, py::arg("on") = true)
       .def("attention_maps",
-           [](const nn::ViTPose& v) {
+           [](const nn::VitPose& v) {
              return kept_attention(v.attention_maps(), "ViTPose.attention_maps",
                                    "keep_attention");
            },
            "One A (B, h, N, N) per block from the last forward; token n is patch "
            "(n // (W/P), n % (W/P)).")
-      .def_readonly("config", &nn::ViTPose::config)
+      .def_readonly("config", &nn::VitPose::config)
       .def_property_readonly(
-          "backbone", [](const nn::ViTPose& v) { return std::shared_ptr<Module>(v.backbone); })
-      .def_property_readonly("keypoint_head", [](const nn::ViTPose& v) {
+          "backbone", [](const nn::VitPose& v) { return std::shared_ptr<Module>(v.backbone); })
+      .def_property_readonly("keypoint_head", [](const nn::VitPose& v) {
         return std::shared_ptr<Module>(v.keypoint_head);
       });
 }

@@ -114,7 +114,7 @@ TEST_CASE("loaded model: the declared shapes and parameter count are the built m
       INFO("uwaga-pose " << name << ", " << decoder << " decoder");
       nn::PoseConfig c = pose_preset(name).model;
       c.decoder = decoder;
-      check_declared_shapes<nn::ViTPose>(c);
+      check_declared_shapes<nn::VitPose>(c);
     }
   }
   // A ViT variant no preset has: colour, another patch size, class count and depth.

@@ -120,11 +120,11 @@ TEST_CASE("attention paths: ViTPose's backbone takes the path of its configurati
   PoseConfig c;
   c.attention = AttentionPath::reference;
   Generator gen(1);
-  const ViTPose model(c, gen);
+  const VitPose model(c, gen);
   for (const auto& block : model.backbone->blocks)
     REQUIRE(block->attn->options.path == AttentionPath::reference);
   REQUIRE(model.replica() != nullptr);
-  const auto replica = std::dynamic_pointer_cast<ViTPose>(model.replica());
+  const auto replica = std::dynamic_pointer_cast<VitPose>(model.replica());
   for (const auto& block : replica->backbone->blocks)
     REQUIRE(block->attn->options.path == AttentionPath::reference);
 }

@@ -25,7 +25,7 @@ TEST_CASE("ViTPose matches PyTorch with either decoder", "[nn][vit_pose][golden]
   for (const char* decoder : {"classic", "simple"}) {
     INFO(decoder);
     Generator gen(0);
-    ViTPose model(small_config(decoder), gen);
+    VitPose model(small_config(decoder), gen);
     model.train();  // BatchNorm on the batch's statistics, running statistics updated
     check_parity(std::string("vit_pose_") + decoder, model,
                  [&](auto& in) { return model.forward(in.at("images")); });
@@ -38,7 +38,7 @@ TEST_CASE("ViTPose passes gradcheck with either decoder", "[nn][vit_pose]") {
     Generator gen(1);
     PoseConfig c = small_config(decoder);
     c.depth = 1;
-    ViTPose model(c, gen);
+    VitPose model(c, gen);
     // mmpose's N(0, 0.001) convolution weights make gradcheck's step of 1e-6 a 0.1 % change of a
     // weight, which after BatchNorm's division by the small spread moves ReLU inputs across 0:
     // the finite differences would straddle kinks. Weights of PyTorch's scale keep them smooth.
@@ -57,7 +57,7 @@ TEST_CASE("ViTPose: heatmaps at four times the token grid, mmpose's names", "[nn
   for (const char* decoder : {"classic", "simple"}) {
     INFO(decoder);
     c.decoder = decoder;
-    ViTPose model(c, gen);
+    VitPose model(c, gen);
     REQUIRE(model.forward(Tensor::zeros({2, 1, 64, 48})).shape() == Shape{2, 15, 32, 24});
     REQUIRE(c.heatmap_stride() == 2.0f);
     auto names = model.named_parameters();
@@ -66,14 +66,14 @@ TEST_CASE("ViTPose: heatmaps at four times the token grid, mmpose's names", "[nn
     REQUIRE(names.back().first == "keypoint_head.final_layer.bias");
     REQUIRE(model.backbone->pos_embed.shape() == Shape{1, 48, c.dim});
   }
-  ViTPose classic(small_config("classic"), gen);
+  VitPose classic(small_config("classic"), gen);
   const StateDict state = classic.state_dict();
   REQUIRE(state.at("keypoint_head.deconv_layers.0.weight").shape() == Shape{8, 4, 4, 4});
   REQUIRE(state.at("keypoint_head.deconv_layers.1.running_var").shape() == Shape{4});
   REQUIRE(state.at("keypoint_head.deconv_layers.3.weight").shape() == Shape{4, 4, 4, 4});
   REQUIRE(state.at("keypoint_head.final_layer.weight").shape() == Shape{3, 4, 1, 1});
   REQUIRE_FALSE(state.count("keypoint_head.deconv_layers.0.bias"));
-  ViTPose simple(small_config("simple"), gen);
+  VitPose simple(small_config("simple"), gen);
   REQUIRE(simple.state_dict().at("keypoint_head.final_layer.weight").shape() == Shape{3, 8, 3, 3});
   // mmpose's init: the last convolution starts near 0 (N(0, 0.001)) with bias 0.
   for (double v : simple.keypoint_head->parameters()[1].to_vector()) REQUIRE(v == 0.0);
@@ -82,7 +82,7 @@ TEST_CASE("ViTPose: heatmaps at four times the token grid, mmpose's names", "[nn
 
 TEST_CASE("ViTPose keeps each block's attention over the patch tokens", "[nn][vit_pose]") {
   Generator gen(2);
-  ViTPose model(small_config("simple"), gen);
+  VitPose model(small_config("simple"), gen);
   model.keep_attention(true);
   model.forward(Tensor::randn({3, 2, 8, 12}, gen));
   const std::vector<Tensor> maps = model.attention_maps();
@@ -97,7 +97,7 @@ TEST_CASE("ViTPose keeps each block's attention over the patch tokens", "[nn][vi
 
 TEST_CASE("ViTPose in eval mode normalises with the running statistics", "[nn][vit_pose]") {
   Generator gen(3);
-  ViTPose model(small_config("classic"), gen);
+  VitPose model(small_config("classic"), gen);
   const Tensor images = Tensor::randn({2, 2, 8, 12}, gen);
   model.eval();
   // One image alone gives the same heatmaps as in a batch: nothing depends on the batch.
@@ -144,7 +144,7 @@ TEST_CASE("pose configurations: JSON, FLOPs and errors naming the field", "[nn][
   REQUIRE_THROWS_WITH(PoseConfig::from_json(R"({"image_height": 64})"),
                       Contains("the field \"image_width\" is missing"));
   Generator gen(0);
-  ViTPose model(c, gen);
+  VitPose model(c, gen);
   REQUIRE_THROWS_WITH(model.forward(Tensor::zeros({1, 1, 48, 64})),
                       Contains("ViTPose: images (1, 1, 48, 64) should be (B, 1, 64, 48)"));
   REQUIRE_THROWS_WITH(model.forward_batch({}), Contains("ViTPose::forward_batch takes 1 input"));
