@@ -199,6 +199,12 @@ std::vector<Tensor> apply_backward_rule(const Node& node, const Tensor& grad_out
   return node.backward(grad_output);
 }
 
+namespace {
+thread_local bool g_rule_runs_once = false;
+}  // namespace
+
+bool rule_runs_once() { return g_rule_runs_once; }
+
 void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) {
   const Tensor g = seed_gradient(root, grad_output);  // dL/droot
   NoGradGuard no_grad;  // backward rules compute with ordinary ops, without recording them
@@ -221,6 +227,11 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
     if (found == grads.end()) continue;  // nothing flowed here (inputs needing no gradient)
     const Tensor dout = std::move(found->second);
     grads.erase(found);
+    struct RunsOnce {  // rule_runs_once() for this rule, restored even when it throws
+      bool before = g_rule_runs_once;
+      explicit RunsOnce(bool once) { g_rule_runs_once = once; }
+      ~RunsOnce() { g_rule_runs_once = before; }
+    } runs_once(!retain_graph);
     pass_on(*node, call_rule(*node, dout), grads);
     if (!retain_graph) free_node(*node);
   }
