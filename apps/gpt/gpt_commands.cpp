@@ -25,6 +25,7 @@
 #include "apps/gpt/gpt_training.h"
 #include "core/graph.h"
 #include "core/shape_ops.h"
+#include "core/storage.h"
 #include "core/threads.h"
 #include "data/text/bpe_corpus.h"
 #include "nn/gpt2_checkpoint.h"
@@ -111,6 +112,7 @@ void load_init_weights(nn::Gpt& model, const GptInit& init) {
   check_loading_fits(init.file, static_cast<double>(model.num_parameters()));
   if (is_gpt2_checkpoint(init.file)) model.load_state_dict(nn::load_gpt2(init.file)->state_dict());
   else model.load_state_dict(load_gpt(init.file).model->state_dict());
+  release_cached_memory();  // the file's tensors and the loaded copy: as large as the model
 }
 
 // The text of `run`, split and encoded; a new run builds its vocabulary from the training part
@@ -260,7 +262,8 @@ class GptTrain : public TrainProgram {
                   double(m.mlp_dim)};
     check_training_fits(footprint_, "--dim, --layers, --window or --batch-size");
     corpus_ = load_corpus(run_, new_run_);
-    return {run_.to_json(), 0};
+    return {run_.to_json(), 0, footprint_.params,
+            gpt_windows_per_pass(kGptMicroBatch, run_.window_length(), run_.model.vocab)};
   }
 
   void start(optim::TrainerOptions options) override {
