@@ -17,8 +17,8 @@ using namespace uwaga;
 
 namespace {
 
-const std::string kGpt2Dir = UWAGA_SOURCE_DIR "/data/cache/gpt2-tokenizer";
-const std::string kShakespeare = UWAGA_SOURCE_DIR "/data/cache/tinyshakespeare/input.txt";
+const std::string kStreamGpt2Dir = UWAGA_SOURCE_DIR "/data/cache/gpt2-tokenizer";
+const std::string kStreamShakespeare = UWAGA_SOURCE_DIR "/data/cache/tinyshakespeare/input.txt";
 
 // `text` fed in parts cut at `cuts` (sorted positions), then finished.
 std::vector<std::int64_t> encode_in_parts(const BpeTokenizer& tok, const std::string& text,
@@ -66,7 +66,7 @@ void check_random_cuts(const BpeTokenizer& tok, const std::string& special) {
   }
 }
 
-std::string read(const std::string& path) {
+std::string read_whole(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;
   s << in.rdbuf();
@@ -93,15 +93,15 @@ TEST_CASE("bpe stream: parts give the ids of the whole text", "[data][bpe]") {
   check_random_cuts(with_special, "<|end|>");
   check_random_cuts(trained, "<|end|>");
 
-  if (!std::filesystem::exists(kGpt2Dir + "/encoder.json")) {
+  if (!std::filesystem::exists(kStreamGpt2Dir + "/encoder.json")) {
     WARN("GPT-2's vocabulary not fetched (data/fetch.sh gpt2-tokenizer): a trained one only");
     return;
   }
-  const BpeTokenizer gpt2 = BpeTokenizer::load(kGpt2Dir);
+  const BpeTokenizer gpt2 = BpeTokenizer::load(kStreamGpt2Dir);
   check_random_cuts(gpt2, "<|endoftext|>");
   // A whole text in blocks of 4 kB, as tokenize reads standard input (in 64 kB), holding little.
-  if (std::filesystem::exists(kShakespeare)) {
-    const std::string text = read(kShakespeare);
+  if (std::filesystem::exists(kStreamShakespeare)) {
+    const std::string text = read_whole(kStreamShakespeare);
     BpeStreamEncoder encoder(gpt2);
     std::vector<std::int64_t> ids;
     std::size_t most_held = 0;
