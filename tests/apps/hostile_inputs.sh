@@ -177,6 +177,70 @@ coco=$(dirname "$0")/coco_fixture
 expect_refusal "the directory of its photos '$text' is not a directory" "$pose" train --preset smoke --dataset coco --coco-annotations "$coco/person_keypoints.json" --data-dir "$text" --out "$tmp/c3"
 expect_refusal "the directory of its photos '$tmp/no-photos' does not exist" "$pose" train --preset smoke --dataset coco --coco-annotations "$coco/person_keypoints.json" --data-dir "$tmp/no-photos" --out "$tmp/c4"
 
+# ---- GPT-2's files: tokenizer, config.json, weights ----------------------------------------------
+# A small GPT-2 of 256 byte tokens and its tokenizer (tests/apps/make_tiny_gpt2.py, no PyTorch).
+here=$(cd "$(dirname "$0")" && pwd)
+python3 "$here/make_tiny_gpt2.py" "$tmp/g2"
+g2tok=$tmp/g2/tokenizer
+# FIFOs blocked the readers of encoder.json, vocab.bpe and config.json; /dev/zero ran into
+# bad_alloc or was read for seconds; a directory as vocab.bpe gave a tokenizer without merges.
+for file in encoder.json vocab.bpe; do
+  for kind in fifo zero dir; do
+    bad=$tmp/tok-$kind-${file%.*}
+    cp -r "$g2tok" "$bad" && rm "$bad/$file"
+    case $kind in
+      fifo) mkfifo "$bad/$file"; want="'$bad/$file': is a FIFO (named pipe), not a regular file" ;;
+      zero) ln -s /dev/zero "$bad/$file"; want="'$bad/$file': is a character device, not a regular file" ;;
+      dir) mkdir "$bad/$file"; want="'$bad/$file': is a directory, not a regular file" ;;
+    esac
+    expect_refusal "$want" "$gpt" tokenize --tokenizer "$bad"
+  done
+done
+cp -r "$g2tok" "$tmp/tok-cr" && printf '#version: 0.2\r\xc4\xa0 t\r' >"$tmp/tok-cr/vocab.bpe"
+expect_refusal "a carriage return (\r) inside the line" "$gpt" tokenize --tokenizer "$tmp/tok-cr"
+cp -r "$tmp/g2" "$tmp/g2fifo" && rm "$tmp/g2fifo/config.json" && mkfifo "$tmp/g2fifo/config.json"
+expect_refusal "config.json': is a FIFO (named pipe), not a regular file" "$gpt" sample --checkpoint "$tmp/g2fifo/model.safetensors" --tokenizer "$g2tok"
+cp -r "$tmp/g2" "$tmp/g2zero" && rm "$tmp/g2zero/config.json" && ln -s /dev/zero "$tmp/g2zero/config.json"
+expect_refusal "config.json': is a character device, not a regular file" "$gpt" eval --checkpoint "$tmp/g2zero/model.safetensors" --tokenizer "$g2tok" --text "$text"
+cp -r "$tmp/g2" "$tmp/g2dir" && rm "$tmp/g2dir/config.json" && mkdir "$tmp/g2dir/config.json"
+expect_refusal "config.json': is a directory, not a regular file" "$gpt" sample --checkpoint "$tmp/g2dir/model.safetensors" --tokenizer "$g2tok"
+# --tokenizer beside a file that is no GPT-2: each was called "a uwaga-gpt checkpoint".
+expect_refusal "'$tmp/fifo': is a FIFO (named pipe), not a regular file" "$gpt" sample --checkpoint "$tmp/fifo" --tokenizer "$g2tok"
+expect_refusal "'$tmp/g2dir': is a directory, not a regular file" "$gpt" sample --checkpoint "$tmp/g2dir" --tokenizer "$g2tok"
+expect_refusal "'/dev/zero': is a character device, not a regular file" "$gpt" sample --checkpoint /dev/zero --tokenizer "$g2tok"
+# NaN weights were used: sample wrote garbage and eval a loss of -nan, exit 0.
+python3 "$here/make_tiny_gpt2.py" "$tmp/g2nan" --nan h.0.attn.c_proj.weight
+expect_refusal "the tensor transformer.h.0.attn.c_proj.weight holds NaN at index 5" "$gpt" sample --checkpoint "$tmp/g2nan/model.safetensors" --tokenizer "$g2tok"
+expect_refusal "the tensor transformer.h.0.attn.c_proj.weight holds NaN at index 5" "$gpt" eval --checkpoint "$tmp/g2nan/model.safetensors" --tokenizer "$g2tok" --text "$text"
+# sample dropped the NUL bytes it drew (fputs).
+python3 "$here/make_tiny_gpt2.py" "$tmp/g2nul" --nul
+checks=$((checks + 1))
+nuls=$(timeout -s KILL 20 "$gpt" sample --checkpoint "$tmp/g2nul/model.safetensors" --tokenizer "$g2tok" --prompt x --tokens 5 --temperature 0 2>/dev/null | tr -cd '\000' | wc -c)
+[[ $nuls -eq 5 ]] && pass "sample writes the NUL bytes it draws (5 of 5)" || failed "sample wrote $nuls of 5 NUL bytes"
+# A GPT-2 too large for the address space (3.2 GB, a hole in the file): refused with the estimate
+# before it is read, not by std::bad_alloc.
+python3 "$here/make_tiny_gpt2.py" "$tmp/g2big" --sparse --dim 4096 --layers 4
+$sanitized || expect_refusal "of the address-space limit (ulimit -v)" bash -c 'ulimit -v 3000000; exec "$@"' _ "$gpt" sample --checkpoint "$tmp/g2big/model.safetensors" --tokenizer "$g2tok"
+
+# Standard input of tokenize was read whole before anything: < /dev/zero ran without bound.
+expect_refusal "tokenize: standard input holds more than 134217728 bytes" bash -c '"$@" </dev/zero' _ "$gpt" tokenize --tokenizer "$g2tok"
+expect_refusal "tokenize: the text on stdin has characters the model never saw" bash -c '"$@" </dev/zero' _ "$gpt" tokenize --tokenizer "$ckpt"
+expect_refusal "is not a token id from 0 to 255" bash -c '"$@" </dev/zero' _ "$gpt" tokenize --tokenizer "$g2tok" --decode
+# One long word is one piece: merging it by rescanning was quadratic (1 MB: about 20 minutes with
+# GPT-2's 50,000 merges); by a heap it takes seconds.
+root=$(cd "$here/../.." && pwd)
+if [[ -f $root/data/cache/gpt2-tokenizer/encoder.json ]]; then
+  python3 -c "import random, sys; random.seed(1); sys.stdout.write(''.join(random.choice('abcdefghijklmnopqrstuvwxyz') for _ in range(1 << 20)))" >"$tmp/word.txt"
+  checks=$((checks + 1))
+  start=$(date +%s)
+  if timeout -s KILL 60 "$gpt" tokenize --tokenizer "$root/data/cache/gpt2-tokenizer" <"$tmp/word.txt" >"$tmp/word.ids" 2>&1 &&
+     [[ $(wc -w <"$tmp/word.ids") -gt 100000 ]]; then
+    pass "tokenize: 1 MB without a space in $(($(date +%s) - start)) s, $(wc -w <"$tmp/word.ids") tokens"
+  else failed "tokenize of 1 MB without a space: not done within 60 s ($(head -c 300 "$tmp/word.ids"))"; fi
+else
+  echo "skipped: the long word (data/cache/gpt2-tokenizer not fetched: bash data/fetch.sh gpt2-tokenizer)"
+fi
+
 # ---- the Python bindings -------------------------------------------------------------------------
 if [[ -n $pypath ]]; then
   checks=$((checks + 1))
@@ -214,12 +278,39 @@ os.remove(tok + "/vocab.bpe")
 try:
     uwaga.data.BpeTokenizer.load(tok)
 except RuntimeError as e:
-    assert f"cannot open the tokenizer file '{tok}/vocab.bpe': No such file or directory" in str(e), e
+    assert f"the tokenizer file '{tok}/vocab.bpe': cannot open: No such file or directory" in str(e), e
 else:
     raise SystemExit("BpeTokenizer.load read a tokenizer without vocab.bpe")
 print("ok")
 EOF
   then pass "python: a FIFO is refused by read_checkpoint_info and read_text_file; BpeTokenizer.load names why"
+  else failed "python: $(cat "$tmp/py.out")"; fi
+  # The readers of GPT-2's files: a FIFO blocked BpeTokenizer.load and load_gpt2; a GPT-2 too
+  # large for the address space ended load_gpt2 in std::bad_alloc.
+  checks=$((checks + 1))
+  if PYTHONPATH=$pypath timeout -s KILL 20 python3 - "$tmp" "$sanitized" >"$tmp/py.out" 2>&1 <<'EOF'
+import resource, sys, uwaga
+tmp, sanitized = sys.argv[1], sys.argv[2] == "true"
+def refused(call, want):
+    try:
+        call()
+    except RuntimeError as e:
+        assert want in str(e), e
+    else:
+        raise SystemExit(f"accepted: expected {want}")
+refused(lambda: uwaga.data.BpeTokenizer.load(tmp + "/tok-fifo-encoder"), "is a FIFO (named pipe)")
+refused(lambda: uwaga.data.BpeTokenizer.load(tmp + "/tok-fifo-vocab"), "is a FIFO (named pipe)")
+refused(lambda: uwaga.data.BpeTokenizer.load(tmp + "/tok-zero-encoder"), "is a character device")
+refused(lambda: uwaga.apps.load_gpt2(tmp + "/g2fifo/model.safetensors"), "config.json': is a FIFO")
+refused(lambda: uwaga.apps.load_gpt2(tmp + "/g2nan/model.safetensors"), "holds NaN at index 5")
+assert uwaga.apps.load_gpt2(tmp + "/g2/model.safetensors") is not None
+if not sanitized:
+    resource.setrlimit(resource.RLIMIT_AS, (3 << 30, resource.RLIM_INFINITY))
+    refused(lambda: uwaga.apps.load_gpt2(tmp + "/g2big/model.safetensors"),
+            "of the address-space limit (ulimit -v)")
+print("ok")
+EOF
+  then pass "python: BpeTokenizer.load and load_gpt2 refuse FIFOs, devices, NaN weights and a GPT-2 too large"
   else failed "python: $(cat "$tmp/py.out")"; fi
 fi
 
