@@ -1,4 +1,4 @@
-"""What the teaching notebooks say against what they show (notebooks/0[23]_*.ipynb): the exercises
+"""What the teaching notebooks say against what they show (notebooks 02 and 03): the exercises
 are pointed at where they belong, random weights are not called learned, and every figure the text
 quotes is one the notebook prints.
 
