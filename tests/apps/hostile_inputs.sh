@@ -119,14 +119,18 @@ expect_refusal "header length 9223372036854775807" "$gpt" eval --checkpoint "$tm
 
 # edit_metadata SRC DST KEY VALUE: a copy of the checkpoint SRC with one metadata entry changed (the
 # JSON header rewritten, its length prefix with it; the tensors' offsets are relative to its end).
+# With KEEP_METADATA_CRC=1 the metadata's checksums stay, and refuse the edit; without, they go, as
+# in a checkpoint written before them, so that the checks behind them are reached.
 edit_metadata() {
-  python3 - "$@" <<'PY'
-import json, struct, sys
+  KEEP_METADATA_CRC=${KEEP_METADATA_CRC:-0} python3 - "$@" <<'PY'
+import json, os, struct, sys
 src, dst, key, value = sys.argv[1:]
 raw = open(src, "rb").read()
 n = struct.unpack("<Q", raw[:8])[0]
 header = json.loads(raw[8:8 + n])
 header["__metadata__"][key] = value
+if os.environ["KEEP_METADATA_CRC"] != "1":
+    header["__metadata__"].pop("uwaga.metadata_crc32", None)
 text = json.dumps(header, separators=(",", ":")).encode()
 text += b" " * (-len(text) % 8)
 open(dst, "wb").write(struct.pack("<Q", len(text)) + text + raw[8 + n:])
@@ -137,6 +141,9 @@ edit_metadata "$ckpt" "$tmp/edited/checkpoint.safetensors" epoch 1000000
 expect_refusal "metadata \"epoch\" 1000000 and" "$gpt" eval --checkpoint "$tmp/edited/checkpoint.safetensors"
 edit_metadata "$ckpt" "$tmp/edited/checkpoint.safetensors" step 9223372036854775807
 expect_refusal "metadata \"step\" is 9223372036854775807, more than the" "$gpt" eval --checkpoint "$tmp/edited/checkpoint.safetensors"
+# The metadata's checksums refuse an edit they were not told of (it changed eval's results).
+KEEP_METADATA_CRC=1 edit_metadata "$ckpt" "$tmp/edited/checkpoint.safetensors" step 7777
+expect_refusal "metadata entry \"step\" is damaged or was edited" "$gpt" eval --checkpoint "$tmp/edited/checkpoint.safetensors"
 
 # ---- memory limits ---------------------------------------------------------------------------------
 # Under an address-space limit OpenBLAS's per-thread buffers did not fit and its allocator waited
