@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "apps/common/printable_text.h"
+#include "apps/common/run_path.h"
 #include "core/error.h"
 #include "core/json_fields.h"
 #include "core/sha256.h"
@@ -43,11 +43,9 @@ bool names_tokenizer_files(const std::string& tokenizer) {
 
 GptInit init_record(const std::string& typed) {
   if (typed.empty()) fail("--init must name a model file");
-  require_utf8_path("--init", typed);
   namespace fs = std::filesystem;
   GptInit init;
-  init.file = fs::weakly_canonical(fs::absolute(typed)).string();
-  require_utf8_path("--init", init.file);
+  init.file = path_for_run("--init", typed);
   const std::string where = "--init '" + typed + "'";
   init.sha256 = sha256_of_file(init.file, where);
   init.bytes = static_cast<std::int64_t>(fs::file_size(init.file));
@@ -138,11 +136,7 @@ std::string GptRunConfig::to_json() const {
 
 std::string text_path_for_run(const std::string& typed) {
   if (typed.empty()) fail("--text must name a text file");
-  require_utf8_path("--text", typed);
-  namespace fs = std::filesystem;
-  const std::string path = fs::weakly_canonical(fs::absolute(typed)).string();
-  require_utf8_path("--text", path);  // a link may lead elsewhere
-  return path;
+  return path_for_run("--text", typed);
 }
 
 std::string read_run_text(GptRunConfig& run, bool new_run) {
