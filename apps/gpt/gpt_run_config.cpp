@@ -116,7 +116,9 @@ GptRunConfig gpt_preset(const std::string& name) {
 void GptRunConfig::validate() const {
   model.validate();
   check_training_settings(*this);
-  if (steps_per_epoch < 1) fail("--steps-per-epoch must be at least 1, got ", steps_per_epoch);
+  // With --epochs up to 10^6, the step count stays far from overflowing (and from running for ever).
+  if (steps_per_epoch < 1 || steps_per_epoch > 1'000'000'000)
+    fail("--steps-per-epoch must be from 1 to 1,000,000,000, got ", steps_per_epoch);
   if (eval_windows < 0) fail("--eval-windows must be >= 0 (0: all), got ", eval_windows);
   if (text.empty()) fail("--text must name a text file");
   if (tokenizer != "gpt2") bpe_merges_of(tokenizer);

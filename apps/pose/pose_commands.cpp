@@ -231,9 +231,10 @@ int pose_eval(int argc, char** argv) {
   set_threads_from_option(r, "uwaga-pose", true);
   LoadedPose pose = load_pose(r["checkpoint"].as<std::string>());
   override_from(r, "valid-size", pose.run.valid_size);
-  if (pose.run.valid_size < 1)
-    fail("eval: --valid-size must be at least 1, got ", pose.run.valid_size);
   apply_pose_data_flags(r, pose.run);
+  // The limits train has (--valid-size: a million stick figures, drawn up front), for the flags'
+  // values as for the checkpoint's: 10^9 figures ran for hours.
+  pose.run.validate();
   const PoseData data(pose.run);
   const PoseEval e = evaluate_pose(*pose.model, data.valid, heatmap_targets(pose.run), &data.train);
 

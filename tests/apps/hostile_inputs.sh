@@ -170,6 +170,10 @@ expect_refusal "train: the run needs about" "$pose" train --preset smoke --dim 8
 $sanitized || expect_refusal "of the address-space limit (ulimit -v)" bash -c 'ulimit -v 3000000; exec "$@"' _ "$gpt" train --preset smoke --text "$text" --dim 2048 --layers 12 --threads 1 --out "$tmp/big5"
 
 expect_refusal "--dataset synthetic: --train-size and --valid-size may be at most 1000000" "$pose" train --preset smoke --valid-size 100000000 --out "$tmp/big6"
+# eval's --valid-size had no such limit: 10^9 stick figures were drawn for hours.
+if "$pose" train --preset smoke --max-steps 1 --threads 2 --out "$tmp/po" >"$tmp/po.out" 2>&1; then
+  expect_refusal "--dataset synthetic: --train-size and --valid-size may be at most 1000000" "$pose" eval --checkpoint "$tmp/po/checkpoint.safetensors" --valid-size 1000000000
+else failed "could not train the small pose run: $(tail -3 "$tmp/po.out")"; fi
 expect_refusal "--valid-size and --test-size may be at most 100000 sentences" "$translate" train --preset tiny --test-size 800000 --out "$tmp/big8"
 expect_refusal "--coco-annotations and --data-dir are for --dataset coco" "$pose" train --preset smoke --coco-annotations "$tmp/x.json" --out "$tmp/big7"
 
