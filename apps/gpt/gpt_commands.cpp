@@ -417,7 +417,8 @@ int gpt_sample(int argc, char** argv) {
   if (!r.count("checkpoint")) fail("sample: --checkpoint FILE is required");
   set_threads_from_option(r, "uwaga-gpt", false);
   const std::int64_t count = r["tokens"].as<std::int64_t>();
-  if (count < 1) fail("sample: --tokens must be at least 1, got ", count);
+  if (count < 1 || count > 1'000'000)  // a book's worth; 10^12 wrote for days
+    fail("sample: --tokens must be from 1 to 1,000,000, got ", count);
   nn::SamplingOptions sampling;
   sampling.temperature = r["temperature"].as<double>();
   sampling.top_p = r["top-p"].as<double>();

@@ -55,6 +55,13 @@ expect_refusal "--epochs" "$gpt" train --preset smoke --text "$text" --epochs 99
 
 expect_refusal "--batch-size expects a whole number in digits (no exponent or point), got '1e8'" "$gpt" train --preset smoke --text "$text" --batch-size 1e8 --out "$tmp/h12"
 expect_refusal "--epochs expects a number without spaces, got ' 3'" "$gpt" train --preset smoke --text "$text" --epochs " 3" --out "$tmp/h11"
+# cxxopts reads no '+' before a whole number: it was called "out of range".
+expect_refusal "--epochs expects a whole number without a '+' sign, got '+3'" "$gpt" train --preset smoke --text "$text" --epochs +3 --out "$tmp/h13"
+# The schedule's own message named neither flag ("WarmupCosineLr: floor 1 is above base 0.001").
+expect_refusal "--min-lr 1 is above --lr 0.003" "$gpt" train --preset smoke --text "$text" --min-lr 1 --out "$tmp/h14"
+# Counts that ran for days, now bounded.
+expect_refusal "sample: --tokens must be from 1 to 1,000,000, got 1000000000000" "$gpt" sample --checkpoint "$ckpt" --tokens 1000000000000
+expect_refusal "augment: --time must be from 1 to 100,000 batches, got 1000000000000" "$vit" augment --time 1000000000000
 
 # ---- paths: not UTF-8, symlink loops, names too long ----------------------------------------------
 # A finished run used to end with exit 1 and nlohmann's exception when its JSON met the path.
@@ -99,6 +106,8 @@ else failed "short run: $(tail -3 "$tmp/short.out") / $(cat "$tmp/out" 2>/dev/nu
 # Unbounded input: a "line" of standard input without end.
 if "$translate" train --preset tiny --max-steps 3 --out "$tmp/tr" >"$tmp/tr.out" 2>&1; then
   expect_refusal "a line of standard input is longer than 65536 bytes" bash -c '"$@" </dev/zero' _ "$translate" translate --checkpoint "$tmp/tr/checkpoint.safetensors"
+  # An empty --attention read as "no picture": exit 0, nothing drawn.
+  expect_refusal "translate: --attention is empty; give the SVG file" "$translate" translate --checkpoint "$tmp/tr/checkpoint.safetensors" --attention "" "i eat"
 else failed "could not train the small translate run: $(tail -3 "$tmp/tr.out")"; fi
 
 # The explorer's page is written atomically; a failed write names the reason and leaves nothing.

@@ -310,3 +310,19 @@ TEST_CASE("run configuration JSON: the limits of a new run hold for a checkpoint
                     Contains("--steps-per-epoch must be from 1 to 1,000,000,000, got 2000000000"));
   CHECK_THROWS_WITH(GptRunConfig::from_json(gpt.to_json()), Contains("--steps-per-epoch"));
 }
+
+// Before: "WarmupCosineLr: floor 1 is above base 0.001", naming neither flag.
+TEST_CASE("run configuration: --min-lr above --lr names both flags", "[apps][json]") {
+  VitRunConfig vit = vit_run();
+  vit.min_lr = 1;
+  CHECK_THROWS_WITH(vit.validate(),
+                    Contains("--min-lr 1 is above --lr 0.001: the learning rate decays from --lr "
+                             "down to --min-lr"));
+  TranslateRunConfig translate = translate_run();
+  translate.min_lr = translate.lr;  // a constant rate is fine
+  CHECK_NOTHROW(translate.validate());
+  GptRunConfig gpt = gpt_char_run_config();
+  gpt.min_lr = 1;
+  CHECK_THROWS_WITH(GptRunConfig::from_json(gpt.to_json()),
+                    Contains("--min-lr 1 is above --lr 0.003"));
+}
