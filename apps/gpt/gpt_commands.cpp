@@ -165,12 +165,14 @@ ReadPrompt read_prompt(LoadedGpt& g, const std::string& prompt, const char* mode
   g.model->keep_attention(false);
   ReadPrompt p;
   p.unit = token_unit(g.run);
-  for (std::int64_t id : ids) p.characters.push_back(token_label(g.run, id));
+  p.characters = token_labels(g.run, ids);
   for (const Tensor& A : g.model->attention_maps())  // (1, h, T, T)
     p.maps.push_back(reshape(A, {A.size(1), T, T}));
   const std::vector<double> last = nn::softmax(slice(logits, 1, T - 1, T), 2).to_vector();  // (V)
   const auto best = std::max_element(last.begin(), last.end()) - last.begin();
-  p.next = token_label(g.run, best);
+  std::vector<std::int64_t> then = ids;  // a character the guess completes is shown whole
+  then.push_back(best);
+  p.next = token_labels(g.run, then).back();
   p.next_probability = last[best];
   return p;
 }
