@@ -94,6 +94,21 @@ expect_refusal "the text file '/dev/zero': is a character device" "$gpt" train -
 expect_refusal "the text file '$tmp': is a directory" "$gpt" train --preset smoke --text "$tmp" --out "$tmp/s3"
 mkdir -p "$tmp/fifo-run" && mkfifo "$tmp/fifo-run/log.jsonl"
 expect_refusal "is a FIFO (named pipe), not a regular file" "$vit" plot --run "$tmp/fifo-run"
+# The FIFO itself as --run was "no log at $tmp/fifo/log.jsonl".
+expect_refusal "plot: $tmp/fifo is a FIFO (named pipe), not a run directory or its log.jsonl" "$vit" plot --run "$tmp/fifo"
+
+# A loss of ±1e308 overflowed the panel's scale: "-nan" in the SVG's path. Left out, and said so.
+mkdir -p "$tmp/huge-loss"
+for step in 1 2 3 4; do
+  case $step in 2) loss=1e308 ;; 3) loss=-1e308 ;; *) loss=2.5 ;; esac
+  printf '{"type":"step","step":%d,"loss":%s,"lr":0.001}\n' "$step" "$loss"
+done >"$tmp/huge-loss/log.jsonl"
+checks=$((checks + 1))
+if "$vit" plot --run "$tmp/huge-loss" --out "$tmp/huge-loss.svg" --no-png >"$tmp/out" 2>&1 &&
+   ! grep -qi "nan\|inf" "$tmp/huge-loss.svg" &&
+   grep -qF "2 values beyond float's range (|x| > 3.5e38) left out" "$tmp/out"; then
+  pass "plot: a loss of ±1e308 is left out, and said so"
+else failed "plot of ±1e308: $(cat "$tmp/out"; grep -o 'd="[^"]*' "$tmp/huge-loss.svg" | head -3)"; fi
 
 # A run shorter than --log-every logged no step: train drew no curves and plot refused the run.
 checks=$((checks + 1))
