@@ -139,6 +139,7 @@ std::map<std::string, std::string> read_metadata(const std::string& path,
     if (!value.is_string()) fail(where, ": metadata entry \"", key, "\" must be a string");
     metadata[key] = value.get<std::string>();
   }
+  check_metadata_checksums(metadata, where);
   return metadata;
 }
 

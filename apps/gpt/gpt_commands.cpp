@@ -189,12 +189,14 @@ ReadPrompt read_prompt(LoadedGpt& g, const std::string& prompt, const char* mode
   g.model->keep_attention(false);
   ReadPrompt p;
   p.unit = token_unit(g.run);
-  for (std::int64_t id : ids) p.characters.push_back(token_label(g.run, id));
+  p.characters = token_labels(g.run, ids);
   for (const Tensor& A : g.model->attention_maps())  // (1, h, T, T)
     p.maps.push_back(reshape(A, {A.size(1), T, T}));
   const std::vector<double> last = nn::softmax(slice(logits, 1, T - 1, T), 2).to_vector();  // (V)
   const auto best = std::max_element(last.begin(), last.end()) - last.begin();
-  p.next = token_label(g.run, best);
+  std::vector<std::int64_t> then = ids;  // a character the guess completes is shown whole
+  then.push_back(best);
+  p.next = token_labels(g.run, then).back();
   p.next_probability = last[best];
   return p;
 }
@@ -442,7 +444,8 @@ int gpt_sample(int argc, char** argv) {
   if (!r.count("checkpoint")) fail("sample: --checkpoint FILE is required");
   set_threads_from_option(r, "uwaga-gpt", false);
   const std::int64_t count = r["tokens"].as<std::int64_t>();
-  if (count < 1) fail("sample: --tokens must be at least 1, got ", count);
+  if (count < 1 || count > 1'000'000)  // a book's worth; 10^12 wrote for days
+    fail("sample: --tokens must be from 1 to 1,000,000, got ", count);
   nn::SamplingOptions sampling;
   sampling.temperature = r["temperature"].as<double>();
   sampling.top_p = r["top-p"].as<double>();

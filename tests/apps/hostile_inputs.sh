@@ -55,6 +55,13 @@ expect_refusal "--epochs" "$gpt" train --preset smoke --text "$text" --epochs 99
 
 expect_refusal "--batch-size expects a whole number in digits (no exponent or point), got '1e8'" "$gpt" train --preset smoke --text "$text" --batch-size 1e8 --out "$tmp/h12"
 expect_refusal "--epochs expects a number without spaces, got ' 3'" "$gpt" train --preset smoke --text "$text" --epochs " 3" --out "$tmp/h11"
+# cxxopts reads no '+' before a whole number: it was called "out of range".
+expect_refusal "--epochs expects a whole number without a '+' sign, got '+3'" "$gpt" train --preset smoke --text "$text" --epochs +3 --out "$tmp/h13"
+# The schedule's own message named neither flag ("WarmupCosineLr: floor 1 is above base 0.001").
+expect_refusal "--min-lr 1 is above --lr 0.003" "$gpt" train --preset smoke --text "$text" --min-lr 1 --out "$tmp/h14"
+# Counts that ran for days, now bounded.
+expect_refusal "sample: --tokens must be from 1 to 1,000,000, got 1000000000000" "$gpt" sample --checkpoint "$ckpt" --tokens 1000000000000
+expect_refusal "augment: --time must be from 1 to 100,000 batches, got 1000000000000" "$vit" augment --time 1000000000000
 
 # ---- paths: not UTF-8, symlink loops, names too long ----------------------------------------------
 # A finished run used to end with exit 1 and nlohmann's exception when its JSON met the path.
@@ -87,6 +94,21 @@ expect_refusal "the text file '/dev/zero': is a character device" "$gpt" train -
 expect_refusal "the text file '$tmp': is a directory" "$gpt" train --preset smoke --text "$tmp" --out "$tmp/s3"
 mkdir -p "$tmp/fifo-run" && mkfifo "$tmp/fifo-run/log.jsonl"
 expect_refusal "is a FIFO (named pipe), not a regular file" "$vit" plot --run "$tmp/fifo-run"
+# The FIFO itself as --run was "no log at $tmp/fifo/log.jsonl".
+expect_refusal "plot: $tmp/fifo is a FIFO (named pipe), not a run directory or its log.jsonl" "$vit" plot --run "$tmp/fifo"
+
+# A loss of ±1e308 overflowed the panel's scale: "-nan" in the SVG's path. Left out, and said so.
+mkdir -p "$tmp/huge-loss"
+for step in 1 2 3 4; do
+  case $step in 2) loss=1e308 ;; 3) loss=-1e308 ;; *) loss=2.5 ;; esac
+  printf '{"type":"step","step":%d,"loss":%s,"lr":0.001}\n' "$step" "$loss"
+done >"$tmp/huge-loss/log.jsonl"
+checks=$((checks + 1))
+if "$vit" plot --run "$tmp/huge-loss" --out "$tmp/huge-loss.svg" --no-png >"$tmp/out" 2>&1 &&
+   ! grep -qi "nan\|inf" "$tmp/huge-loss.svg" &&
+   grep -qF "2 values beyond float's range (|x| > 3.5e38) left out" "$tmp/out"; then
+  pass "plot: a loss of ±1e308 is left out, and said so"
+else failed "plot of ±1e308: $(cat "$tmp/out"; grep -o 'd="[^"]*' "$tmp/huge-loss.svg" | head -3)"; fi
 
 # A run shorter than --log-every logged no step: train drew no curves and plot refused the run.
 checks=$((checks + 1))
@@ -99,6 +121,8 @@ else failed "short run: $(tail -3 "$tmp/short.out") / $(cat "$tmp/out" 2>/dev/nu
 # Unbounded input: a "line" of standard input without end.
 if "$translate" train --preset tiny --max-steps 3 --out "$tmp/tr" >"$tmp/tr.out" 2>&1; then
   expect_refusal "a line of standard input is longer than 65536 bytes" bash -c '"$@" </dev/zero' _ "$translate" translate --checkpoint "$tmp/tr/checkpoint.safetensors"
+  # An empty --attention read as "no picture": exit 0, nothing drawn.
+  expect_refusal "translate: --attention is empty; give the SVG file" "$translate" translate --checkpoint "$tmp/tr/checkpoint.safetensors" --attention "" "i eat"
 else failed "could not train the small translate run: $(tail -3 "$tmp/tr.out")"; fi
 
 # The explorer's page is written atomically; a failed write names the reason and leaves nothing.
@@ -119,14 +143,18 @@ expect_refusal "header length 9223372036854775807" "$gpt" eval --checkpoint "$tm
 
 # edit_metadata SRC DST KEY VALUE: a copy of the checkpoint SRC with one metadata entry changed (the
 # JSON header rewritten, its length prefix with it; the tensors' offsets are relative to its end).
+# With KEEP_METADATA_CRC=1 the metadata's checksums stay, and refuse the edit; without, they go, as
+# in a checkpoint written before them, so that the checks behind them are reached.
 edit_metadata() {
-  python3 - "$@" <<'PY'
-import json, struct, sys
+  KEEP_METADATA_CRC=${KEEP_METADATA_CRC:-0} python3 - "$@" <<'PY'
+import json, os, struct, sys
 src, dst, key, value = sys.argv[1:]
 raw = open(src, "rb").read()
 n = struct.unpack("<Q", raw[:8])[0]
 header = json.loads(raw[8:8 + n])
 header["__metadata__"][key] = value
+if os.environ["KEEP_METADATA_CRC"] != "1":
+    header["__metadata__"].pop("uwaga.metadata_crc32", None)
 text = json.dumps(header, separators=(",", ":")).encode()
 text += b" " * (-len(text) % 8)
 open(dst, "wb").write(struct.pack("<Q", len(text)) + text + raw[8 + n:])
@@ -137,6 +165,9 @@ edit_metadata "$ckpt" "$tmp/edited/checkpoint.safetensors" epoch 1000000
 expect_refusal "metadata \"epoch\" 1000000 and" "$gpt" eval --checkpoint "$tmp/edited/checkpoint.safetensors"
 edit_metadata "$ckpt" "$tmp/edited/checkpoint.safetensors" step 9223372036854775807
 expect_refusal "metadata \"step\" is 9223372036854775807, more than the" "$gpt" eval --checkpoint "$tmp/edited/checkpoint.safetensors"
+# The metadata's checksums refuse an edit they were not told of (it changed eval's results).
+KEEP_METADATA_CRC=1 edit_metadata "$ckpt" "$tmp/edited/checkpoint.safetensors" step 7777
+expect_refusal "metadata entry \"step\" is damaged or was edited" "$gpt" eval --checkpoint "$tmp/edited/checkpoint.safetensors"
 
 # ---- memory limits ---------------------------------------------------------------------------------
 # Under an address-space limit OpenBLAS's per-thread buffers did not fit and its allocator waited
@@ -163,6 +194,10 @@ expect_refusal "train: the run needs about" "$pose" train --preset smoke --dim 8
 $sanitized || expect_refusal "of the address-space limit (ulimit -v)" bash -c 'ulimit -v 3000000; exec "$@"' _ "$gpt" train --preset smoke --text "$text" --dim 2048 --layers 12 --threads 1 --out "$tmp/big5"
 
 expect_refusal "--dataset synthetic: --train-size and --valid-size may be at most 1000000" "$pose" train --preset smoke --valid-size 100000000 --out "$tmp/big6"
+# eval's --valid-size had no such limit: 10^9 stick figures were drawn for hours.
+if "$pose" train --preset smoke --max-steps 1 --threads 2 --out "$tmp/po" >"$tmp/po.out" 2>&1; then
+  expect_refusal "--dataset synthetic: --train-size and --valid-size may be at most 1000000" "$pose" eval --checkpoint "$tmp/po/checkpoint.safetensors" --valid-size 1000000000
+else failed "could not train the small pose run: $(tail -3 "$tmp/po.out")"; fi
 expect_refusal "--valid-size and --test-size may be at most 100000 sentences" "$translate" train --preset tiny --test-size 800000 --out "$tmp/big8"
 expect_refusal "--coco-annotations and --data-dir are for --dataset coco" "$pose" train --preset smoke --coco-annotations "$tmp/x.json" --out "$tmp/big7"
 
