@@ -1,6 +1,7 @@
 #include "core/autograd.h"
 
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -20,23 +21,35 @@ BackwardObserver* set_backward_observer(BackwardObserver* observer) {
   return std::exchange(g_observer, observer);
 }
 
-Tensor reduce_to(const Tensor& grad, const Shape& shape) {
-  if (grad.shape() == shape) return grad;
-  const std::int64_t extra = grad.dim() - static_cast<std::int64_t>(shape.size());
-  bool ok = extra >= 0;
+namespace {
+
+// The dims of a gradient of shape `grad` to sum so that it has shape `shape` (those an op's
+// broadcasting added or stretched from 1), or nothing when `shape` does not broadcast to it.
+std::optional<Dims> broadcast_dims(const Shape& grad, const Shape& shape) {
+  const std::int64_t rank = static_cast<std::int64_t>(grad.size());
+  const std::int64_t extra = rank - static_cast<std::int64_t>(shape.size());
+  if (extra < 0) return std::nullopt;
   Dims dims;
-  for (std::int64_t d = 0; ok && d < grad.dim(); ++d) {
+  for (std::int64_t d = 0; d < rank; ++d) {
     if (d < extra) {
       dims.push_back(d);
-    } else if (shape[d - extra] != grad.shape()[d]) {
-      if (shape[d - extra] == 1) dims.push_back(d);
-      else ok = false;
+    } else if (shape[d - extra] != grad[d]) {
+      if (shape[d - extra] != 1) return std::nullopt;
+      dims.push_back(d);
     }
   }
-  if (!ok)
+  return dims;
+}
+
+}  // namespace
+
+Tensor reduce_to(const Tensor& grad, const Shape& shape) {
+  if (grad.shape() == shape) return grad;
+  const std::optional<Dims> dims = broadcast_dims(grad.shape(), shape);
+  if (!dims)
     fail("backward: a gradient of shape ", shape_str(grad.shape()),
          " cannot be summed back to its input's shape ", shape_str(shape));
-  return reshape(sum(grad, dims, /*keepdim=*/true), shape);
+  return reshape(sum(grad, *dims, /*keepdim=*/true), shape);
 }
 
 std::vector<Node*> topological_order(const Tensor& root) {
@@ -160,7 +173,15 @@ void pass_on(const Node& node, std::vector<Tensor> dinputs,
     const Tensor& input = node.inputs[i];
     if (!input.defined() || !input.requires_grad() || !dinputs[i].defined()) continue;
     Tensor di = std::move(dinputs[i]);  // so a fresh gradient has one holder: di
-    if (di.shape() != input.shape()) di = reduce_to(di, input.shape());  // undo broadcasting
+    if (di.shape() != input.shape()) {  // undo broadcasting
+      // A rule that returns a gradient of another shape is named with its input (a Python
+      // uwaga.Function's backward, most likely), rather than left to reduce_to's general message.
+      if (!broadcast_dims(di.shape(), input.shape()))
+        fail("backward: op '", node.op, "' returned a gradient of shape ", shape_str(di.shape()),
+             " for its input ", i, " of shape ", shape_str(input.shape()),
+             "; a gradient has its input's shape (or one its input broadcasts to)");
+      di = reduce_to(di, input.shape());
+    }
     if (input.grad_fn()) {
       auto [slot, fresh] = grads.try_emplace(input.grad_fn().get(), std::move(di));
       // A second gradient for the same tensor (a residual stream feeds two branches): summed,
@@ -199,6 +220,12 @@ std::vector<Tensor> apply_backward_rule(const Node& node, const Tensor& grad_out
   return node.backward(grad_output);
 }
 
+namespace {
+thread_local bool g_rule_runs_once = false;
+}  // namespace
+
+bool rule_runs_once() { return g_rule_runs_once; }
+
 void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_graph) {
   const Tensor g = seed_gradient(root, grad_output);  // dL/droot
   NoGradGuard no_grad;  // backward rules compute with ordinary ops, without recording them
@@ -221,6 +248,11 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
     if (found == grads.end()) continue;  // nothing flowed here (inputs needing no gradient)
     const Tensor dout = std::move(found->second);
     grads.erase(found);
+    struct RunsOnce {  // rule_runs_once() for this rule, restored even when it throws
+      bool before = g_rule_runs_once;
+      explicit RunsOnce(bool once) { g_rule_runs_once = once; }
+      ~RunsOnce() { g_rule_runs_once = before; }
+    } runs_once(!retain_graph);
     pass_on(*node, call_rule(*node, dout), grads);
     if (!retain_graph) free_node(*node);
   }

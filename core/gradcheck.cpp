@@ -1,7 +1,9 @@
 #include "core/gradcheck.h"
 
 #include <cmath>
+#include <exception>
 #include <sstream>
+#include <string>
 
 #include "core/graph.h"
 
@@ -53,9 +55,17 @@ GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& input
     fail("gradcheck: the function returned dtype ", dtype_name(y.dtype()), ", expected float64");
   Generator gen(options.seed);
   Tensor v = Tensor::randn(y.shape(), gen, DType::Float64);
-  if (y.requires_grad()) y.backward(v);
-
   GradcheckResult result;
+  // A backward pass that fails (a rule returning a gradient of the wrong shape, a Python
+  // Function's backward raising) is a gradient that is wrong: reported, as a mismatch is.
+  try {
+    if (y.requires_grad()) y.backward(v);
+  } catch (const std::exception& e) {
+    result.ok = false;
+    result.message = std::string("gradcheck: the backward pass failed: ") + e.what();
+    return result;
+  }
+
   result.ok = true;
   bool any_analytic = false, any_numeric = false;
   double worst_ratio = -1;

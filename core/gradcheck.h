@@ -8,7 +8,8 @@
 //   ok when |analytic − numeric| ≤ atol + rtol·|numeric|
 // It also fails when every analytic gradient is zero while some numeric one is not, and (unless
 // allowed) when both are zero everywhere, since a check that compares zeros with zeros proves
-// nothing. Why float64: with eps = 1e-6 the rounding error of float32 (~1e-7 relative) divided
+// nothing; and when the backward pass itself fails (an op's rule returning a gradient of the wrong
+// shape), with the error as its message. Why float64: with eps = 1e-6 the rounding error of float32 (~1e-7 relative) divided
 // by 2·eps would swamp the difference being measured.
 #include <functional>
 #include <string>

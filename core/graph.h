@@ -66,6 +66,12 @@ bool needs_grad(const std::vector<Tensor>& inputs);
 Tensor record(Tensor out, const char* op, std::vector<Tensor> inputs, BackwardFn backward,
               std::vector<Tensor> saved = {});
 
+// True while backward() runs a rule of a graph it frees as it goes (retain_graph false), on this
+// thread: nothing will read what the rule saved again, so the rule may write its gradient into a
+// saved buffer of its own instead of a new one (cross_entropy's softmax, B·T·V for a language
+// model's head).
+bool rule_runs_once();
+
 // ---- a hook for profilers -------------------------------------------------------------------
 // A record observer is told, on the thread recording the graph, when a forward pass begins and
 // each time an op records its node (core/op_timer.h times the ops this way). Unset (the

@@ -78,7 +78,14 @@ std::string make_header(const std::map<std::string, Tensor>& tensors,
       checksums[name] = hex32(safetensors_crc32(t.raw_data(), tensor_bytes(t)));
     all[kSafetensorsChecksumKey] = checksums.dump();
   }
-  if (!all.empty()) header[kMetadataKey] = all;
+  // Then every metadata entry's, the tensors' checksums included.
+  if (!all.empty()) {
+    json checksums = json::object();
+    for (const auto& [key, value] : all)
+      checksums[key] = hex32(safetensors_crc32(value.data(), value.size()));
+    all[kSafetensorsMetadataChecksumKey] = checksums.dump();
+    header[kMetadataKey] = all;
+  }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');
   return text;
@@ -135,6 +142,9 @@ void check_savable(const std::string& path, const std::map<std::string, Tensor>&
   if (metadata.count(kSafetensorsChecksumKey))
     fail("save_safetensors: ", quoted(path), ": the metadata key \"", kSafetensorsChecksumKey,
          "\" is reserved for the tensors' checksums");
+  if (metadata.count(kSafetensorsMetadataChecksumKey))
+    fail("save_safetensors: ", quoted(path), ": the metadata key \"",
+         kSafetensorsMetadataChecksumKey, "\" is reserved for the metadata's checksums");
 }
 
 // ---- reading --------------------------------------------------------------------------------
@@ -193,10 +203,10 @@ std::map<std::string, std::string> parse_metadata(const json& value, const std::
   return metadata;
 }
 
-// "uwaga.crc32": a JSON object, tensor name -> 8 hex digits.
-std::map<std::string, std::uint32_t> parse_checksums(const std::string& text,
+// "uwaga.crc32" or "uwaga.metadata_crc32" (`key`): a JSON object, name -> 8 hex digits.
+std::map<std::string, std::uint32_t> parse_checksums(const std::string& text, const char* key,
                                                      const std::string& where) {
-  const std::string what = where + ": metadata \"" + kSafetensorsChecksumKey + "\"";
+  const std::string what = where + ": metadata \"" + key + "\"";
   json value = parse_json_input(text, what);
   if (!value.is_object()) fail(what, " must be a JSON object, got a JSON ", value.type_name());
   std::map<std::string, std::uint32_t> out;
@@ -398,8 +408,9 @@ SafetensorsHeader read_header(std::FILE* file, const std::string& where) {
   check_tiling(entries, data_size, where);
   for (Entry& e : entries) result.tensors.emplace(e.name, std::move(e));
 
+  check_metadata_checksums(result.metadata, where);
   if (auto it = result.metadata.find(kSafetensorsChecksumKey); it != result.metadata.end()) {
-    result.checksums = parse_checksums(it->second, where);
+    result.checksums = parse_checksums(it->second, kSafetensorsChecksumKey, where);
     result.metadata.erase(it);
     for (const auto& [name, crc] : result.checksums) {
       (void)crc;
@@ -412,6 +423,33 @@ SafetensorsHeader read_header(std::FILE* file, const std::string& where) {
 }
 
 }  // namespace
+
+void check_metadata_checksums(std::map<std::string, std::string>& metadata,
+                              const std::string& where) {
+  const auto it = metadata.find(kSafetensorsMetadataChecksumKey);
+  if (it == metadata.end()) return;  // written before metadata had checksums
+  const std::map<std::string, std::uint32_t> checksums =
+      parse_checksums(it->second, kSafetensorsMetadataChecksumKey, where);
+  metadata.erase(it);
+  for (const auto& [key, value] : metadata) {
+    const auto crc = checksums.find(key);
+    if (crc == checksums.end())
+      fail(where, ": metadata entry \"", key, "\" has no checksum in \"",
+           kSafetensorsMetadataChecksumKey, "\": it was added after the file was written");
+    const std::uint32_t actual = safetensors_crc32(value.data(), value.size());
+    if (actual != crc->second)
+      fail(where, ": metadata entry \"", key, "\" is damaged or was edited: the CRC-32 of its ",
+           value.size(), " bytes is ", hex32(actual), ", the file recorded ", hex32(crc->second),
+           " when it was written");
+  }
+  for (const auto& [key, crc] : checksums) {
+    (void)crc;
+    if (!metadata.count(key))
+      fail(where, ": metadata \"", kSafetensorsMetadataChecksumKey, "\" has a checksum for \"",
+           key, "\", which is not in the metadata: an entry was removed after the file was "
+           "written");
+  }
+}
 
 std::uint32_t safetensors_crc32(const void* data, std::uint64_t bytes) {
   uLong crc = ::crc32(0L, Z_NULL, 0);

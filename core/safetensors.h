@@ -17,8 +17,13 @@
 // uwaga adds one metadata entry of its own, "uwaga.crc32": a JSON object (as a string, since
 // metadata values must be strings) giving each tensor's CRC-32 (zlib's, 8 hex digits) of its
 // bytes: {"fc.weight": "1c291ca3", ...}. Other readers ignore it; load_safetensors checks it, so a
-// flipped bit in a tensor is refused instead of read as a slightly different number. Files
-// without it (golden files written by numpy, older checkpoints) load as before.
+// flipped bit in a tensor is refused instead of read as a slightly different number. And a second,
+// "uwaga.metadata_crc32", giving every other metadata entry's CRC-32 of its value's bytes (the
+// tensors' checksums included): a digit changed in a checkpoint's run configuration (a
+// normalisation mean, a BPE merge) is refused, naming the entry, instead of silently changing
+// what the model computes. Files without them (golden files written by numpy, checkpoints
+// written before) load as before. They guard against damage and stray edits, not forgery: whoever
+// edits a file on purpose can recompute them.
 //
 // There is no pickle and no code in the file, only a JSON index and raw numbers — which is why a
 // twenty-line reader (numpy, or the one in tests/core/test_safetensors.cpp) can read it.
@@ -49,14 +54,16 @@ struct SafetensorsEntry {
 // without reading or allocating its tensors.
 struct SafetensorsHeader {
   std::map<std::string, SafetensorsEntry> tensors;
-  std::map<std::string, std::string> metadata;  // without "uwaga.crc32"
+  std::map<std::string, std::string> metadata;  // without "uwaga.crc32", "uwaga.metadata_crc32"
   std::map<std::string, std::uint32_t> checksums;  // from "uwaga.crc32"; empty in older files
   std::uint64_t data_start = 0;  // the data section's first byte in the file
   std::uint64_t file_size = 0;
 };
 
-// The metadata key of the tensors' checksums; reserved, save_safetensors refuses it as a key.
+// The metadata keys of the tensors' and the metadata's checksums; reserved, save_safetensors
+// refuses them as keys.
 inline constexpr const char* kSafetensorsChecksumKey = "uwaga.crc32";
+inline constexpr const char* kSafetensorsMetadataChecksumKey = "uwaga.metadata_crc32";
 
 // Writes `tensors` (float32, float64 or int64; any shape, including 0-d and empty) and
 // `metadata` to `path`, atomically: the data goes to a temporary file in the same directory,
@@ -73,6 +80,14 @@ SafetensorsFile load_safetensors(const std::string& path);
 
 // Only the header (see SafetensorsHeader); the same errors as load_safetensors.
 SafetensorsHeader read_safetensors_header(const std::string& path);
+
+// When `metadata` (a file's "__metadata__", as read) has "uwaga.metadata_crc32": checks every
+// other entry against it and removes it. An entry whose value changed, one without a checksum
+// (added) or a checksum without its entry (removed) is an error naming the entry, `where` first.
+// Without it (a file written before), does nothing. load_safetensors and read_safetensors_header
+// call it; so does a reader of the header alone (optim/checkpoint.cpp).
+void check_metadata_checksums(std::map<std::string, std::string>& metadata,
+                              const std::string& where);
 
 // zlib's CRC-32 of `bytes` bytes at `data` (the checksum stored in "uwaga.crc32").
 std::uint32_t safetensors_crc32(const void* data, std::uint64_t bytes);

@@ -110,7 +110,9 @@ void cross_entropy_row_backward(T* dz, const T* p, std::int64_t C, std::int64_t 
 Tensor cross_entropy_backward(const CrossEntropySaved& saved, const Tensor& g) {
   const Shape& shape = saved.probs.shape();
   const std::int64_t N = shape[0], C = shape[1];
-  Tensor dz = Tensor::zeros(shape, g.dtype());  // (N, C); ignored rows stay 0
+  // dz = (p − q)·scale row by row, into p itself when nothing reads p again (core/graph.h).
+  const bool in_place = rule_runs_once() && g.dtype() == saved.probs.dtype();
+  Tensor dz = in_place ? saved.probs : Tensor::zeros(shape, g.dtype());  // (N, C)
   const std::int64_t* t = saved.targets.data<std::int64_t>();
   const double n = static_cast<double>(std::max<std::int64_t>(saved.n_counted, 1));
   dispatch_float(g.dtype(), "cross_entropy backward", [&](auto tag) {
@@ -123,6 +125,8 @@ Tensor cross_entropy_backward(const CrossEntropySaved& saved, const Tensor& g) {
         if (t[r] != saved.ignore_index)
           cross_entropy_row_backward(pdz + r * C, p + r * C, C, t[r], saved.label_smoothing,
                                      scale);
+        else if (in_place)
+          std::fill(pdz + r * C, pdz + (r + 1) * C, T(0));  // an ignored row's gradient is 0
     });
   });
   return dz;

@@ -1,15 +1,15 @@
 #include "nn/gpt2_checkpoint.h"
 
-#include <filesystem>
-#include <fstream>
+#include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <map>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/json_input.h"
 #include "core/output_file.h"
+#include "core/regular_file.h"
 #include "core/safetensors.h"
 #include "core/shape_ops.h"
 
@@ -64,6 +64,28 @@ std::map<std::string, Gpt2Tensor> expected_tensors(const GptConfig& c) {
   return t;
 }
 
+// The index of the first element of the float tensor `t` that is NaN or ±inf; −1 when none is.
+std::int64_t first_non_finite_index(const Tensor& t) {
+  std::int64_t at = -1;
+  if (!t.is_floating()) return at;
+  dispatch_float(t.dtype(), "load_gpt2", [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = t.data<T>();
+    for (std::int64_t i = 0; i < t.numel() && at < 0; ++i)
+      if (!std::isfinite(p[i])) at = i;
+  });
+  return at;
+}
+
+// "NaN", "inf" or "-inf": element i of `t`.
+std::string non_finite_name(const Tensor& t, std::int64_t i) {
+  double v = 0;
+  dispatch_float(t.dtype(), "load_gpt2", [&](auto tag) {
+    v = static_cast<double>(t.data<decltype(tag)>()[i]);
+  });
+  return std::isnan(v) ? "NaN" : v > 0 ? "inf" : "-inf";
+}
+
 std::int64_t json_int(const nlohmann::json& j, const char* key, const std::string& where) {
   const auto it = j.find(key);
   if (it == j.end() || !it->is_number_integer())
@@ -72,12 +94,12 @@ std::int64_t json_int(const nlohmann::json& j, const char* key, const std::strin
   return it->get<std::int64_t>();
 }
 
+// Hugging Face's config.json is under 1 kB; the bound refuses /dev/zero or a wrong file.
+constexpr std::uint64_t kMaxConfigBytes = 1 << 20;
+
 GptConfig config_from_json(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
   const std::string where = "'" + path + "'";
-  const nlohmann::json j = parse_json_input(text.str(), where);
+  const nlohmann::json j = parse_json_input(read_regular_file(path, kMaxConfigBytes, where), where);
   if (!j.is_object()) fail(where, " should be a JSON object");
   GptConfig c;
   c.dim = json_int(j, "n_embd", where);
@@ -89,10 +111,16 @@ GptConfig config_from_json(const std::string& path) {
   c.mlp_dim = j.contains("n_inner") && !j["n_inner"].is_null() ? json_int(j, "n_inner", where)
                                                                  : 4 * c.dim;
   c.tie_weights = true;
-  const std::string activation = j.value("activation_function", std::string("gelu_new"));
+  std::string activation = "gelu_new";
+  if (const auto it = j.find("activation_function"); it != j.end()) {
+    if (!it->is_string())
+      fail(where, ": \"activation_function\" should be a string (gelu_new, gelu), got ",
+           json_brief(*it));
+    activation = it->get<std::string>();
+  }
   if (activation == "gelu_new" || activation == "gelu_pytorch_tanh") c.gelu = "tanh";
   else if (activation == "gelu") c.gelu = "erf";
-  else fail(where, ": activation_function \"", activation, "\" is not one uwaga has (gelu_new, gelu)");
+  else fail(where, ": activation_function ", json_brief(activation), " is not one uwaga has (gelu_new, gelu)");
   if (j.contains("layer_norm_epsilon") &&
       (!j["layer_norm_epsilon"].is_number() || j["layer_norm_epsilon"].get<double>() != 1e-5))
     fail(where, ": layer_norm_epsilon ", json_brief(j["layer_norm_epsilon"]),
@@ -144,7 +172,10 @@ Checked check_checkpoint(const std::string& path) {
     out.file_name[s] = name;
   }
   const std::string json = (std::filesystem::path(path).parent_path() / "config.json").string();
-  out.config = std::filesystem::exists(json) ? config_from_json(json) : config_from_shapes(file, path);
+  // symlink_status: a config.json that is a broken link is named as one, not passed over.
+  out.config = std::filesystem::exists(std::filesystem::symlink_status(json))
+                   ? config_from_json(json)
+                   : config_from_shapes(file, path);
   try {
     out.config.validate();
   } catch (const Error& e) {
@@ -190,6 +221,13 @@ std::unique_ptr<Gpt> load_gpt2(const std::string& path) {
       head = lm;
     }
   }
+  // As load_checkpoint refuses a uwaga checkpoint holding NaN or inf: a model would read it
+  // without complaint and write garbage (or a loss of NaN).
+  for (const auto& [name, file_name] : checked.file_name)
+    if (const std::int64_t at = first_non_finite_index(file.tensors.at(file_name)); at >= 0)
+      fail("load_gpt2: '", path, "': the tensor ", file_name, " holds ",
+           non_finite_name(file.tensors.at(file_name), at), " at index ", at,
+           " (a damaged file, or saved from a run that diverged?)");
   Generator gen(0);  // the initial values are all replaced
   auto model = std::make_unique<Gpt>(checked.config, gen);
   StateDict state;

@@ -24,8 +24,10 @@
 // layer_norm_epsilon 1e-5), or, without one, from the shapes, with GPT-2's head width of 64
 // (heads = D / 64: 12 for gpt2, 16 medium, 20 large, 25 xl).
 // Every tensor's name and shape is checked against it from the file's header before anything is
-// allocated; a missing, unexpected or mis-shaped tensor is named. F32, F16 and BF16 files are
-// read (as float32).
+// allocated; a missing, unexpected or mis-shaped tensor is named, and so is a tensor holding NaN
+// or inf, as load_checkpoint refuses one. F32, F16 and BF16 files are read (as float32).
+// config.json must be a regular file of at most 1 MB (a FIFO, a device or a directory is named
+// as what it is).
 #include <memory>
 #include <string>
 

@@ -21,12 +21,22 @@ void SamplingOptions::validate(std::int64_t vocab) const {
 std::int64_t sample_token(const std::vector<double>& z, const SamplingOptions& o,
                           Generator& gen) {
   const auto V = static_cast<std::int64_t>(z.size());
+  // NaN is refused rather than read as −inf: it means the model's arithmetic broke down (an
+  // overflow in a layer), and text drawn from the rest would hide that. Besides, `>` on NaN is no
+  // strict weak order, which the sort needs. +inf takes all the probability (exp(inf − inf) is
+  // NaN), so it is refused too; −inf is a token ruled out.
+  for (std::int64_t i = 0; i < V; ++i)
+    if (std::isnan(z[i]) || z[i] == INFINITY)
+      fail("sample_token: the logit of token ", i, " is ", std::isnan(z[i]) ? "NaN" : "inf",
+           " (the model's output is not a number: its weights or activations overflowed)");
   // Token ids from the most probable down; equal logits keep the lower id first.
   std::vector<std::int64_t> order(z.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
     return z[a] > z[b];
   });
+  if (V == 0 || z[order[0]] == -INFINITY)
+    fail("sample_token: every logit is -inf (of ", V, " tokens): no token can be drawn");
   if (o.temperature == 0 || o.top_k == 1) return order[0];  // greedy
 
   // Top-k: only the k most probable may be drawn.

@@ -36,7 +36,9 @@ struct SamplingOptions {
   void validate(std::int64_t vocab) const;
 };
 
-// One token drawn from `logits` (a row of V scores) as above.
+// One token drawn from `logits` (a row of V scores) as above. A logit of −inf rules its token out;
+// NaN or +inf is refused, naming the token (a model whose arithmetic overflowed), and so is a row
+// of −inf only.
 std::int64_t sample_token(const std::vector<double>& logits, const SamplingOptions& options,
                           Generator& gen);
 

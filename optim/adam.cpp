@@ -136,7 +136,7 @@ void Adam::step() {
   ++steps_;
 }
 
-std::map<std::string, Tensor> Adam::state() const {
+std::map<std::string, Tensor> Adam::state(StateAccess access) const {
   std::map<std::string, Tensor> out;
   out["step"] = step_state();
   for (std::size_t g = 0; g < groups_.size(); ++g)
@@ -144,8 +144,8 @@ std::map<std::string, Tensor> Adam::state() const {
       const ParamState& s = state_[g][i];
       if (!s.exp_avg.defined()) continue;
       const std::string& name = groups_[g].names[i];
-      out[name + ".exp_avg"] = snapshot(s.exp_avg);
-      out[name + ".exp_avg_sq"] = snapshot(s.exp_avg_sq);
+      out[name + ".exp_avg"] = state_buffer(s.exp_avg, access);
+      out[name + ".exp_avg_sq"] = state_buffer(s.exp_avg_sq, access);
       out[name + ".step"] = Tensor::from_indices({s.step}, {});
     }
   return out;

@@ -28,7 +28,8 @@ class Adam : public Optimizer {
   void step() override;
   // "<name>.exp_avg", "<name>.exp_avg_sq" and "<name>.step" (that parameter's t) for each
   // parameter that has been stepped, and "step" (the optimizer's step count).
-  std::map<std::string, Tensor> state() const override;
+  using Optimizer::state;
+  std::map<std::string, Tensor> state(StateAccess access) const override;
   void load_state(const std::map<std::string, Tensor>& state) override;
 
   const AdamOptions& options() const { return options_; }

@@ -139,6 +139,7 @@ std::map<std::string, std::string> read_metadata(const std::string& path,
     if (!value.is_string()) fail(where, ": metadata entry \"", key, "\" must be a string");
     metadata[key] = value.get<std::string>();
   }
+  check_metadata_checksums(metadata, where);
   return metadata;
 }
 
@@ -181,7 +182,8 @@ void save_checkpoint(const std::string& path, const nn::Module& model, const Opt
   // exactly the parameters, as before buffers existed.
   for (const auto& [name, t] : model.state_dict()) tensors[kModelPrefix + name] = t;
   if (opt)
-    for (const auto& [key, t] : opt->state()) tensors[kOptimPrefix + key] = t;
+    for (const auto& [key, t] : opt->state(Optimizer::StateAccess::shared))  // written at once
+      tensors[kOptimPrefix + key] = t;
 
   std::map<std::string, std::string> metadata = {
       {"format", kCheckpointFormat},
@@ -211,6 +213,7 @@ CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, Optim
     else if (starts_with(name, kOptimPrefix)) optim_state[name.substr(kOptimPrefix.size())] = t;
     else foreign.push_back(name);
   }
+  file.tensors.clear();  // each tensor is held once: freed as soon as it has been loaded
   if (!foreign.empty())
     fail(where, ": tensors outside \"model.\" and \"optim.\" (", foreign.size(), "): ",
          join(foreign), ".");
@@ -232,28 +235,28 @@ CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, Optim
     fail(where, ": the checkpoint does not fit the model. Dtype mismatch (", bad.size(), "): ",
          join(bad), ".");
 
-  // load_state_dict checks every name and shape before it copies anything.
-  std::vector<Tensor> backup;
-  const nn::StateDict current = model.state_dict();  // parameters and buffers
+  // Both loads check every name and shape before they change anything, so a failed load leaves
+  // the model and the optimizer as they were: the optimizer first (what it held before is kept to
+  // put back should the model's load fail: little, for the fresh optimizer of a resumed run),
+  // then the model. Each part of the file is let go of once loaded (GPT-2 small: the Adam
+  // moments' 1 GB before the model's copy is made).
+  std::map<std::string, Tensor> optim_before;
   if (opt) {
-    NoGradGuard no_grad;
-    for (const auto& [name, t] : current) backup.push_back(t.detach().clone());
+    try {
+      if (optim_state.empty() && !opt->state(Optimizer::StateAccess::shared).empty())
+        fail("the checkpoint holds no optimizer state (it was saved without an optimizer)");
+      optim_before = opt->state();
+      opt->load_state(optim_state);
+    } catch (const Error& e) {
+      fail(where, ": ", e.what());
+    }
+    optim_state.clear();
   }
   try {
     model.load_state_dict(model_state);
   } catch (const Error& e) {
+    if (opt) opt->load_state(optim_before);
     fail(where, ": ", e.what());
-  }
-  if (opt) {
-    try {
-      if (optim_state.empty() && !opt->state().empty())
-        fail("the checkpoint holds no optimizer state (it was saved without an optimizer)");
-      opt->load_state(optim_state);
-    } catch (const Error& e) {
-      std::size_t i = 0;
-      for (const auto& [name, t] : current) Tensor(t).copy_from(backup[i++]);
-      fail(where, ": ", e.what());
-    }
   }
   return info;
 }

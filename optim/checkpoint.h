@@ -16,7 +16,9 @@
 //     "task_state"      an opaque string from the task (e.g. its random generators' states)
 //
 // The file is written atomically (see save_safetensors): a crash while saving leaves the previous
-// checkpoint whole. Because the format is plain safetensors, numpy or the `safetensors` Python
+// checkpoint whole. Checksums of the tensors and of the metadata (core/safetensors.h) refuse a
+// checkpoint damaged or edited since: a changed digit in "config" as much as a flipped bit in a
+// weight. Because the format is plain safetensors, numpy or the `safetensors` Python
 // package can read the weights back ("model." prefix stripped, they are a PyTorch state dict).
 #include <cstdint>
 #include <map>

@@ -41,9 +41,9 @@ void WithEma::step() {
     }
 }
 
-std::map<std::string, Tensor> WithEma::state() const {
-  std::map<std::string, Tensor> s = inner_.state();
-  for (const auto& [name, avg] : ema_) s[name + kSuffix] = snapshot(avg);
+std::map<std::string, Tensor> WithEma::state(StateAccess access) const {
+  std::map<std::string, Tensor> s = inner_.state(access);
+  for (const auto& [name, avg] : ema_) s[name + kSuffix] = state_buffer(avg, access);
   return s;
 }
 

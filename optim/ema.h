@@ -22,7 +22,8 @@ class WithEma : public Optimizer {
   WithEma(Optimizer& inner, double decay);
 
   void step() override;
-  std::map<std::string, Tensor> state() const override;
+  using Optimizer::state;
+  std::map<std::string, Tensor> state(StateAccess access) const override;
   void load_state(const std::map<std::string, Tensor>& state) override;
 
   double decay() const { return decay_; }

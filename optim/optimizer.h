@@ -48,8 +48,13 @@ class Optimizer {
   const std::vector<ParamGroup>& groups() const { return groups_; }
 
   // Everything step() depends on besides the parameters, by name ("<param name>.exp_avg", ...,
-  // plus "step"), so a checkpoint can restore the optimizer exactly.
-  virtual std::map<std::string, Tensor> state() const = 0;
+  // plus "step"), so a checkpoint can restore the optimizer exactly. Each buffer is a snapshot
+  // in storage of its own, or with StateAccess::shared the buffer itself, for a caller that only
+  // reads it before the next step (a checkpoint being written: GPT-2 small's Adam moments are
+  // 1 GB, which a snapshot would copy).
+  enum class StateAccess { snapshot, shared };
+  virtual std::map<std::string, Tensor> state(StateAccess access) const = 0;
+  std::map<std::string, Tensor> state() const { return state(StateAccess::snapshot); }
   virtual void load_state(const std::map<std::string, Tensor>& state) = 0;
 
  protected:
@@ -66,6 +71,10 @@ class Optimizer {
                         const std::vector<std::string>& fields, const char* who) const;
   // A copy of a state buffer in storage of its own, outside autograd: state() returns snapshots.
   static Tensor snapshot(const Tensor& buffer);
+  // The buffer for state(access): a snapshot, or itself.
+  static Tensor state_buffer(const Tensor& buffer, StateAccess access) {
+    return access == StateAccess::shared ? buffer : snapshot(buffer);
+  }
 
   std::vector<ParamGroup> groups_;
   double lr_ = 0;

@@ -81,13 +81,13 @@ void Sgd::step() {
   ++steps_;
 }
 
-std::map<std::string, Tensor> Sgd::state() const {
+std::map<std::string, Tensor> Sgd::state(StateAccess access) const {
   std::map<std::string, Tensor> out;
   out["step"] = step_state();
   for (std::size_t g = 0; g < groups_.size(); ++g)
     for (std::size_t i = 0; i < groups_[g].params.size(); ++i)
       if (momentum_buffer_[g][i].defined())
-        out[groups_[g].names[i] + ".momentum_buffer"] = snapshot(momentum_buffer_[g][i]);
+        out[groups_[g].names[i] + ".momentum_buffer"] = state_buffer(momentum_buffer_[g][i], access);
   return out;
 }
 

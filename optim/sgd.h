@@ -21,7 +21,8 @@ class Sgd : public Optimizer {
 
   void step() override;
   // "<name>.momentum_buffer" for each parameter that has one, and "step".
-  std::map<std::string, Tensor> state() const override;
+  using Optimizer::state;
+  std::map<std::string, Tensor> state(StateAccess access) const override;
   void load_state(const std::map<std::string, Tensor>& state) override;
 
   const SgdOptions& options() const { return options_; }

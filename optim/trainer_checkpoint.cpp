@@ -39,7 +39,8 @@ std::string non_finite_state(const nn::Module& model, const Optimizer& opt) {
     return "parameter '" + *name + "' holds NaN or inf";
   if (auto name = first_non_finite(model.named_buffers()))
     return "buffer '" + *name + "' holds NaN or inf";
-  if (auto key = first_non_finite(opt.state())) return "optimizer state '" + *key + "' holds NaN or inf";
+  if (auto key = first_non_finite(opt.state(Optimizer::StateAccess::shared)))  // read, not kept
+    return "optimizer state '" + *key + "' holds NaN or inf";
   return "";
 }
 

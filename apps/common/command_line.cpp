@@ -161,8 +161,12 @@ std::string parse_error_message(const cxxopts::exceptions::exception& e, int arg
   const bool spaced = value.find_first_of(" \t\n\r") != std::string::npos;
   // An integer flag reads digits only: "1e8" is a whole number, but not one it can read.
   const bool digits = value.find_first_not_of("+-0123456789") == std::string::npos;
+  // cxxopts reads "-3" as an integer but not "+3".
+  const bool plus = digits && value.size() > 1 && value[0] == '+' &&
+                    value.find_first_of("+-", 1) == std::string::npos;
   const char* expected = spaced                         ? "expects a number without spaces"
                          : !is_number                   ? "expects a number"
+                         : plus                         ? "expects a whole number without a '+' sign"
                          : std::isfinite(number) && number == std::trunc(number) && !digits
                              ? "expects a whole number in digits (no exponent or point)"
                          : !std::isfinite(number)       ? "expects a finite number"

@@ -1,5 +1,6 @@
 #include "apps/common/train_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -41,6 +42,9 @@ int train_command(TrainProgram& program, int argc, char** argv) {
   RunSettings settings;
   on_every_process(*processes, [&] { settings = program.set_up(r, output); });
   optim::TrainerOptions options = trainer_options(r, output, text.program);
+  if (settings.parameters >= kOneReplicaParameters) options.parallel.threads = 1;
+  if (settings.micro_batch > 0 && r["micro-batch"].has_default())
+    options.parallel.micro_batch = std::min(options.parallel.micro_batch, settings.micro_batch);
   options.reduction = processes.get();
   nlohmann::json shared = training_settings(settings.run_json, options, settings.eval_items);
   shared["attention"] = r["attention"].as<std::string>();

@@ -46,7 +46,17 @@ struct TrainModeText {
 struct RunSettings {
   std::string run_json;
   std::int64_t eval_items = 0;
+  double parameters = 0;  // the model's, when the program knows them before it is built
+  // The most examples a forward/backward pass takes when --micro-batch is not given (0: the
+  // program's usual default): a model with a large output per example (GPT-2's 50,257 logits a
+  // token) keeps them within memory this way.
+  std::int64_t micro_batch = 0;
 };
+
+// From this many parameters on, a run trains one replica of the model, however many threads it
+// has: each of its matrix products is large enough to split across the threads on its own, and
+// every further replica would hold a copy of the gradients (GPT-2 small: 0.5 GB each).
+constexpr double kOneReplicaParameters = 20e6;
 
 // One program's part of `train` (see the outline at the top). train_command calls these in that
 // order; set_up runs on every process, print_summary and print_result only on process 0.

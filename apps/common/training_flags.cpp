@@ -117,11 +117,16 @@ optim::DataParallelOptions replica_options(const cxxopts::ParseResult& r) {
 }
 
 void print_replicas(const optim::DataParallelOptions& parallel, const char* items) {
-  std::printf("  threads   %d, each training a replica of the model on its share of a batch, %s\n",
-              parallel.threads,
-              parallel.micro_batch ? ("at most " + std::to_string(parallel.micro_batch) + " " +
-                                      items + " at a time").c_str()
-                                   : "all of it at once");
+  const std::string at_once = parallel.micro_batch ? "at most " +
+                                                         std::to_string(parallel.micro_batch) +
+                                                         " " + items + " at a time"
+                                                   : "all of it at once";
+  if (parallel.threads == 1 && num_threads() > 1)
+    std::printf("  threads   %d, sharing each operation of one replica of the model (large "
+                "enough to split), %s\n", num_threads(), at_once.c_str());
+  else
+    std::printf("  threads   %d, each training a replica of the model on its share of a batch, "
+                "%s\n", parallel.threads, at_once.c_str());
 }
 
 }  // namespace uwaga::apps

@@ -1,5 +1,7 @@
 #include "apps/common/training_plot.h"
 
+#include <sys/stat.h>
+
 #include <cxxopts.hpp>
 #include <nlohmann/json.hpp>
 
@@ -35,8 +37,18 @@ std::optional<double> number(const json& record, const std::string& key) {
   return v;
 }
 
-void add(Curve& curve, const json& record, double step, const std::string& key) {
-  if (auto v = number(record, key)) curve.emplace_back(step, *v);
+// Beyond float's range, where no training's numbers lie: a panel spanning ±1e308 overflowed its
+// scale and wrote "-nan" into the SVG. Such points are left out, and counted to say so.
+constexpr double kMaxPlotted = 3.5e38;
+
+void add(TrainingLog& log, Curve& curve, const json& record, double step, const std::string& key) {
+  const std::optional<double> v = number(record, key);
+  if (!v) return;
+  if (std::abs(*v) > kMaxPlotted || std::abs(step) > kMaxPlotted) {
+    ++log.out_of_range;
+    return;
+  }
+  curve.emplace_back(step, *v);
 }
 
 // Drops the points after `step` (a resume went back to the checkpoint of that step).
@@ -71,25 +83,25 @@ void read_record(TrainingLog& log, const json& r) {
       cut_after(*c, step);
     log.stop_reason.clear();
   } else if (type == "step") {
-    add(log.train_loss, r, step, "loss");
-    add(log.train_accuracy, r, step, "accuracy");
-    add(log.lr, r, step, "lr");
-    add(log.grad_norm, r, step, "grad_norm");
+    add(log, log.train_loss, r, step, "loss");
+    add(log, log.train_accuracy, r, step, "accuracy");
+    add(log, log.lr, r, step, "lr");
+    add(log, log.grad_norm, r, step, "grad_norm");
   } else if (type == "epoch") {
-    add(log.epoch_train_loss, r, step, "train_loss");
-    add(log.epoch_train_accuracy, r, step, "train_accuracy");
-    add(log.epoch_lr, r, step, "lr");
+    add(log, log.epoch_train_loss, r, step, "train_loss");
+    add(log, log.epoch_train_accuracy, r, step, "train_accuracy");
+    add(log, log.epoch_lr, r, step, "lr");
     const std::string split = eval_split_of(r);
     if (split.empty()) return;
     log.eval_split = split;
-    add(log.eval_loss, r, step, split + "_loss");
+    add(log, log.eval_loss, r, step, split + "_loss");
     // The translator logs no plain accuracy but a token accuracy, uwaga-pose PCK.
     const char* name = r.contains(split + "_accuracy")         ? "accuracy"
                        : r.contains(split + "_token_accuracy") ? "token_accuracy"
                        : r.contains(split + "_pck")            ? "pck"
                                                                : "";
     log.eval_accuracy_name = name;
-    add(log.eval_accuracy, r, step, split + "_" + name);
+    add(log, log.eval_accuracy, r, step, split + "_" + name);
   } else if (type == "stop") {
     log.stop_reason = r.value("reason", std::string("?"));
   }
@@ -202,6 +214,10 @@ TrainingLog read_training_log(const std::string& run) {
   log.path = is_file ? run : run_directory(run) + "/log.jsonl";
   log.label = is_file ? fs::path(run).parent_path().string() : run_directory(run);
   if (log.label.empty()) log.label = ".";
+  // A FIFO, a device, a socket: neither a run directory nor a log, and no "no log at it/log.jsonl".
+  struct stat st;
+  if (!is_file && ::stat(run.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    fail("plot: ", run, " is ", file_kind(st.st_mode), ", not a run directory or its log.jsonl");
   if (!fs::exists(log.path))
     fail("plot: ", fs::exists(run) ? "no log at " + log.path : run + " does not exist",
          fs::is_directory(run) ? " (is it a run directory that train wrote?)"
@@ -229,6 +245,9 @@ TrainingLog read_training_log(const std::string& run) {
   if (records == 0)
     fail("plot: ", log.path, " is not a training log: line ", bad_line, " is '", bad,
          "', not a JSON object with a \"type\" (train writes one per line)");
+  if (log.out_of_range > 0)
+    std::fprintf(stderr, "plot: %s: %lld values beyond float's range (|x| > 3.5e38) left out\n",
+                 log.path.c_str(), static_cast<long long>(log.out_of_range));
   if (!bad.empty())  // the last line only: a write cut short (the run was killed meanwhile)
     std::fprintf(stderr, "plot: %s: the last line is incomplete; it is left out\n",
                  log.path.c_str());

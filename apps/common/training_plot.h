@@ -28,6 +28,9 @@ struct TrainingLog {
   // The epoch records' "train_loss", "train_accuracy" and "lr": the training curves of a run
   // shorter than --log-every, which logged no step (one point per epoch).
   Curve epoch_train_loss, epoch_train_accuracy, epoch_lr;
+  // Values (or steps) beyond float's range, left out of the curves: no training logs them, and
+  // they overflow a panel's scale.
+  std::int64_t out_of_range = 0;
 };
 
 // A run directory as the user gave it, without trailing slashes ("runs/a/" is "runs/a").

@@ -30,6 +30,10 @@ void check_training_settings(const RunConfig& run) {
   if (run.batch_size < 1) fail("--batch-size must be at least 1, got ", run.batch_size);
   if (!(run.lr > 0)) fail("--lr must be positive, got ", run.lr);
   if (!(run.min_lr >= 0)) fail("--min-lr must be >= 0, got ", run.min_lr);
+  // The schedule decays from --lr to --min-lr: said here, it names both flags.
+  if (run.min_lr > run.lr)
+    fail("--min-lr ", run.min_lr, " is above --lr ", run.lr, ": the learning rate decays from "
+         "--lr down to --min-lr, so --min-lr must be at most --lr");
   if (!(run.weight_decay >= 0)) fail("--weight-decay must be >= 0, got ", run.weight_decay);
   if (run.warmup < 0) fail("--warmup must be >= 0, got ", run.warmup);
   if (!(run.label_smoothing >= 0 && run.label_smoothing < 1))

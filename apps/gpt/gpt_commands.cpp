@@ -3,9 +3,12 @@
 #include <cxxopts.hpp>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -25,8 +28,11 @@
 #include "apps/gpt/gpt_training.h"
 #include "core/graph.h"
 #include "core/shape_ops.h"
+#include "core/storage.h"
 #include "core/threads.h"
 #include "data/text/bpe_corpus.h"
+#include "data/text/bpe_stream_encoder.h"
+#include "data/text/char_corpus.h"
 #include "nn/gpt2_checkpoint.h"
 #include "nn/sampling.h"
 #include "nn/softmax.h"
@@ -35,6 +41,23 @@ namespace uwaga::apps {
 namespace {
 
 using cxxopts::value;
+
+// The next block of standard input (false at its end), at most kMaxTextBytes in all, the most
+// train reads of a text: `tokenize < /dev/zero` would otherwise never end.
+bool read_stdin_block(std::string& block, std::uint64_t& total, const char* mode) {
+  block.resize(std::size_t{1} << 16);
+  const std::size_t n = std::fread(block.data(), 1, block.size(), stdin);
+  block.resize(n);
+  if (n == 0) {
+    if (std::ferror(stdin)) fail(mode, ": cannot read standard input: ", std::strerror(errno));
+    return false;
+  }
+  total += n;
+  if (total > kMaxTextBytes)
+    fail(mode, ": standard input holds more than ", kMaxTextBytes, " bytes (",
+         kMaxTextBytes >> 20, " MiB), the most it reads");
+  return true;
+}
 
 // Applies the model and optimisation flags the user gave on top of a preset.
 void apply_overrides(GptRunConfig& run, const cxxopts::ParseResult& r) {
@@ -111,6 +134,7 @@ void load_init_weights(nn::Gpt& model, const GptInit& init) {
   check_loading_fits(init.file, static_cast<double>(model.num_parameters()));
   if (is_gpt2_checkpoint(init.file)) model.load_state_dict(nn::load_gpt2(init.file)->state_dict());
   else model.load_state_dict(load_gpt(init.file).model->state_dict());
+  release_cached_memory();  // the file's tensors and the loaded copy: as large as the model
 }
 
 // The text of `run`, split and encoded; a new run builds its vocabulary from the training part
@@ -165,12 +189,14 @@ ReadPrompt read_prompt(LoadedGpt& g, const std::string& prompt, const char* mode
   g.model->keep_attention(false);
   ReadPrompt p;
   p.unit = token_unit(g.run);
-  for (std::int64_t id : ids) p.characters.push_back(token_label(g.run, id));
+  p.characters = token_labels(g.run, ids);
   for (const Tensor& A : g.model->attention_maps())  // (1, h, T, T)
     p.maps.push_back(reshape(A, {A.size(1), T, T}));
   const std::vector<double> last = nn::softmax(slice(logits, 1, T - 1, T), 2).to_vector();  // (V)
   const auto best = std::max_element(last.begin(), last.end()) - last.begin();
-  p.next = token_label(g.run, best);
+  std::vector<std::int64_t> then = ids;  // a character the guess completes is shown whole
+  then.push_back(best);
+  p.next = token_labels(g.run, then).back();
   p.next_probability = last[best];
   return p;
 }
@@ -267,7 +293,8 @@ class GptTrain : public TrainProgram {
                   double(m.mlp_dim)};
     check_training_fits(footprint_, "--dim, --layers, --window or --batch-size");
     corpus_ = load_corpus(run_, new_run_);
-    return {run_.to_json(), 0};
+    return {run_.to_json(), 0, footprint_.params,
+            gpt_windows_per_pass(kGptMicroBatch, run_.window_length(), run_.model.vocab)};
   }
 
   void start(optim::TrainerOptions options) override {
@@ -424,7 +451,8 @@ int gpt_sample(int argc, char** argv) {
   if (!r.count("checkpoint")) fail("sample: --checkpoint FILE is required");
   set_threads_from_option(r, "uwaga-gpt", false);
   const std::int64_t count = r["tokens"].as<std::int64_t>();
-  if (count < 1) fail("sample: --tokens must be at least 1, got ", count);
+  if (count < 1 || count > 1'000'000)  // a book's worth; 10^12 wrote for days
+    fail("sample: --tokens must be from 1 to 1,000,000, got ", count);
   nn::SamplingOptions sampling;
   sampling.temperature = r["temperature"].as<double>();
   sampling.top_p = r["top-p"].as<double>();
@@ -442,10 +470,12 @@ int gpt_sample(int argc, char** argv) {
          "at most its context of ", g.run.model.context);
   nn::TokenStream stream(*g.model, prompt_ids, sampling, r["seed"].as<std::uint64_t>(),
                          !r.count("no-cache"));
-  std::fputs(prompt.c_str(), stdout);
+  // fwrite, not fputs: a token may be a NUL byte, which fputs would take for the string's end.
+  std::fwrite(prompt.data(), 1, prompt.size(), stdout);
   const auto start = std::chrono::steady_clock::now();
   for (std::int64_t i = 0; i < count; ++i) {
-    std::fputs(decode_ids(g.run, {stream.next()}).c_str(), stdout);
+    const std::string token = decode_ids(g.run, {stream.next()});
+    std::fwrite(token.data(), 1, token.size(), stdout);
     std::fflush(stdout);
   }
   std::fputc('\n', stdout);
@@ -536,8 +566,9 @@ int gpt_explore(int argc, char** argv) {
 
 int gpt_tokenize(int argc, char** argv) {
   cxxopts::Options o("uwaga-gpt tokenize",
-                     "Read text on stdin and print its token ids on one line, separated by "
-                     "spaces (with --decode: read ids, print their text).");
+                     "Read text on stdin (at most 128 MiB) and print its token ids on one line, "
+                     "separated by spaces, as they are settled (with --decode: read ids, print "
+                     "their text).");
   o.add_options()
       ("tokenizer", "gpt2 (data/cache/gpt2-tokenizer), a directory with encoder.json and "
                     "vocab.bpe (or vocab.json and merges.txt), or a uwaga-gpt checkpoint",
@@ -556,27 +587,64 @@ int gpt_tokenize(int argc, char** argv) {
     run.tokenizer = "gpt2";
     run.bpe = load_tokenizer_files(flag);
   }
-  std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  std::string block;
+  std::uint64_t total = 0;
   if (!r.count("decode")) {
-    std::string line;
-    for (std::int64_t id : encode_text(run, text, "tokenize: the text on stdin"))
-      line += (line.empty() ? "" : " ") + std::to_string(id);
-    std::printf("%s\n", line.c_str());
+    // The ids as they are settled, on one line.
+    bool first = true;
+    const auto write_ids = [&](const std::vector<std::int64_t>& ids) {
+      std::string line;
+      for (std::int64_t id : ids) {
+        if (!first) line += ' ';
+        line += std::to_string(id);
+        first = false;
+      }
+      std::fwrite(line.data(), 1, line.size(), stdout);
+    };
+    if (reads_characters(run)) {  // each character on its own: any block is a whole
+      while (read_stdin_block(block, total, "tokenize"))
+        write_ids(encode_text(run, block, "tokenize: the text on stdin"));
+    } else {
+      BpeStreamEncoder encoder(run.bpe);
+      while (read_stdin_block(block, total, "tokenize")) write_ids(encoder.feed(block));
+      write_ids(encoder.finish());
+    }
+    std::fputc('\n', stdout);
     return 0;
   }
-  std::vector<std::int64_t> ids;
-  std::istringstream in(text);
-  std::string word;
+  // Ids separated by whitespace; an id has at most 19 digits (2⁶³ − 1), and a longer "word" is
+  // none (< /dev/zero has no whitespace at all).
+  constexpr std::size_t kMaxIdChars = 20;
   const std::int64_t V = reads_characters(run) ? run.vocab.size() : run.bpe.size();
-  while (in >> word) {
+  std::string word;
+  std::vector<std::int64_t> ids;
+  const auto take_word = [&] {
     std::int64_t id = -1;
     const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), id);
     if (ec != std::errc() || end != word.data() + word.size() || id < 0 || id >= V)
       fail("tokenize --decode: '", printable(word), "' is not a token id from 0 to ", V - 1);
     ids.push_back(id);
+    word.clear();
+  };
+  const auto write_text = [&] {
+    const std::string decoded = decode_ids(run, ids);
+    std::fwrite(decoded.data(), 1, decoded.size(), stdout);
+    ids.clear();
+  };
+  while (read_stdin_block(block, total, "tokenize --decode")) {
+    for (char c : block) {
+      if (std::isspace(static_cast<unsigned char>(c))) {
+        if (!word.empty()) take_word();
+        continue;
+      }
+      if (word.size() == kMaxIdChars)
+        fail("tokenize --decode: '", printable(word), "…' is not a token id from 0 to ", V - 1);
+      word.push_back(c);
+    }
+    write_text();
   }
-  const std::string decoded = decode_ids(run, ids);
-  std::fwrite(decoded.data(), 1, decoded.size(), stdout);
+  if (!word.empty()) take_word();
+  write_text();
   return 0;
 }
 

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "apps/common/printable_text.h"
+#include "apps/common/run_path.h"
 #include "core/error.h"
 #include "core/json_fields.h"
 #include "core/sha256.h"
@@ -43,11 +43,9 @@ bool names_tokenizer_files(const std::string& tokenizer) {
 
 GptInit init_record(const std::string& typed) {
   if (typed.empty()) fail("--init must name a model file");
-  require_utf8_path("--init", typed);
   namespace fs = std::filesystem;
   GptInit init;
-  init.file = fs::weakly_canonical(fs::absolute(typed)).string();
-  require_utf8_path("--init", init.file);
+  init.file = path_for_run("--init", typed);
   const std::string where = "--init '" + typed + "'";
   init.sha256 = sha256_of_file(init.file, where);
   init.bytes = static_cast<std::int64_t>(fs::file_size(init.file));
@@ -118,7 +116,9 @@ GptRunConfig gpt_preset(const std::string& name) {
 void GptRunConfig::validate() const {
   model.validate();
   check_training_settings(*this);
-  if (steps_per_epoch < 1) fail("--steps-per-epoch must be at least 1, got ", steps_per_epoch);
+  // With --epochs up to 10^6, the step count stays far from overflowing (and from running for ever).
+  if (steps_per_epoch < 1 || steps_per_epoch > 1'000'000'000)
+    fail("--steps-per-epoch must be from 1 to 1,000,000,000, got ", steps_per_epoch);
   if (eval_windows < 0) fail("--eval-windows must be >= 0 (0: all), got ", eval_windows);
   if (text.empty()) fail("--text must name a text file");
   if (tokenizer != "gpt2") bpe_merges_of(tokenizer);
@@ -138,11 +138,7 @@ std::string GptRunConfig::to_json() const {
 
 std::string text_path_for_run(const std::string& typed) {
   if (typed.empty()) fail("--text must name a text file");
-  require_utf8_path("--text", typed);
-  namespace fs = std::filesystem;
-  const std::string path = fs::weakly_canonical(fs::absolute(typed)).string();
-  require_utf8_path("--text", path);  // a link may lead elsewhere
-  return path;
+  return path_for_run("--text", typed);
 }
 
 std::string read_run_text(GptRunConfig& run, bool new_run) {

@@ -91,9 +91,8 @@ struct GptRunConfig {
   }
 };
 
-// A --text path as a run records it: absolute and canonical (symlinks resolved) as far as it
-// exists, so a resume from another directory finds the file and the same file named another way
-// is the same setting; refused when it is not UTF-8 (run.json holds it).
+// A --text path as a run records it (path_for_run, apps/common/run_path.h): absolute and
+// canonical; refused when empty or not UTF-8.
 std::string text_path_for_run(const std::string& typed);
 
 // The run's text, read whole (read_text_file). A new run records its path (text_path_for_run)

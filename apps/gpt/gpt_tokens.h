@@ -20,7 +20,13 @@ const char* token_unit(const GptRunConfig& run);  // "character" or "token"
 std::vector<std::int64_t> encode_text(const GptRunConfig& run, const std::string& text,
                                       const char* what);
 std::string decode_ids(const GptRunConfig& run, const std::vector<std::int64_t>& ids);
-// A token as a picture's label: its text, a space shown as ␣ and a new line as ↵.
+// The tokens of `ids` as a picture's labels: their text, a space shown as ␣ and a new line as ↵.
+// A UTF-8 character split across tokens (a byte each, with the character tokenizer) is shown whole
+// on each of them, with "…" on the side where it goes on in the next token or came from the last:
+// "€uro" read byte by byte is "€…", "…€…", "…€", "u", "r", "o" (each byte alone was "�").
+std::vector<std::string> token_labels(const GptRunConfig& run,
+                                      const std::vector<std::int64_t>& ids);
+// One token alone as a label (a byte of no whole character as \xNN).
 std::string token_label(const GptRunConfig& run, std::int64_t id);
 
 }  // namespace uwaga::apps

@@ -19,6 +19,11 @@ double LanguageModelEval::bits_per_character() const {
 }
 double LanguageModelEval::perplexity() const { return std::exp(loss); }
 
+std::int64_t gpt_windows_per_pass(std::int64_t usual, std::int64_t window, std::int64_t vocab) {
+  return std::clamp<std::int64_t>(kGptMaxLogits / std::max<std::int64_t>(1, window * vocab), 1,
+                                  usual);
+}
+
 LanguageModelEval evaluate_language_model(nn::Gpt& model, const std::vector<std::int64_t>& ids,
                                           std::int64_t windows,
                                           const std::vector<std::int64_t>& lengths,
@@ -27,12 +32,12 @@ LanguageModelEval evaluate_language_model(nn::Gpt& model, const std::vector<std:
   const std::int64_t T = window > 0 ? window : model.config.context;
   std::int64_t count = consecutive_window_count(ids, T);
   if (windows > 0) count = std::min(count, windows);
-  constexpr std::int64_t kEvalBatch = 32;
+  const std::int64_t batch = gpt_windows_per_pass(32, T, model.config.vocab);
   const nn::CrossEntropyLoss loss;
   LanguageModelEval result;
   double loss_sum = 0;
-  for (std::int64_t first = 0; first < count; first += kEvalBatch) {
-    const Batch b = consecutive_windows(ids, T, first, std::min(kEvalBatch, count - first));
+  for (std::int64_t first = 0; first < count; first += batch) {
+    const Batch b = consecutive_windows(ids, T, first, std::min(batch, count - first));
     const Tensor logits = model.forward(b.inputs[0]);  // (B, T, V)
     const std::int64_t n = loss.count(b.targets);
     loss_sum += loss(logits, b.targets).item() * static_cast<double>(n);

@@ -16,6 +16,14 @@ namespace uwaga::apps {
 
 // Windows per forward/backward pass of one replica (optim::DataParallel's micro_batch).
 constexpr std::int64_t kGptMicroBatch = 16;
+// The most logits (window × tokens × vocabulary) one pass holds, in training and evaluation: 16
+// windows of 64 characters of a 65-character vocabulary are 67 K; GPT-2's 50,257 tokens fill
+// 16 M with 5 windows of 64 tokens (64 MB in float32, as much again for their softmax and its
+// gradient in training).
+constexpr std::int64_t kGptMaxLogits = 16 << 20;
+// Windows of `window` tokens per pass so that their logits stay within kGptMaxLogits (at least
+// one, at most `usual`).
+std::int64_t gpt_windows_per_pass(std::int64_t usual, std::int64_t window, std::int64_t vocab);
 
 struct LanguageModelEval {
   std::int64_t characters = 0;  // predictions scored (tokens; characters for a character model)

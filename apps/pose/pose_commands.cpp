@@ -7,6 +7,7 @@
 
 #include "apps/common/command_line.h"
 #include "apps/common/memory_budget.h"
+#include "apps/common/run_path.h"
 #include "apps/common/train_command.h"
 #include "apps/common/training_flags.h"
 #include "apps/common/training_plot.h"
@@ -64,6 +65,16 @@ void print_scores(std::FILE* out, const char* name, const KeypointScores& s) {
                s.oks.ap50, s.oks.ap75);
 }
 
+// The run a --resume continues. Before runs recorded absolute paths, a relative one was read from
+// the directory train ran in: it is made absolute from this one, as it would be read from here,
+// so that repeating the flag as typed is the same setting.
+PoseRunConfig read_pose_run_to_resume(const std::string& checkpoint) {
+  PoseRunConfig run = read_pose_run_config(checkpoint);
+  for (std::string* path : {&run.coco_annotations, &run.coco_images})
+    if (!path->empty() && path->front() != '/') *path = path_for_run("the run's path", *path);
+  return run;
+}
+
 // uwaga-pose's part of `train` (apps/common/train_command.h): a ViTPose keypoint model.
 class PoseTrain : public TrainProgram {
  public:
@@ -101,7 +112,7 @@ class PoseTrain : public TrainProgram {
   }
 
   RunSettings set_up(const cxxopts::ParseResult& r, const TrainingOutput& output) override {
-    run_ = new_or_resumed_run(r, output, read_pose_run_config, pose_preset, apply_overrides);
+    run_ = new_or_resumed_run(r, output, read_pose_run_to_resume, pose_preset, apply_overrides);
     run_.model.attention = attention_path(r);
     run_.validate();
     const nn::PoseConfig& m = run_.model;
@@ -193,8 +204,13 @@ void apply_pose_data_flags(const cxxopts::ParseResult& r, PoseRunConfig& run) {
   if (run.data != "coco" && (r.count("coco-annotations") || r.count("data-dir")))
     fail("--dataset ", run.data, " draws its own figures: --coco-annotations and --data-dir are "
          "for --dataset coco");
-  override_from(r, "coco-annotations", run.coco_annotations);
-  override_from(r, "data-dir", run.coco_images);
+  // As absolute paths: a resume from another directory finds them, and the same file named
+  // another way is the same setting.
+  if (r.count("coco-annotations"))
+    run.coco_annotations =
+        path_for_run("--coco-annotations", r["coco-annotations"].as<std::string>());
+  if (r.count("data-dir"))
+    run.coco_images = path_for_run("--data-dir", r["data-dir"].as<std::string>());
 }
 
 int pose_train(int argc, char** argv) {
@@ -220,9 +236,10 @@ int pose_eval(int argc, char** argv) {
   set_threads_from_option(r, "uwaga-pose", true);
   LoadedPose pose = load_pose(r["checkpoint"].as<std::string>());
   override_from(r, "valid-size", pose.run.valid_size);
-  if (pose.run.valid_size < 1)
-    fail("eval: --valid-size must be at least 1, got ", pose.run.valid_size);
   apply_pose_data_flags(r, pose.run);
+  // The limits train has (--valid-size: a million stick figures, drawn up front), for the flags'
+  // values as for the checkpoint's: 10^9 figures ran for hours.
+  pose.run.validate();
   const PoseData data(pose.run);
   const PoseEval e = evaluate_pose(*pose.model, data.valid, heatmap_targets(pose.run), &data.train);
 

@@ -11,7 +11,8 @@ namespace uwaga::apps {
 // same two flags in every mode that reads samples (train, eval, predict, attention, explore);
 // `default_place` says where they are when not given ("the preset's").
 void add_pose_data_flags(cxxopts::Options& o, const std::string& default_place);
-// The flags onto the run's fields; fails when they are given for a run of stick figures.
+// The flags onto the run's fields, each path absolute and canonical (path_for_run,
+// apps/common/run_path.h); fails when they are given for a run of stick figures.
 void apply_pose_data_flags(const cxxopts::ParseResult& r, PoseRunConfig& run);
 
 int pose_train(int argc, char** argv);

@@ -294,6 +294,9 @@ int translate_translate(int argc, char** argv) {
   if (decoding.max_length < 0)
     fail("translate: --max-length must be >= 0 (0: automatic), got ", decoding.max_length);
   const std::string attention_path = r.count("attention") ? r["attention"].as<std::string>() : "";
+  // An empty path would read as "no picture": the run would end well having drawn nothing.
+  if (r.count("attention") && attention_path.empty())
+    fail("translate: --attention is empty; give the SVG file to draw the attention to");
 
   LoadedTranslator t = load_translator(r["checkpoint"].as<std::string>());
   nn::Seq2SeqTransformer& model = *t.model;

@@ -20,6 +20,11 @@ LoadedVit load_vit(const std::string& checkpoint) {
         fail(checkpoint, ": the run averaged its weights (--ema ", vit.run.ema,
              ") but the checkpoint holds no average of '", name, "' of shape ",
              shape_str(param.shape()));
+      // load_checkpoint refuses NaN or inf in the optimizer's state on --resume only; evaluated,
+      // the average is the model.
+      if (!optim::all_finite(it->second))
+        fail(checkpoint, ": the moving average of '", name, "' (optimizer state '", it->first,
+             "') holds NaN or inf (saved from a run that diverged?)");
       Tensor p = param;
       p.copy_from(it->second);
     }

@@ -14,6 +14,7 @@ using LoadedVit = LoadedModel<VitRunConfig, nn::VisionTransformer>;
 VitRunConfig read_vit_run_config(const std::string& checkpoint);
 // A run trained with --ema (run.ema > 0) is loaded with the moving average of its weights (the
 // optimizer state's "<name>.ema", optim/ema.h): the model its epochs' test accuracy measured.
+// An average holding NaN or inf is refused, naming the parameter, as --resume refuses it.
 LoadedVit load_vit(const std::string& checkpoint);
 
 }  // namespace uwaga::apps

@@ -250,7 +250,9 @@ int vit_augment(int argc, char** argv) {
   // after a complaint about missing data.
   if (r.count("time")) {
     const std::int64_t batches = r["time"].as<std::int64_t>();
-    if (batches < 1) fail("augment: --time must be at least 1 batch, got ", batches);
+    // A timing needs hundreds of batches, not 10^12 (which ran for ever).
+    if (batches < 1 || batches > 100'000)
+      fail("augment: --time must be from 1 to 100,000 batches, got ", batches);
     VitRunConfig timed = vit_preset(r["preset"].as<std::string>());
     apply_recipe_flags(timed, r);
     return time_pipeline(batches, timed, load_dataset(dataset, dir, true));

@@ -220,8 +220,7 @@ VitRunConfig VitRunConfig::from_json(const std::string& text) {
   }
   VitRunConfig r;
   fields_from_json(j, r, what);
-  r.model.validate();
-  check_recipe(r);
+  r.validate();  // the limits a new run has hold for the checkpoint's values too
   // The normalisation is applied to every image the model sees: one mean and std per channel.
   const auto channels = static_cast<std::size_t>(r.model.channels);
   if (r.mean.size() != channels || r.std.size() != channels)

@@ -8,11 +8,15 @@
 //                      dX = dQ W_Qᵀ + dK W_Kᵀ + dV W_Vᵀ   (X feeds all three, so its gradients add)
 // A masked score (causal) has A_ij = 0, so its dE_ij is 0: no gradient flows to a hidden key.
 // Each gradient is checked against autograd (the engine of core/autograd.h running the layer's
-// backward rules) and one entry against a finite difference.
+// backward rules), in the order computed here, so the first that disagrees is the wrong line;
+// and one entry against a finite difference.
+#include "apps/walkthrough/attention_backward.h"
+
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <vector>
 
-#include "apps/walkthrough/attention_steps.h"
 #include "apps/walkthrough/walkthrough_print.h"
 #include "core/elementwise.h"
 #include "core/matmul.h"
@@ -20,17 +24,9 @@
 #include "core/shape_ops.h"
 #include "nn/init.h"
 #include "nn/self_attention.h"
+#include "nn/softmax.h"
 
 namespace uwaga::walkthrough {
-
-struct AttentionGradients {
-  Tensor dY;              // (N, d_v) given: ∂L/∂Y
-  Tensor dA, dV;          // (N, N), (N, d_v)
-  Tensor dE;              // (N, N)
-  Tensor dQ, dK;          // (N, d_k)
-  Tensor dW_Q, dW_K, dW_V;  // (D, d_k), (D, d_k), (D, d_v)
-  Tensor dX;              // (N, D)
-};
 
 // Y = A V
 void output_backward(AttentionGradients& g, const AttentionSteps& s) {
@@ -61,6 +57,71 @@ void projections_backward(AttentionGradients& g, const Tensor& X, const Tensor& 
   g.dW_V = matmul(Xt, g.dV);
   g.dX = matmul(g.dQ, transpose(W_Q, 0, 1)) + matmul(g.dK, transpose(W_K, 0, 1)) +
          matmul(g.dV, transpose(W_V, 0, 1));
+}
+
+AttentionGradients autograd_gradients(const AttentionSteps& s, const Tensor& X,
+                                      nn::SelfAttention& layer, const Tensor& dY, bool causal) {
+  const auto leaf = [](const Tensor& t) { return t.detach().clone().requires_grad_(); };
+  AttentionGradients r;
+  r.dY = dY;
+  {  // Y = A V
+    const Tensor A = leaf(s.A), V = leaf(s.V);
+    matmul(A, V).backward(dY);
+    r.dA = A.grad(), r.dV = V.grad();
+  }
+  {  // A = softmax(E); a masked score is −∞, its weight 0 and so its gradient 0
+    const Tensor E = leaf(s.E);
+    nn::softmax(E, 1).backward(r.dA);
+    r.dE = E.grad();
+  }
+  {  // E = Q Kᵀ / √d_k (the mask replaces only scores whose gradient is 0)
+    const Tensor Q = leaf(s.Q), K = leaf(s.K);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(s.Q.size(1)));
+    (matmul(Q, transpose(K, 0, 1)) * scale).backward(r.dE);
+    r.dQ = Q.grad(), r.dK = K.grad();
+  }
+  // The whole layer in one call, as the library computes it.
+  const Tensor X_leaf = leaf(X);
+  for (Tensor* w : {&layer.W_Q, &layer.W_K, &layer.W_V}) w->zero_grad();
+  layer.forward(X_leaf, {.causal = causal}).backward(dY);
+  r.dW_Q = layer.W_Q.grad(), r.dW_K = layer.W_K.grad(), r.dW_V = layer.W_V.grad();
+  r.dX = X_leaf.grad();
+  return r;
+}
+
+void check_against_autograd(const AttentionGradients& mine, const AttentionGradients& autograd) {
+  struct Entry {
+    const char* name;
+    const char* formula;
+    Tensor AttentionGradients::*field;
+  };
+  static const Entry kOrder[] = {
+      {"dA", "dY V^T", &AttentionGradients::dA},
+      {"dV", "A^T dY", &AttentionGradients::dV},
+      {"dE", "A * (dA - rowsum(dA * A))", &AttentionGradients::dE},
+      {"dQ", "dE K / sqrt(d_k)", &AttentionGradients::dQ},
+      {"dK", "dE^T Q / sqrt(d_k)", &AttentionGradients::dK},
+      {"dW_Q", "X^T dQ", &AttentionGradients::dW_Q},
+      {"dW_K", "X^T dK", &AttentionGradients::dW_K},
+      {"dW_V", "X^T dV", &AttentionGradients::dW_V},
+      {"dX", "dQ W_Q^T + dK W_K^T + dV W_V^T", &AttentionGradients::dX},
+  };
+  constexpr double kTolerance = 1e-12;  // float64
+  std::printf("\nEach gradient against autograd, in the order computed above (dA to dK: each "
+              "step's backward\nin autograd, fed autograd's gradient of the step after it; dW "
+              "and dX: the library's layer,\nnn::SelfAttention::forward(X).backward(dY)):\n");
+  for (const Entry& e : kOrder) {
+    const Tensor& got = mine.*e.field;
+    const Tensor& want = autograd.*e.field;
+    const double d = max_difference(got, want);
+    const bool ok = d < kTolerance;
+    std::printf("check: %-4s = %-32s largest difference %.3g  %s\n", e.name, e.formula, d,
+                ok ? "OK" : "NOT OK");
+    if (!ok)
+      fail("the walkthrough's ", e.name, " = ", e.formula, " disagrees with autograd (largest "
+           "difference ", d, "): the first gradient of the backward pass that does, so the "
+           "mistake is in its line; the gradients after it are computed from it");
+  }
 }
 
 void attention_backward(const Tensor& X, std::int64_t d_k, bool causal, Generator& gen) {
@@ -103,15 +164,7 @@ void attention_backward(const Tensor& X, std::int64_t d_k, bool causal, Generato
   show("dW_V", g.dW_V, "= X^T dV");
   show("dX", g.dX, "= dQ W_Q^T + dK W_K^T + dV W_V^T   passed on to the layer below", kWords);
 
-  // Autograd: the same layer as one call, Y.backward(dY), then every .grad().
-  const Tensor X_leaf = X.detach().clone().requires_grad_();
-  for (Tensor* w : {&layer.W_Q, &layer.W_K, &layer.W_V}) w->zero_grad();
-  const Tensor Y = layer.forward(X_leaf, {.causal = causal});
-  Y.backward(g.dY);
-  check("dX against autograd (nn::SelfAttention::forward(X).backward(dY))", g.dX, X_leaf.grad());
-  check("dW_Q against autograd", g.dW_Q, layer.W_Q.grad());
-  check("dW_K against autograd", g.dW_K, layer.W_K.grad());
-  check("dW_V against autograd", g.dW_V, layer.W_V.grad());
+  check_against_autograd(g, autograd_gradients(s, X, layer, g.dY, causal));
 
   // One entry by finite differences: dL/dW_Q[0][0] ≈ (L(w + h) − L(w − h)) / 2h.
   const double h = 1e-6, w = layer.W_Q.at({0, 0});

@@ -6,7 +6,7 @@
 //   part 4  the backward pass of one attention layer          attention_backward.cpp
 //   part 5  training a small ViT, the step written out        plain_training_step.cpp
 // Made to be stepped through in a debugger: each step is a function of its own (README:
-// "Stepping through attention: uwaga-walkthrough"; apps/walkthrough/uwaga.gdb).
+// "Stepping through attention: uwaga-walkthrough"; the debugger's helpers: core/gdb/uwaga_gdb.py).
 //   uwaga-walkthrough [--dim 8] [--d-k 4] [--heads 2] [--seed 0] [--causal] [--part N]
 //
 // The steps call the same core ops the layers are made of (matmul, transpose, softmax), and each

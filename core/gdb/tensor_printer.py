@@ -1,17 +1,26 @@
-"""gdb pretty-printer for uwaga::Tensor: `p t` shows its shape, dtype and first values, without
+"""gdb pretty-printer for uwaga::Tensor: `p t` shows its shape, dtype, flags and values, a 2-D or
+larger tensor row by row, and its gradient (.grad, on a leaf after backward) the same way, without
 calling into the program (so it works in any gdb, on a core file, in a stopped thread).
 
-    (gdb) p s.E
-    $1 = Tensor (4, 4) float64 [0.6268, -2.1753, -1.0165, 0.3709, -0.5197, ... 16 values]
+    (gdb) p layer.W_Q
+    $1 = Tensor (8, 4) float64 requires_grad
+      [0]  0.192627  -0.512133  0.0491813  -0.197001
+      [1] ...
+      ... 4 more rows
+    grad: Tensor (8, 4) float64
+      [0]  0.0213912  ...
 
-Loaded by core/gdb/uwaga_gdb.py. It shows the first 8 values; `python
-tensor_printer.uwaga_tensor_values = 16` shows more. The layout read here is core/tensor.h's TensorImpl and core/storage.h's
-Storage under libstdc++ (std::shared_ptr's _M_ptr, std::vector's _M_impl).
+A row is the last dim (its leading indices label it); a 1-D tensor prints on one line. It shows
+up to 6 rows of up to 8 values; `python tensor_printer.uwaga_tensor_rows = 16` (and
+`uwaga_tensor_values`, per row) shows more. The layout read here is core/tensor.h's TensorImpl and
+core/storage.h's Storage under libstdc++ (std::shared_ptr's _M_ptr, std::vector's _M_impl).
+Loaded by core/gdb/uwaga_gdb.py.
 """
 import gdb
 import gdb.printing
 
-uwaga_tensor_values = 8
+uwaga_tensor_values = 8  # per row (a 1-D tensor: in all)
+uwaga_tensor_rows = 6
 DTYPES = {0: ("float32", "float"), 1: ("float64", "double"), 2: ("int64", "long")}
 
 
@@ -30,41 +39,70 @@ def _format(x, dtype):
     return str(int(x)) if dtype == "int64" else f"{float(x):.6g}"
 
 
+def _row_label(row, shape):
+    """The leading indices of row number `row` of a tensor of `shape` (the last dim a row)."""
+    index = []
+    for size in reversed(shape[:-1]):
+        index.append(row % size)
+        row //= size
+    return "[" + ", ".join(map(str, reversed(index))) + "]"
+
+
+def describe(impl, title="Tensor"):
+    """The text of one TensorImpl: a header line, then its values (a line per row for 2-D+)."""
+    shape = _vector_items(impl["shape"])
+    numel = 1
+    for s in shape:
+        numel *= s
+    dtype, ctype = DTYPES.get(int(impl["dtype"]), (f"dtype {int(impl['dtype'])}", None))
+    shape_text = "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+    header = [f"{title} {shape_text} {dtype}"]
+    name = impl["name"]
+    try:
+        text = name.format_string() if hasattr(name, "format_string") else str(name)
+        if text not in ('""', ""):
+            header.append(text)
+    except gdb.error:
+        pass
+    values = []
+    storage = _shared_ptr_target(impl["storage"])
+    if storage is not None and ctype is not None and numel > 0:
+        data = storage["data_"].cast(gdb.lookup_type(ctype).pointer())
+        if len(shape) < 2:
+            n = min(numel, uwaga_tensor_values)
+            items = ", ".join(_format((data + i).dereference(), dtype) for i in range(n))
+            more = f", ... {numel} values" if numel > n else ""
+            header.append(f"[{items}{more}]")
+        else:
+            width = shape[-1]
+            rows = numel // width
+            for r in range(min(rows, uwaga_tensor_rows)):
+                n = min(width, uwaga_tensor_values)
+                items = "  ".join(f"{_format((data + r * width + j).dereference(), dtype):>9}"
+                                  for j in range(n))
+                more = f"  ... {width} values" if width > n else ""
+                values.append(f"  {_row_label(r, shape)} {items}{more}")
+            if rows > uwaga_tensor_rows:
+                values.append(f"  ... {rows - uwaga_tensor_rows} more rows")
+    if bool(impl["requires_grad"]):
+        header.append("requires_grad")
+    node = _shared_ptr_target(impl["grad_fn"])
+    if node is not None:
+        header.append(f"grad_fn={node['op'].string()}")
+    lines = [" ".join(header)] + values
+    grad = _shared_ptr_target(impl["grad"])
+    if grad is not None:
+        lines.append(describe(grad, "grad: Tensor"))
+    return "\n".join(lines)
+
+
 class TensorPrinter:
     def __init__(self, val):
         self.val = val
 
     def to_string(self):
         impl = _shared_ptr_target(self.val["impl_"])
-        if impl is None:
-            return "Tensor (undefined)"
-        shape = _vector_items(impl["shape"])
-        numel = 1
-        for s in shape:
-            numel *= s
-        dtype, ctype = DTYPES.get(int(impl["dtype"]), (f"dtype {int(impl['dtype'])}", None))
-        shape_text = "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
-        parts = [f"Tensor {shape_text} {dtype}"]
-        name = impl["name"]
-        try:
-            text = name.format_string() if hasattr(name, "format_string") else str(name)
-            if text not in ('""', ""):
-                parts.append(text)
-        except gdb.error:
-            pass
-        storage = _shared_ptr_target(impl["storage"])
-        if storage is not None and ctype is not None and numel > 0:
-            data = storage["data_"].cast(gdb.lookup_type(ctype).pointer())
-            n = min(numel, uwaga_tensor_values)
-            values = ", ".join(_format((data + i).dereference(), dtype) for i in range(n))
-            more = f", ... {numel} values" if numel > n else ""
-            parts.append(f"[{values}{more}]")
-        if bool(impl["requires_grad"]):
-            parts.append("requires_grad")
-        node = _shared_ptr_target(impl["grad_fn"])
-        if node is not None:
-            parts.append(f"grad_fn={node['op'].string()}")
-        return " ".join(parts)
+        return "Tensor (undefined)" if impl is None else describe(impl)
 
 
 def build_printer():

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <queue>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/json_input.h"
 #include "core/output_file.h"
+#include "core/regular_file.h"
 #include "data/text/pretokenizer.h"
 
 namespace uwaga {
@@ -33,13 +34,27 @@ void merge_pair(std::vector<Id>& word, Id a, Id b, Id merged) {
   word.resize(out);
 }
 
+// GPT-2's files are 1 MB (encoder.json) and 456 kB (vocab.bpe): the bound refuses /dev/zero, or
+// a wrong file of gigabytes, before it fills memory.
+constexpr std::uint64_t kMaxTokenizerFileBytes = std::uint64_t{64} << 20;
+
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("cannot open the tokenizer file '", path, "': ", std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) fail("reading the tokenizer file '", path, "' failed");
-  return text.str();
+  return read_regular_file(path, kMaxTokenizerFileBytes, "the tokenizer file '" + path + "'");
+}
+
+// Text from a tokenizer file for an error message: control bytes written as \xNN, so that a NUL
+// does not end the message early and an escape sequence does not reach the terminal.
+std::string shown(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c != 0x7F) {
+      out.push_back(static_cast<char>(c));
+      continue;
+    }
+    const char* hex = "0123456789abcdef";
+    out += {'\\', 'x', hex[c >> 4], hex[c & 15]};
+  }
+  return out;
 }
 
 // The bytes of a token in GPT-2's printable spelling; fails naming `where` on a character that
@@ -56,7 +71,7 @@ std::string printable_to_bytes(const std::string& printable, const std::string& 
     const std::size_t n = lead < 0x80 ? 1 : (lead & 0xE0) == 0xC0 ? 2 : 3;
     const auto it = byte_of.find(printable.substr(i, n));
     if (it == byte_of.end())
-      fail(where, ": the token \"", printable, "\" holds a character that stands for no byte");
+      fail(where, ": the token \"", shown(printable), "\" holds a character that stands for no byte");
     bytes.push_back(static_cast<char>(it->second));
     i += n;
   }
@@ -154,7 +169,7 @@ BpeTokenizer BpeTokenizer::train(std::string_view text, std::int64_t merges) {
   return tok;
 }
 
-std::vector<std::int64_t> BpeTokenizer::encode_piece(std::string_view piece) const {
+std::vector<std::int64_t> BpeTokenizer::encode_piece_reference(std::string_view piece) const {
   std::vector<std::int64_t> word;
   word.reserve(piece.size());
   for (unsigned char c : piece) word.push_back(byte_ids_[c]);
@@ -169,6 +184,68 @@ std::vector<std::int64_t> BpeTokenizer::encode_piece(std::string_view piece) con
     const Merge& m = merges_[static_cast<std::size_t>(best)];
     merge_pair(word, m.a, m.b, m.merged);
   }
+  return word;
+}
+
+std::vector<std::int64_t> BpeTokenizer::encode_piece(std::string_view piece) const {
+  // The tokens as a doubly linked list over the piece's bytes: the token at byte i runs up to the
+  // token at next[i]; a merge at i glues the token after it into it, which drops out of the list.
+  const std::size_t n = piece.size();
+  constexpr std::size_t kEnd = static_cast<std::size_t>(-1);
+  std::vector<std::int64_t> id(n);  // the token starting at byte i; -1 once merged into another
+  std::vector<std::size_t> next(n), prev(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    id[i] = byte_ids_[static_cast<unsigned char>(piece[i])];
+    next[i] = i + 1 < n ? i + 1 : kEnd;
+    prev[i] = i > 0 ? i - 1 : kEnd;
+  }
+
+  // An adjacent pair (left, right) that has a merge, as it was when found: it is still there when
+  // both tokens are (stale entries are skipped when they come up: lazy invalidation).
+  struct Pair {
+    std::int64_t rank;
+    std::size_t left, right;
+    std::int64_t a, b;
+  };
+  const auto later = [](const Pair& x, const Pair& y) {  // the heap's top: lowest rank, leftmost
+    return x.rank != y.rank ? x.rank > y.rank : x.left > y.left;
+  };
+  std::priority_queue<Pair, std::vector<Pair>, decltype(later)> pairs(later);
+  const auto ranked = [&](std::size_t left, std::vector<Pair>* out, std::int64_t round) {
+    if (left == kEnd || next[left] == kEnd) return;
+    const std::size_t right = next[left];
+    const auto it = ranks_.find(pair_key(id[left], id[right]));
+    if (it == ranks_.end()) return;
+    const Pair p{it->second, left, right, id[left], id[right]};
+    // A pair a round makes waits for the round's end when its rank is not above the round's,
+    // as merge_pair's one pass leaves it for the next.
+    if (out && p.rank <= round) out->push_back(p);
+    else pairs.push(p);
+  };
+  for (std::size_t i = 0; i + 1 < n; ++i) ranked(i, nullptr, 0);
+
+  // Rounds, as the reference's loop: the lowest rank present, every occurrence of it left to
+  // right (an occurrence whose left token the one before it took is gone).
+  std::vector<Pair> waiting;
+  while (!pairs.empty()) {
+    const std::int64_t round = pairs.top().rank;
+    while (!pairs.empty() && pairs.top().rank == round) {
+      const Pair p = pairs.top();
+      pairs.pop();
+      if (id[p.left] != p.a || next[p.left] != p.right || id[p.right] != p.b) continue;  // stale
+      id[p.left] = merges_[static_cast<std::size_t>(p.rank)].merged;
+      id[p.right] = -1;
+      next[p.left] = next[p.right];
+      if (next[p.left] != kEnd) prev[next[p.left]] = p.left;
+      ranked(prev[p.left], &waiting, round);
+      ranked(p.left, &waiting, round);
+    }
+    for (const Pair& p : waiting) pairs.push(p);
+    waiting.clear();
+  }
+
+  std::vector<std::int64_t> word;
+  for (std::size_t i = 0; i < n && i != kEnd; i = next[i]) word.push_back(id[i]);
   return word;
 }
 
@@ -212,7 +289,7 @@ BpeTokenizer BpeTokenizer::load(const std::string& dir) {
   for (const auto& [printable, id] : vocab.items()) {
     if (!id.is_number_integer() || id.get<std::int64_t>() < 0 ||
         id.get<std::int64_t>() >= static_cast<std::int64_t>(vocab.size()))
-      fail("'", vocab_path, "': the token \"", printable, "\" has the id ", json_brief(id),
+      fail("'", vocab_path, "': the token \"", shown(printable), "\" has the id ", json_brief(id),
            ", expected a whole number from 0 to ", vocab.size() - 1);
     const auto i = id.get<std::size_t>();
     if (filled[i]) fail("'", vocab_path, "': the id ", i, " is given to two tokens");
@@ -227,22 +304,33 @@ BpeTokenizer BpeTokenizer::load(const std::string& dir) {
   std::istringstream lines(read_file(merges_path));
   std::string line;
   for (std::int64_t number = 1; std::getline(lines, line); ++number) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || (number == 1 && line.rfind("#version", 0) == 0)) continue;
     const std::string where = "'" + merges_path + "' line " + std::to_string(number);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    // Lines ended by CR alone would read as one line, the "#version" line, and the tokenizer as
+    // one without merges.
+    if (line.find('\r') != std::string::npos)
+      fail(where, ": a carriage return (\\r) inside the line; expected one merge a line, each "
+           "line ending in \\n (or \\r\\n), not in \\r alone");
+    if (line.empty() || (number == 1 && line.rfind("#version", 0) == 0)) continue;
     const std::size_t space = line.find(' ');
     if (space == std::string::npos || space == 0 || space + 1 == line.size() ||
         line.find(' ', space + 1) != std::string::npos)
-      fail(where, ": expected two tokens separated by one space, got \"", line, "\"");
+      fail(where, ": expected two tokens separated by one space, got \"", shown(line), "\"");
     std::int64_t ab[2];
     const std::string parts[2] = {line.substr(0, space), line.substr(space + 1)};
     for (int p = 0; p < 2; ++p) {
       const auto it = tok.ids_.find(printable_to_bytes(parts[p], where));
-      if (it == tok.ids_.end()) fail(where, ": the token \"", parts[p], "\" is not in the vocabulary");
+      if (it == tok.ids_.end())
+        fail(where, ": the token \"", shown(parts[p]), "\" is not in the vocabulary");
       ab[p] = it->second;
     }
     tok.add_existing_merge(ab[0], ab[1], where);
   }
+  // Only merges make the tokens beyond the bytes (special tokens aside): a file without any (cut,
+  // or not the merges file) would leave them unreachable and encode text byte by byte.
+  if (tok.merge_count() == 0 && tok.size() > 256)
+    fail("'", merges_path, "' lists no merges, but '", vocab_path, "' holds ", tok.size() - 256,
+         " tokens beyond the 256 bytes, which only merges make (an empty or cut file?)");
   return tok;
 }
 
@@ -250,9 +338,12 @@ BpeTokenizer BpeTokenizer::with_tokens(std::vector<std::string> tokens, const st
   BpeTokenizer tok;
   tok.tokens_ = std::move(tokens);
   tok.ids_.clear();
-  for (std::size_t i = 0; i < tok.tokens_.size(); ++i)
+  for (std::size_t i = 0; i < tok.tokens_.size(); ++i) {
+    // An empty token would be a special token found everywhere in any text.
+    if (tok.tokens_[i].empty()) fail(where, ": the token of id ", i, " is empty");
     if (!tok.ids_.emplace(tok.tokens_[i], static_cast<std::int64_t>(i)).second)
       fail(where, ": the token \"", bytes_to_printable(tok.tokens_[i]), "\" appears twice");
+  }
   for (int b = 0; b < 256; ++b) {
     const auto it = tok.ids_.find(std::string(1, static_cast<char>(b)));
     if (it == tok.ids_.end())

@@ -14,6 +14,7 @@
 // This file is that expression written as a scanner (no regex engine), with the classes of
 // data/text/unicode_classes.h. Bytes that are not well-formed UTF-8 count as symbols, one character
 // each, so every byte of the text lands in exactly one piece: the pieces concatenate to the text.
+#include <cstddef>
 #include <string_view>
 #include <vector>
 
@@ -22,7 +23,12 @@ namespace uwaga {
 // The pieces of `text`, in order, as views into it.
 std::vector<std::string_view> pretokenize(std::string_view text);
 
-// The length in bytes of the piece that starts at text[i] (i < text.size()).
+// The length in bytes of the piece that starts at text[i] (i < text.size()). It depends on no
+// byte before i, nor at or after i + length + kPretokenLookahead: a piece ends where a character
+// of another class starts (at most 4 bytes read past it), or one whitespace character before
+// that. So text that arrives in parts can be cut into the same pieces as the whole text, holding
+// back only what lies within kPretokenLookahead of the end (data/text/bpe_stream_encoder.h).
 std::size_t pretoken_length(std::string_view text, std::size_t i);
+inline constexpr std::size_t kPretokenLookahead = 8;
 
 }  // namespace uwaga

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "apps/gpt/gpt_checkpoint.h"
 #include "apps/gpt/gpt_run_config.h"
 #include "apps/gpt/gpt_training.h"
 #include "nn/gpt2_checkpoint.h"
@@ -386,11 +387,12 @@ void bind_gpt_app(py::module_& m) {
       "load_gpt2",
       [](const std::string& path) {
         py::gil_scoped_release release;
-        return std::shared_ptr<nn::Gpt>(nn::load_gpt2(path));
+        return std::shared_ptr<nn::Gpt>(load_gpt2_within_memory(path));
       },
       py::arg("path"),
       "A GPT-2 from a Hugging Face model.safetensors (config.json beside it, or sizes from the "
-      "shapes), as a uwaga.nn.Gpt in eval mode; its tokenizer: "
+      "shapes), as a uwaga.nn.Gpt in eval mode; refused up front when it cannot fit in memory, "
+      "and when a tensor holds NaN or inf; its tokenizer: "
       "uwaga.data.BpeTokenizer.load('data/cache/gpt2-tokenizer').");
 }
 

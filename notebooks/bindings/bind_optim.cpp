@@ -72,7 +72,7 @@ void bind_optimizers(py::module_& m) {
       .def_property("lr", &Optimizer::lr, &Optimizer::set_lr)
       .def_property_readonly("steps", &Optimizer::steps)
       .def_property_readonly("groups", &Optimizer::groups)
-      .def("state", &Optimizer::state)
+      .def("state", [](const Optimizer& o) { return o.state(); })
       .def("load_state", &Optimizer::load_state, py::arg("state"));
   py::class_<Sgd, Optimizer>(m, "SGD")
       .def(py::init([](std::vector<ParamGroup> groups, double lr, double momentum, bool nesterov) {

@@ -76,8 +76,11 @@ def expect_tensor(what, got, expected):
     if tuple(got.shape) != tuple(expected.shape):
         raise Wrong(f"{what} has shape {tuple(got.shape)}, expected {tuple(expected.shape)}")
     g, e = got.numpy(), expected.numpy()
-    if not np.all(np.isfinite(g)) and np.all(np.isfinite(e)):
-        raise Wrong(f"{what} holds NaN or inf where the expected values are finite")
+    bad = ~np.isfinite(g) & np.isfinite(e)
+    if bad.any():
+        i = tuple(int(k) for k in np.argwhere(bad)[0])
+        raise Wrong(f"{what} holds NaN or inf where the expected values are finite: the first at "
+                    f"index {i}, got {g[i]}, expected {e[i]:.6g}")
     diff = np.abs(g - e)
     if np.nanmax(diff, initial=0) > TOL:
         i = np.unravel_index(np.nanargmax(diff), diff.shape)
@@ -85,13 +88,37 @@ def expect_tensor(what, got, expected):
                     f"{tuple(int(k) for k in i)}: got {g[i]:.6g}, expected {e[i]:.6g}")
 
 
-def compare_function(mine, reference, inputs, names, seed=100):
+def _same_values(a, b):
+    """Equal within TOL, NaN where the other has NaN, inf where it has the same inf."""
+    a, b = a.numpy(), b.numpy()
+    if a.shape != b.shape:
+        return False
+    return bool(np.all(np.isclose(a, b, rtol=0, atol=TOL, equal_nan=True)))
+
+
+def expect_tensor_naming(what, got, expected, suspects, inputs=()):
+    """expect_tensor; when `got` is wrong and equals what a classic mistake gives, the mistake is
+    named. suspects: (mistake, how to mend it, gives) triples, gives(*inputs) computing the
+    mistake's answer."""
+    try:
+        expect_tensor(what, got, expected)
+    except Wrong as wrong:
+        for mistake, mend, gives in suspects:
+            with uwaga.no_grad():
+                candidate = gives(*_leaves(inputs))
+            if _same_values(got, candidate):
+                raise Wrong(f"{what} is what {mistake} gives: {mend} ({wrong})") from None
+        raise
+
+
+def compare_function(mine, reference, inputs, names, seed=100, suspects=()):
     """Output and every input's gradient of mine(*inputs) against reference(*inputs), under one
-    random upstream gradient dY; then gradcheck of mine."""
+    random upstream gradient dY; then gradcheck of mine. A wrong output equal to a suspect's
+    (a classic mistake, see expect_tensor_naming) is named as that mistake."""
     a, b = _leaves(inputs), _leaves(inputs)
     expected = reference(*b)
     got = mine(*a)
-    expect_tensor("the output", got, expected)
+    expect_tensor_naming("the output", got, expected, suspects, inputs)
     dY = _randn(expected.shape, seed, requires_grad=False)
     (expected * dY).sum().backward()
     if got.grad_fn is None and any(t.requires_grad for t in a):
@@ -133,20 +160,61 @@ def softmax_function(cls):
     return _report("Softmax as a Function (forward and backward)", run)
 
 
+def _attention_with(Q, K, V, scale, hide=None, dim=-1):
+    """softmax(Q Kᵀ · scale, −∞ where hide(T, S) is 1, along dim) V: the classic mistakes."""
+    E = Q @ K.transpose(-2, -1) * scale
+    if hide is not None:
+        T, S = Q.shape[-2], K.shape[-2]
+        E = uwaga.masked_fill(E, uwaga.tensor(hide(T, S).astype(np.float64), dtype=E.dtype),
+                              -np.inf)
+    return uwaga.softmax(E, dim) @ V
+
+
+def _future(T, S):
+    return np.triu(np.ones((T, S)), k=1)
+
+
+def _attention_suspects(hide=None):
+    def root(Q):
+        return 1 / np.sqrt(Q.shape[-1])
+    return [
+        ("attention without the 1/sqrt(d_k)", "divide the scores Q K^T by sqrt(d_k)",
+         lambda Q, K, V: _attention_with(Q, K, V, 1.0, hide)),
+        ("attention scaled by 1/d_k", "the scale is 1/sqrt(d_k)",
+         lambda Q, K, V: _attention_with(Q, K, V, 1.0 / Q.shape[-1], hide)),
+        ("a softmax over the queries (dim -2)", "take it over the keys, the last dim",
+         lambda Q, K, V: _attention_with(Q, K, V, root(Q), None, dim=-2)),
+    ]
+
+
 def attention(fn):
     """Exercise 3: fn(Q, K, V) = softmax(Q Kᵀ / √d_k) V."""
     def run():
         Q, K, V = _randn((2, 3, 4), 3), _randn((2, 5, 4), 4), _randn((2, 5, 2), 5)
-        compare_function(fn, uwaga.nn.scaled_dot_product_attention, [Q, K, V], ["Q", "K", "V"])
+        compare_function(fn, uwaga.nn.scaled_dot_product_attention, [Q, K, V], ["Q", "K", "V"],
+                         suspects=_attention_suspects())
     return _report("scaled dot-product attention", run)
 
 
 def causal_attention(fn):
     """Exercise 4: attention where query i sees keys j <= i only."""
+    def masked(hide):
+        return lambda Q, K, V: _attention_with(Q, K, V, 1 / np.sqrt(Q.shape[-1]), hide)
+    suspects = [
+        ("a causal mask one step off, hiding the diagonal too",
+         "query i must see key i, itself: hide j > i only (the first row, all hidden, is NaN)",
+         masked(lambda T, S: np.triu(np.ones((T, S)), k=0))),
+        ("a causal mask one step off, each query also seeing the next key",
+         "hide every j > i", masked(lambda T, S: np.triu(np.ones((T, S)), k=2))),
+        ("a causal mask on the wrong side", "hide the future, j > i, not the past, j < i",
+         masked(lambda T, S: np.tril(np.ones((T, S)), k=-1))),
+        ("attention without the causal mask", "hide the keys j > i", masked(None)),
+    ] + _attention_suspects(_future)
+
     def run():
         Q, K, V = _randn((2, 5, 4), 6), _randn((2, 5, 4), 7), _randn((2, 5, 3), 8)
         compare_function(fn, lambda q, k, v: uwaga.nn.scaled_dot_product_attention(
-            q, k, v, causal=True), [Q, K, V], ["Q", "K", "V"])
+            q, k, v, causal=True), [Q, K, V], ["Q", "K", "V"], suspects=suspects)
     return _report("causal attention", run)
 
 
@@ -177,7 +245,19 @@ def block(fn):
         blk = uwaga.nn.TransformerEncoderBlock(8, 2, 16, uwaga.Generator(14))
         blk.to(F64)
         z = _randn((2, 4, 8), 15)
-        compare_function(lambda t: fn(t, blk), blk, [z], ["z"])
+
+        def post_ln(t):
+            t1 = blk.norm1(blk.attn(t) + t)
+            return blk.norm2(blk.mlp(t1) + t1)
+        suspects = [
+            ("a post-LN block",
+             "the norm goes before each sub-layer, inside the residual: z' = z + MSA(LN1(z)), "
+             "not after the addition, LN(z + MSA(z)), as in the original Transformer", post_ln),
+            ("a block without its residual additions",
+             "add each sub-layer's input back: z' = MSA(LN1(z)) + z",
+             lambda t: blk.mlp(blk.norm2(blk.attn(blk.norm1(t))))),
+        ]
+        compare_function(lambda t: fn(t, blk), blk, [z], ["z"], suspects=suspects)
     return _report("one pre-LN transformer block", run)
 
 
@@ -269,6 +349,52 @@ def cross_entropy_function(cls):
     return _report("cross-entropy as a Function", run)
 
 
+def _attention_gradients(Q, K, V, dY):
+    """Autograd's dA, dV, dE, dQ, dK: each forward step's backward run on copies of its inputs,
+    fed autograd's gradient of the step after it."""
+    def leaf(t):
+        return _leaves([t.detach()])[0].requires_grad_()
+    scale = 1 / np.sqrt(Q.shape[-1])
+    A, V_ = leaf(uwaga.softmax(Q @ K.transpose(-2, -1) * scale, -1)), leaf(V)
+    (A @ V_).backward(dY)
+    E = leaf(Q @ K.transpose(-2, -1) * scale)
+    uwaga.softmax(E, -1).backward(A.grad)
+    Q_, K_ = leaf(Q), leaf(K)
+    (Q_ @ K_.transpose(-2, -1) * scale).backward(E.grad)
+    return A.grad, V_.grad, E.grad, Q_.grad, K_.grad
+
+
+def attention_backward(fn):
+    """Exercise 12: fn(Q, K, V, dY) -> (dA, dV, dE, dQ, dK), attention's backward by hand."""
+    def run():
+        Q, K = _randn((2, 3, 4), 21, False), _randn((2, 5, 4), 22, False)
+        V, dY = _randn((2, 5, 2), 23, False), _randn((2, 3, 2), 24, False)
+        want = _attention_gradients(Q, K, V, dY)
+        got = fn(Q, K, V, dY)
+        if not isinstance(got, (tuple, list)) or len(got) != 5:
+            raise Wrong("return the five gradients (dA, dV, dE, dQ, dK) as a tuple")
+        dA, dV, dE, dQ, dK = want
+        root = np.sqrt(Q.shape[-1])
+        A = uwaga.softmax(Q @ K.transpose(-2, -1) / root, -1)
+        # In the order the backward pass computes them: the first wrong one is the mistake.
+        expect_tensor("dA = dL/dA", got[0], dA)
+        expect_tensor("dV = dL/dV", got[1], dV)
+        expect_tensor_naming("dE = dL/dE", got[2], dE, [
+            ("the softmax's backward without its row-sum term",
+             "dE = A * (dA - rowsum(dA * A)), exercise 2",
+             lambda: A * dA)])
+        expect_tensor_naming("dQ = dL/dQ", got[3], dQ, [
+            ("dE K without the 1/sqrt(d_k)",
+             "E = Q K^T / sqrt(d_k), so the scale carries into dQ",
+             lambda: dQ * root)])
+        expect_tensor_naming("dK = dL/dK", got[4], dK, [
+            ("dE^T Q without the 1/sqrt(d_k)",
+             "E = Q K^T / sqrt(d_k), so the scale carries into dK",
+             lambda: dK * root)])
+        return "dA, dV, dE, dQ and dK match autograd's"
+    return _report("attention's backward", run)
+
+
 # Each exercise: its check and the names the notebook's stub cell defines, in order.
 EXERCISES = [
     (softmax, ["softmax"]),
@@ -282,6 +408,7 @@ EXERCISES = [
     (train_step, ["train_step"]),
     (sampling, ["greedy", "top_k"]),
     (cross_entropy_function, ["CrossEntropy"]),
+    (attention_backward, ["attention_backward"]),
 ]
 
 

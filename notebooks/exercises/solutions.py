@@ -141,3 +141,16 @@ class CrossEntropy(uwaga.Function):
         d[np.arange(len(ctx.t)), ctx.t] -= 1
         d *= dL.item() / len(ctx.t)
         return uwaga.tensor(d, dtype=dL.dtype), None  # no gradient for the targets
+
+
+# 12. Attention's backward, by the chain rule through each line of the forward pass, last first:
+#     Y = A V:           dA = dY Vᵀ,  dV = Aᵀ dY
+#     A = softmax(E):    dE = A (dA − rowsum(dA A))   (exercise 2)
+#     E = Q Kᵀ / √d_k:   dQ = dE K / √d_k,  dK = dEᵀ Q / √d_k
+def attention_backward(Q, K, V, dY):
+    scale = 1 / np.sqrt(Q.shape[-1])
+    A = softmax(Q @ K.transpose(-2, -1) * scale)
+    dA = dY @ V.transpose(-2, -1)
+    dV = A.transpose(-2, -1) @ dY
+    dE = A * (dA - (dA * A).sum(-1, keepdim=True))
+    return dA, dV, dE, dE @ K * scale, dE.transpose(-2, -1) @ Q * scale

@@ -14,6 +14,8 @@ config = json.loads(header["__metadata__"]["config"])
 config["model"] = "@nested@"
 nested = "[" * depth + "]" * depth
 header["__metadata__"]["config"] = json.dumps(config).replace('"@nested@"', nested)
+# Its checksums would refuse the edit first: without them, it is as a checkpoint written before.
+header["__metadata__"].pop("uwaga.metadata_crc32", None)
 text = json.dumps(header).encode()
 text += b" " * (-(8 + len(text)) % 8)  # the data section starts 8-byte aligned
 open(out, "wb").write(struct.pack("<Q", len(text)) + text + data[8 + length:])

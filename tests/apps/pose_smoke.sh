@@ -99,6 +99,24 @@ else
   failed "coco exited with $?"; cat "$tmp/coco.out" "$tmp/coco-eval.out" "$tmp/coco-predict.out"
 fi
 
+# 6b. The COCO files are recorded by their absolute paths: a run given relative ones resumes from
+# another directory, and the same files named by their absolute paths are the same setting (they
+# were recorded as typed: the resume found no file, and the absolute paths were "changed").
+rel=$(realpath --relative-to=. "$coco") abs=$(realpath "$coco") program=$(realpath "$bin")
+if "$bin" train --preset smoke --dataset coco --coco-annotations "$rel/person_keypoints.json" \
+     --data-dir "$rel/images" --valid-size 2 --batch-size 2 --threads 2 --out "$tmp/coco-rel" \
+     >"$tmp/coco-rel1.out" 2>&1 &&
+   (cd "$tmp" && "$program" train --out coco-rel --resume --epochs 3 --threads 2) >"$tmp/coco-rel2.out" 2>&1 &&
+   "$bin" train --out "$tmp/coco-rel" --resume --epochs 4 --threads 2 --data-dir "$abs/images" \
+     --coco-annotations "$abs/person_keypoints.json" >"$tmp/coco-rel3.out" 2>&1 &&
+   (cd "$tmp" && "$program" eval --checkpoint coco-rel/checkpoint.safetensors) >"$tmp/coco-rel4.out" 2>&1; then
+  grep -q '"step":8' "$tmp/coco-rel/log.jsonl" &&
+    pass "coco: relative paths recorded absolute; resumed from another directory and by absolute paths" ||
+    failed "coco: no step 8 after two resumes"
+else
+  failed "coco with relative paths: $(tail -n 1 "$(ls -t "$tmp"/coco-rel?.out | head -n 1)")"
+fi
+
 # 7. Bad input: exit 2, one line naming the flag, the file or the value.
 expect_error "unknown preset" train --preset nope --out "$tmp/r1"
 expect_error "unknown decoder 'fancy'" train --preset smoke --decoder fancy --out "$tmp/r2"

@@ -6,10 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
+#include <filesystem>
 #include <new>
 #include <string>
 
@@ -19,6 +22,9 @@
 #include "apps/vit/vit_checkpoint.h"
 #include "core/error.h"
 #include "nn/gpt.h"
+#include "nn/gpt2_checkpoint.h"
+#include "optim/ema.h"
+#include "optim/sgd.h"
 #include "tests/support/temp_dir.h"
 
 using namespace uwaga;
@@ -273,4 +279,125 @@ TEST_CASE("loaded model: a model larger than the memory left is refused before i
   CHECK(WEXITSTATUS(status) == 3);
   // Without the limit it loads.
   CHECK(load_vit(path).model->config.dim == 256);
+}
+
+TEST_CASE("loaded model: a ViT's moving average holding NaN is refused, as --resume refuses it",
+          "[apps][checkpoint]") {
+  TempDir dir("loaded-ema");
+  const std::string path = dir.file("ema.safetensors");
+  VitRunConfig run = small_vit_run();
+  run.ema = 0.999;
+  Generator gen(1);
+  nn::VisionTransformer model(run.model, gen);
+  // The average starts as the weights: one NaN in them while it is made, then put back.
+  auto params = model.named_parameters();
+  const std::string name = params.front().first;
+  Tensor p = params.front().second;
+  const float kept = p.data<float>()[3];
+  p.data<float>()[3] = std::nanf("");
+  optim::Sgd sgd(optim::make_param_groups(model, 0.0), {0.1});
+  optim::WithEma ema(sgd, run.ema);
+  p.data<float>()[3] = kept;
+  optim::CheckpointInfo info;
+  info.config = run.to_json();
+  optim::save_checkpoint(path, model, &ema, info);
+  CHECK_THROWS_WITH(load_vit(path), Contains("the moving average of '" + name +
+                                             "' (optimizer state 'optim." + name +
+                                             ".ema') holds NaN or inf"));
+}
+
+namespace {
+
+// A GPT-2 in Hugging Face's layout (no config.json: sizes from the shapes) of `config`'s shape,
+// and a tokenizer of its 256 bytes beside it, in `dir`.
+void save_small_gpt2(const std::string& dir, const nn::GptConfig& config) {
+  Generator gen(2);
+  const nn::Gpt model(config, gen);
+  nn::save_gpt2(model, dir);
+  std::filesystem::remove(dir + "/config.json");
+  BpeTokenizer().save(dir + "/tokenizer");
+}
+
+nn::GptConfig byte_gpt2(std::int64_t dim, std::int64_t layers) {
+  nn::GptConfig c;
+  c.vocab = 256, c.context = 16, c.dim = dim, c.layers = layers, c.heads = dim / 64;
+  c.mlp_dim = 4 * dim, c.tie_weights = true, c.gelu = "tanh";
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("loaded model: a GPT-2 larger than the memory left is refused before it is read",
+          "[apps][checkpoint]") {
+#if defined(__SANITIZE_ADDRESS__)
+  WARN("skipped: an address-space limit and the sanitizer's shadow memory do not mix");
+  return;
+#endif
+  TempDir dir("loaded-gpt2");
+  save_small_gpt2(dir.str(), byte_gpt2(256, 4));  // about 3.2 million parameters
+  const std::string path = dir.file("model.safetensors");
+  // In a child whose address space has 8 MB left: load_any_gpt (the programs) and
+  // load_gpt2_within_memory (Python's load_gpt2, which read the file unguarded) refuse with the
+  // estimate (exit 3), where reading it would end in std::bad_alloc (exit 5).
+  for (int which = 0; which < 2; ++which) {
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      struct rlimit limit {};
+      ::getrlimit(RLIMIT_AS, &limit);
+      limit.rlim_cur = mapped_now() + (8 << 20);
+      int code = 1;
+      if (::setrlimit(RLIMIT_AS, &limit) == 0) {
+        try {
+          if (which == 0) load_any_gpt(path, dir.file("tokenizer"));
+          else load_gpt2_within_memory(path);
+          code = 0;
+        } catch (const Error& e) {
+          const std::string what = e.what();
+          code = what.find("loading '" + path + "' needs about") != std::string::npos &&
+                         what.find("of the address-space limit (ulimit -v)") != std::string::npos
+                     ? 3
+                     : 4;
+        } catch (const std::bad_alloc&) {
+          code = 5;
+        } catch (...) {
+          code = 6;
+        }
+      }
+      ::_exit(code);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 3);
+  }
+  // Without the limit both load.
+  CHECK(load_any_gpt(path, dir.file("tokenizer")).model->config.dim == 256);
+  CHECK(load_gpt2_within_memory(path)->config.layers == 4);
+}
+
+TEST_CASE("loaded model: --tokenizer with a file that is no checkpoint names what it is",
+          "[apps][checkpoint]") {
+  TempDir dir("loaded-special");
+  save_small_gpt2(dir.str(), byte_gpt2(64, 1));
+  const std::string tokenizer = dir.file("tokenizer");
+  // It said "is a uwaga-gpt checkpoint, which carries its own" of each of these.
+  const std::string fifo = dir.file("fifo"), zero = dir.file("zero"), sub = dir.file("sub");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::filesystem::create_symlink("/dev/zero", zero);
+  std::filesystem::create_directory(sub);
+  CHECK_THROWS_WITH(load_any_gpt(fifo, tokenizer), Contains("is a FIFO (named pipe), not a regular file"));
+  CHECK_THROWS_WITH(load_any_gpt(zero, tokenizer), Contains("is a character device, not a regular file"));
+  CHECK_THROWS_WITH(load_any_gpt(sub, tokenizer), Contains("is a directory, not a regular file"));
+  CHECK_THROWS_WITH(load_tokenizer_files(fifo), Contains("--tokenizer '" + fifo + "' is a FIFO (named pipe), not a directory"));
+  // A uwaga-gpt checkpoint is still named as one.
+  GptRunConfig run = gpt_preset("smoke");
+  run.vocab = CharVocabulary::build("abc");
+  run.model.vocab = run.vocab.size();
+  Generator gen(1);
+  save_with_config(dir.file("gpt.safetensors"), nn::Gpt(run.model, gen), run.to_json());
+  CHECK_THROWS_WITH(load_any_gpt(dir.file("gpt.safetensors"), tokenizer),
+                    Contains("is a uwaga-gpt checkpoint, which carries its own"));
+  // And the GPT-2 loads with its tokenizer.
+  CHECK(load_any_gpt(dir.file("model.safetensors"), tokenizer).run.bpe.size() == 256);
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <tuple>
 
+#include "apps/gpt/gpt_run_config.h"
 #include "apps/translate/translate_run_config.h"
 #include "apps/vit/vit_run_config.h"
 #include "core/error.h"
@@ -35,6 +36,15 @@ TranslateRunConfig translate_run() {
   TranslationCorpus corpus;
   corpus.train = {{"we are eating bread", "estamos comiendo pan"}, {"i eat", "como"}};
   build_vocabularies(run, corpus);
+  return run;
+}
+
+// A character run of uwaga-gpt's "smoke" preset, as a checkpoint holds it.
+GptRunConfig gpt_char_run_config() {
+  GptRunConfig run = gpt_preset("smoke");
+  run.text = "/data/text.txt";
+  run.vocab = CharVocabulary::build("hello");
+  run.model.vocab = run.vocab.size();
   return run;
 }
 
@@ -270,4 +280,49 @@ TEST_CASE("run configuration JSON: a value nested 100,000 levels deep is an erro
   }
   CHECK_THROWS_WITH(VitRunConfig::from_json(deep), Contains("nests deeper than 64 levels"));
   CHECK_THROWS_WITH(TranslateRunConfig::from_json(deep), Contains("nests deeper than 64 levels"));
+}
+
+// Before: only the flags were checked. A translate checkpoint whose corpus.test_size was 800,000
+// translated for hours in `eval`; a ViT's epochs were read unchecked.
+TEST_CASE("run configuration JSON: the limits of a new run hold for a checkpoint's values",
+          "[apps][json]") {
+  nlohmann::json j = nlohmann::json::parse(translate_run().to_json());
+  j["corpus"]["test_size"] = 800000;
+  CHECK_THROWS_WITH(TranslateRunConfig::from_json(j.dump()),
+                    Contains("--valid-size and --test-size may be at most 100000 sentences, got "
+                             "100 and 800000"));
+  j = nlohmann::json::parse(translate_run().to_json());
+  j["epochs"] = 2000000;
+  CHECK_THROWS_WITH(TranslateRunConfig::from_json(j.dump()),
+                    Contains("--epochs must be from 1 to 1,000,000, got 2000000"));
+  j = nlohmann::json::parse(vit_run().to_json());
+  j["epochs"] = 2000000;
+  CHECK_THROWS_WITH(VitRunConfig::from_json(j.dump()), Contains("--epochs must be from 1"));
+  j = nlohmann::json::parse(vit_run().to_json());
+  j["train_size"] = -1;
+  CHECK_THROWS_WITH(VitRunConfig::from_json(j.dump()), Contains("--train-size must be >= 0"));
+
+  // Nothing bounded the steps of an epoch: 10^6 epochs of 10^18 steps overflow the step count.
+  GptRunConfig gpt = gpt_char_run_config();
+  REQUIRE(GptRunConfig::from_json(gpt.to_json()).to_json() == gpt.to_json());
+  gpt.steps_per_epoch = 2'000'000'000;
+  CHECK_THROWS_WITH(gpt.validate(),
+                    Contains("--steps-per-epoch must be from 1 to 1,000,000,000, got 2000000000"));
+  CHECK_THROWS_WITH(GptRunConfig::from_json(gpt.to_json()), Contains("--steps-per-epoch"));
+}
+
+// Before: "WarmupCosineLr: floor 1 is above base 0.001", naming neither flag.
+TEST_CASE("run configuration: --min-lr above --lr names both flags", "[apps][json]") {
+  VitRunConfig vit = vit_run();
+  vit.min_lr = 1;
+  CHECK_THROWS_WITH(vit.validate(),
+                    Contains("--min-lr 1 is above --lr 0.001: the learning rate decays from --lr "
+                             "down to --min-lr"));
+  TranslateRunConfig translate = translate_run();
+  translate.min_lr = translate.lr;  // a constant rate is fine
+  CHECK_NOTHROW(translate.validate());
+  GptRunConfig gpt = gpt_char_run_config();
+  gpt.min_lr = 1;
+  CHECK_THROWS_WITH(GptRunConfig::from_json(gpt.to_json()),
+                    Contains("--min-lr 1 is above --lr 0.003"));
 }

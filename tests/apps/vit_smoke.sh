@@ -249,7 +249,7 @@ expect_error "--index 70000 is outside 0 .. 59999" augment --dataset mnist --dat
 expect_error "--space must be randaugment or trivialaugment, got 'wide'" augment --data-dir "$tmp/no-data" --space wide --out "$tmp/g.svg"
 expect_error "--out must end in .svg or .png" augment --data-dir "$tmp/no-data" --out "$tmp/grid.bmp"
 expect_error "--index must be at least 0, got -3" augment --data-dir "$tmp/no-data" --index -3 --out "$tmp/g.svg"
-expect_error "--time must be at least 1 batch, got 0" augment --data-dir "$tmp/no-data" --time 0
+expect_error "--time must be from 1 to 100,000 batches, got 0" augment --data-dir "$tmp/no-data" --time 0
 expect_error "'autoaugment' is not a policy" augment --data-dir "$tmp/no-data" --time 2 --policy autoaugment
 expect_error "'autoaugment' is not a policy" train --out "$tmp/bad" --data-dir "$data" --policy autoaugment
 expect_error "--drop-path must be in [0, 1)" train --out "$tmp/bad" --data-dir "$data" --drop-path 1

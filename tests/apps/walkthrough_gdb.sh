@@ -43,8 +43,9 @@ printout=$("$program" --part 1)
 e00=$(grep -A2 '^E (4, 4)' <<<"$printout" | awk 'NR == 3 {print $2}')
 q00=$(grep -A2 '^Q (4, 4)' <<<"$printout" | awk 'NR == 3 {print $2}')
 round4() { python3 -c "print(f'{float(\"$1\"):.4f}')"; }
-first_value() { grep -oE '^\$[0-9]+ = Tensor \([0-9, ]+\) float64 \[[^],]+' <<<"$1" | head -1 |
-                sed 's/.*\[//'; }
+# The first value of the first tensor gdb printed: a 2-D tensor prints a line per row, "  [0] v ...".
+first_value() { grep -A1 -m1 -E '^\$[0-9]+ = Tensor \([0-9, ]+\) float64' <<<"$1" |
+                awk '$1 == "[0]" {print $2}'; }
 
 out=$(run_gdb 1 'break uwaga::walkthrough::queries_keys_values' run finish 'p s.Q')
 expect "queries_keys_values: finish, p s.Q is the pretty-printed (4, 4) Q" "$out" \
@@ -71,6 +72,15 @@ got=$(first_value "$out")
   { echo "FAIL  p s.E's first value '$got' is not the printed $e00"; failures=$((failures + 1)); }
 expect "attention_weights: next, p s.A shows the softmax" "$out" \
   '^\$2 = Tensor \(4, 4\) float64 .*grad_fn=softmax'
+# A matrix prints row by row: four rows [0] to [3] of four values each.
+rows=$(awk '/^\$1 = Tensor \(4, 4\)/ {on = 1; next} on && /^  \[[0-9]\]/ {print; next} {on = 0}' \
+       <<<"$out")
+if [[ $(wc -l <<<"$rows") -eq 4 && $(awk '{print NF}' <<<"$rows" | sort -u) == 5 ]]; then
+  echo "ok    p s.E prints its 4 rows of 4 values, labelled [0] to [3]"
+else
+  echo "FAIL  p s.E does not print 4 rows of 4 values:"; sed 's/^/      /' <<<"$out" | tail -12
+  failures=$((failures + 1))
+fi
 
 out=$(run_gdb 1 'break uwaga::nn::softmax_rows_forward<double>' run 'info args' 'p *x@n')
 expect "softmax_rows_forward<double>: info args shows rows and n" "$out" '^rows = [0-9]+'
@@ -83,6 +93,21 @@ expect "scaled_dot_product_attention: reached from SelfAttention::forward" "$out
 out=$(run_gdb 2 'break uwaga::nn::attention_heads' run 'p qkv')
 expect "attention_heads: p qkv is (B, T, 3*h*d_k) = (1, 4, 24)" "$out" \
   '^\$1 = Tensor \(1, 4, 24\) float64'
+expect "attention_heads: a 3-D tensor's rows are labelled by their leading indices" "$out" \
+  '^  \[0, 3\] +-?[0-9]'
+
+# A leaf's gradient after backward: in part 4, once autograd has run, W_Q's .grad is dW_Q as the
+# program prints it.
+printout=$("$program" --part 4)
+dwq00=$(grep -A2 '^dW_Q (8, 4)' <<<"$printout" | awk 'NR == 3 {print $2}')
+out=$(run_gdb 4 'break uwaga::walkthrough::check_against_autograd' run up 'p layer.W_Q')
+expect "check_against_autograd: up, p layer.W_Q shows requires_grad and its grad" "$out" \
+  '^grad: Tensor \(8, 4\) float64'
+got=$(awk '/^grad: Tensor/ {on = 1; next} on && $1 == "[0]" {print $2; exit}' <<<"$out")
+[[ -n $got && $(round4 "$got") == "$dwq00" ]] &&
+  echo "ok    p layer.W_Q's grad starts with $got, the printed dW_Q[0][0] $dwq00" ||
+  { echo "FAIL  p layer.W_Q's grad starts with '$got', not the printed dW_Q[0][0] $dwq00"
+    failures=$((failures + 1)); }
 
 if ((failures)); then echo "walkthrough_gdb: $failures failure(s)"; exit 1; fi
 echo "walkthrough_gdb: the README's gdb table works as written"

@@ -43,7 +43,32 @@ Tensor nan_square(const Tensor& x) {
     return {g * std::numeric_limits<double>::quiet_NaN()};
   });
 }
+// x² whose backward returns a gradient of the wrong shape: one value too many.
+Tensor misshapen_square(const Tensor& x) {
+  Tensor out;
+  {
+    NoGradGuard g;
+    out = x * x;
+  }
+  return record(out, "misshapen_square", {x}, [](const Tensor& g) -> std::vector<Tensor> {
+    return {Tensor::ones({g.numel() + 1}, DType::Float64)};
+  });
+}
 }  // namespace
+
+TEST_CASE("gradcheck reports a backward pass that fails, naming the op and its input",
+          "[core][gradcheck]") {
+  Tensor x = uwaga::testing::leaf({3}, 4);
+  REQUIRE_THROWS_WITH(misshapen_square(x).backward(Tensor::ones({3}, DType::Float64)),
+                      Contains("op 'misshapen_square' returned a gradient of shape (4) for its "
+                               "input 0 of shape (3)"));
+  const auto f = [](const std::vector<Tensor>& in) { return misshapen_square(in[0]); };
+  GradcheckResult r;
+  REQUIRE_NOTHROW(r = gradcheck(f, {uwaga::testing::leaf({3}, 4)}));
+  REQUIRE_FALSE(r.ok);
+  REQUIRE_THAT(r.message, Contains("gradcheck: the backward pass failed"));
+  REQUIRE_THAT(r.message, Contains("misshapen_square"));
+}
 
 TEST_CASE("gradcheck accepts a correct gradient", "[core][gradcheck]") {
   Tensor x = uwaga::testing::leaf({3, 4}, 1);

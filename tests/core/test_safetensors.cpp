@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -212,12 +213,18 @@ TEST_CASE("safetensors: an independent reader reads what uwaga writes", "[safete
   auto mini = mini_read(read_file_bytes(path), &metadata);
   // Metadata values are strings, the checksums' too (a JSON object as text), as the format and
   // PyTorch's reader require.
-  REQUIRE(metadata.size() == 2);
+  REQUIRE(metadata.size() == 3);
   CHECK(metadata["epoch"] == "3");
   REQUIRE(metadata["uwaga.crc32"].is_string());
   const json checksums = json::parse(metadata["uwaga.crc32"].get<std::string>());
   CHECK(checksums.size() == 7);
   CHECK(checksums["scalar"].get<std::string>().size() == 8);
+  // The metadata's own: "epoch" and the tensors' checksums, each the CRC-32 of the value's bytes.
+  REQUIRE(metadata["uwaga.metadata_crc32"].is_string());
+  const json covered = json::parse(metadata["uwaga.metadata_crc32"].get<std::string>());
+  CHECK(covered.size() == 2);
+  CHECK(covered["epoch"] == "6dd28e9b");  // zlib.crc32(b"3")
+  CHECK(covered.contains("uwaga.crc32"));
   REQUIRE(mini.size() == 7);
 
   CHECK(mini.at("f32").dtype == "F32");
@@ -590,6 +597,9 @@ TEST_CASE("safetensors: a damaged tensor is refused by its checksum, naming it",
     const std::uint64_t n = read_safetensors_header(p).data_start - 8;
     json h = json::parse(bytes.substr(8, n));
     h["__metadata__"]["uwaga.crc32"] = text;
+    // Without the metadata's checksums, which would refuse the edit first: as a file written
+    // before them.
+    h["__metadata__"].erase("uwaga.metadata_crc32");
     return raw_file(h.dump(), bytes.substr(8 + n));
   };
   CHECK_THAT(load_error(dir, with_checksums(R"({"a":"xyz"})")),
@@ -608,4 +618,58 @@ TEST_CASE("safetensors: a damaged tensor is refused by its checksum, naming it",
 
   CHECK_THROWS_WITH(save_safetensors(path, {}, {{"uwaga.crc32", "{}"}}),
                     Contains("reserved for the tensors' checksums"));
+}
+
+// Before: the metadata had no checksum, and 5 of 59 one-digit edits of a checkpoint's run
+// configuration (a ViT's normalisation mean or std, a BPE merge) silently changed its results.
+TEST_CASE("safetensors: edited metadata is refused by its checksum, naming the entry",
+          "[safetensors]") {
+  TempDir dir;
+  const std::string path = dir.file("checked.safetensors");
+  const std::map<std::string, std::string> metadata = {
+      {"config", R"({"mean":[0.1307],"std":[0.3081]})"}, {"step", "3"}};
+  save_safetensors(path, {{"x", Tensor::full({2}, 1.0, DType::Float32)}}, metadata);
+  CHECK(load_safetensors(path).metadata == metadata);
+  CHECK(read_safetensors_header(path).metadata == metadata);
+  const std::string good = read_file_bytes(path);
+
+  // One digit of the mean, the file otherwise byte for byte the same.
+  std::string bad = good;
+  const std::size_t digit = bad.find("0.1307");
+  REQUIRE(digit != std::string::npos);
+  bad[digit + 5] = '8';
+  const std::string damaged = "metadata entry \"config\" is damaged or was edited: the CRC-32 "
+                              "of its 32 bytes is ";
+  CHECK_THAT(load_error(dir, bad), Contains("bad.safetensors'") && Contains(damaged) &&
+                                       Contains("the file recorded"));
+  CHECK_THROWS_WITH(read_safetensors_header(dir.file("bad.safetensors")), Contains(damaged));
+
+  // An entry added, or one removed, since the file was written (the header rewritten around it).
+  auto with_metadata = [&](const std::function<void(json&)>& edit) {
+    const std::uint64_t n = read_safetensors_header(dir.file("good.safetensors")).data_start - 8;
+    json h = json::parse(good.substr(8, n));
+    edit(h["__metadata__"]);
+    return raw_file(h.dump(), good.substr(8 + n));
+  };
+  write_file_bytes(dir.file("good.safetensors"), good);
+  CHECK_THAT(load_error(dir, with_metadata([](json& m) { m["note"] = "hi"; })),
+             Contains("metadata entry \"note\" has no checksum in \"uwaga.metadata_crc32\": it "
+                      "was added after the file was written"));
+  CHECK_THAT(load_error(dir, with_metadata([](json& m) { m.erase("step"); })),
+             Contains("has a checksum for \"step\", which is not in the metadata"));
+  CHECK_THAT(load_error(dir, with_metadata([](json& m) { m["uwaga.metadata_crc32"] = "{\"step\": 1}"; })),
+             Contains("metadata \"uwaga.metadata_crc32\": the checksum of 'step' must be 8 "
+                      "hexadecimal digits"));
+
+  // A file written before the metadata had checksums loads as before, edits and all.
+  const std::string older = with_metadata([](json& m) {
+    m.erase("uwaga.metadata_crc32");
+    m["step"] = "4";
+  });
+  write_file_bytes(path, older);
+  CHECK(load_safetensors(path).metadata.at("step") == "4");
+  CHECK(load_safetensors(path).metadata.size() == 2);
+
+  CHECK_THROWS_WITH(save_safetensors(path, {}, {{"uwaga.metadata_crc32", "{}"}}),
+                    Contains("reserved for the metadata's checksums"));
 }

@@ -3,6 +3,9 @@
 // vocabulary against the npm package's reference encoder, run with node.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -273,4 +276,139 @@ TEST_CASE("bpe: GPT-2's token ids equal the npm reference encoder's", "[data][bp
     CHECK(gpt2.decode(gpt2.encode(bytes)) == bytes);
   }
   CHECK(gpt2.encode("\xff\xfe").size() == 2);
+}
+
+namespace {
+
+// Random bytes of `alphabet`, `n` of them: few symbols, so that merges chain into long tokens.
+std::string random_word(std::mt19937& rng, const std::string& alphabet, std::size_t n) {
+  std::string s(n, ' ');
+  for (char& c : s) c = alphabet[rng() % alphabet.size()];
+  return s;
+}
+
+// encode_piece (the heap) against encode_piece_reference (the loop as the algorithm states it) on
+// `strings`, each taken as one piece.
+void check_against_reference(const BpeTokenizer& tok, const std::vector<std::string>& strings) {
+  std::size_t agree = 0;
+  for (const std::string& s : strings) {
+    const std::vector<std::int64_t> fast = tok.encode_piece(s), slow = tok.encode_piece_reference(s);
+    if (fast == slow) ++agree;
+    else FAIL_CHECK("\"" << s.substr(0, 60) << "\" (" << s.size() << " bytes): " << fast.size()
+                         << " tokens, the reference " << slow.size());
+  }
+  CHECK(agree == strings.size());
+}
+
+}  // namespace
+
+TEST_CASE("bpe: encode_piece (a heap of pairs) gives the reference loop's ids", "[data][bpe]") {
+  std::string text;
+  if (std::filesystem::exists(kShakespeare)) text = read(kShakespeare).substr(0, 200000);
+  else
+    for (int i = 0; i < 300; ++i)
+      text += "First Citizen " + std::to_string(i) + ":\nBefore we proceed any further, hear me.\n";
+  const BpeTokenizer trained = BpeTokenizer::train(text, 400);
+  std::mt19937 rng(11);
+  std::vector<std::string> strings = {"", "a", "aa", "aaa", "aaaa", "aaaaaaaaaaaaaaaaa", " the the"};
+  for (int i = 0; i < 300; ++i) {
+    strings.push_back(random_word(rng, "eths oa\nr", rng() % 80));
+    strings.push_back(text.substr(rng() % (text.size() - 400), rng() % 400));  // across pieces
+    std::string bytes(rng() % 30, '\0');
+    for (char& c : bytes) c = static_cast<char>(rng() % 256);
+    strings.push_back(bytes);
+  }
+  strings.push_back(random_word(rng, "eths oa", 5000));
+  check_against_reference(trained, strings);
+
+  // The same merges ranked in a shuffled order: a merge may now need a token that a later merge
+  // makes, and one round can make a pair of lower rank than its own, which must wait for the
+  // next round, as the reference's pass over the piece leaves it.
+  nlohmann::json j = nlohmann::json::parse(trained.to_json());
+  std::vector<std::string> spellings;
+  for (std::int64_t id = 0; id < trained.size(); ++id) {
+    std::string printable;
+    for (unsigned char c : trained.token(id)) printable += bytes_to_unicode()[c];
+    spellings.push_back(printable);
+  }
+  std::vector<std::pair<std::int64_t, std::int64_t>> merges;
+  for (std::int64_t k = 0; k < trained.merge_count(); ++k)
+    merges.emplace_back(trained.merge(k).a, trained.merge(k).b);
+  std::shuffle(merges.begin(), merges.end(), rng);
+  nlohmann::json flat = nlohmann::json::array();
+  for (auto [a, b] : merges) flat.push_back(a), flat.push_back(b);
+  const BpeTokenizer shuffled =
+      BpeTokenizer::from_json(nlohmann::json{{"tokens", spellings}, {"merges", flat}}.dump());
+  REQUIRE(shuffled.merge_count() == trained.merge_count());
+  check_against_reference(shuffled, strings);
+
+  if (!has_gpt2()) {
+    WARN("GPT-2's vocabulary not fetched (data/fetch.sh gpt2-tokenizer): trained ones only");
+    return;
+  }
+  const BpeTokenizer gpt2 = BpeTokenizer::load(kGpt2Dir);
+  std::vector<std::string> gpt2_strings = reference_strings();
+  for (int i = 0; i < 200; ++i)
+    gpt2_strings.push_back(random_word(rng, "abcdefghijklmnopqrstuvwxyz", rng() % 300));
+  gpt2_strings.push_back(random_word(rng, "abcdefghijklmnopqrstuvwxyz", 20000));
+  gpt2_strings.push_back(std::string(5000, 'a'));
+  check_against_reference(gpt2, gpt2_strings);
+}
+
+TEST_CASE("bpe: load refuses special files, bare CR line ends and an empty merges file",
+          "[data][bpe]") {
+  uwaga::testing::TempDir dir("bpe-files");
+  const BpeTokenizer tok = BpeTokenizer::train("the cat sat on the mat; the cat ate the rat", 20);
+  tok.save(dir.str());
+  const std::string encoder = read(dir.file("encoder.json")), merges = read(dir.file("vocab.bpe"));
+  const std::string vocab_bpe = dir.file("vocab.bpe"), encoder_json = dir.file("encoder.json");
+  auto restore = [&] {
+    std::filesystem::remove_all(vocab_bpe);
+    std::filesystem::remove_all(encoder_json);
+    write(vocab_bpe, merges);
+    write(encoder_json, encoder);
+  };
+
+  // A FIFO would block, /dev/zero never end, a directory read as empty (no merges, exit 0).
+  std::filesystem::remove(vocab_bpe);
+  std::filesystem::create_directory(vocab_bpe);
+  CHECK_THROWS_WITH(BpeTokenizer::load(dir.str()),
+                    Contains("the tokenizer file '" + vocab_bpe + "': is a directory"));
+  restore();
+  std::filesystem::remove(encoder_json);
+  REQUIRE(::mkfifo(encoder_json.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(BpeTokenizer::load(dir.str()),
+                    Contains("'" + encoder_json + "': is a FIFO (named pipe), not a regular file"));
+  restore();
+  std::filesystem::remove(vocab_bpe);
+  std::filesystem::create_symlink("/dev/zero", vocab_bpe);
+  CHECK_THROWS_WITH(BpeTokenizer::load(dir.str()), Contains("is a character device"));
+  restore();
+
+  // Lines ended by CR alone read as one line, the "#version" line: a tokenizer without merges.
+  std::string cr = merges;
+  std::replace(cr.begin(), cr.end(), '\n', '\r');
+  write(vocab_bpe, cr);
+  CHECK_THROWS_WITH(BpeTokenizer::load(dir.str()),
+                    Contains("vocab.bpe' line 1: a carriage return (\\r) inside the line"));
+  write(vocab_bpe, "");
+  CHECK_THROWS_WITH(BpeTokenizer::load(dir.str()), Contains("lists no merges, but"));
+  // CR LF line ends are fine.
+  std::string crlf;
+  for (char c : merges) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  write(vocab_bpe, crlf);
+  CHECK(BpeTokenizer::load(dir.str()) == tok);
+
+  // A token with a NUL byte is shown escaped, the message whole after it; an empty token is none.
+  nlohmann::json j = nlohmann::json::parse(encoder);
+  const std::size_t next_id = j.size();
+  j[std::string("a\0b", 3)] = next_id;
+  write(encoder_json, j.dump());
+  CHECK_THROWS_WITH(BpeTokenizer::load(dir.str()),
+                    Contains("the token \"a\\x00b\" holds a character that stands for no byte"));
+  nlohmann::json e = nlohmann::json::parse(encoder);
+  e[""] = next_id;
+  write(encoder_json, e.dump());
+  write(vocab_bpe, merges);
+  CHECK_THROWS_WITH(BpeTokenizer::load(dir.str()), Contains("is empty"));
 }

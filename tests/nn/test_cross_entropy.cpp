@@ -216,3 +216,26 @@ TEST_CASE("cross_entropy of huge logits keeps log s: log p_t = (z_t - m) - log s
   REQUIRE(cross_entropy(z32, Tensor::from_indices({0}, {1}), {-100, 0.2}).item() ==
           Approx(0.6931471805599453).epsilon(1e-6));
 }
+
+TEST_CASE("cross_entropy's gradient is the same written into its softmax or into a new buffer",
+          "[nn][cross_entropy]") {
+  // Without retain_graph the rule writes p − q over its saved softmax (core/graph.h
+  // rule_runs_once); with it, into a new buffer, so a second backward() reads p unchanged.
+  Generator gen(5);
+  const Tensor z0 = Tensor::randn({6, 7}, gen);
+  const Tensor targets = Tensor::from_indices({3, -100, 0, 6, -100, 2}, {6});
+  for (double smoothing : {0.0, 0.1}) {
+    auto grad_of = [&](bool retain, int passes) {
+      Tensor z = z0.clone().detach().requires_grad_();
+      const Tensor loss = nn::cross_entropy(z, targets, {-100, smoothing});
+      for (int i = 0; i < passes; ++i) loss.backward(retain);
+      return z.grad().to_vector();
+    };
+    const std::vector<double> once = grad_of(false, 1), kept = grad_of(true, 1);
+    CHECK(once == kept);
+    std::vector<double> twice = kept;
+    for (double& g : twice) g *= 2;
+    CHECK(grad_of(true, 2) == twice);  // the softmax was left as it was for the second pass
+    CHECK(once[7] == 0.0);  // row 1 is ignored: zeros, though its buffer held probabilities
+  }
+}

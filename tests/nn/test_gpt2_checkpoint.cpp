@@ -7,6 +7,9 @@
 // (tests/nn/gpt2_finetune_reference.py).
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -142,6 +145,63 @@ TEST_CASE("gpt2 checkpoint: a file that disagrees with its configuration is name
   std::ofstream(dir.file("config.json")) << "{\"n_embd\": 64}";
   CHECK_THROWS_WITH(load_gpt2(path), Contains("config.json': \"n_layer\" should be a whole number"));
   CHECK_THROWS_WITH(load_gpt2(dir.file("nowhere.safetensors")), Contains("nowhere.safetensors"));
+}
+
+TEST_CASE("gpt2 checkpoint: config.json that is no regular file, or has a wrong type, is named",
+          "[nn][gpt][gpt2]") {
+  Generator gen(4);
+  Gpt model(small(), gen);
+  uwaga::testing::TempDir dir("gpt2-config");
+  const std::string path = dir.file("model.safetensors"), config = dir.file("config.json");
+  save_safetensors(path, hf_tensors(model, "transformer."));
+  // A FIFO blocked the reader, /dev/zero was read for seconds, a directory was "not valid JSON".
+  REQUIRE(::mkfifo(config.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(load_gpt2(path), Contains("'" + config + "': is a FIFO (named pipe), not a regular file"));
+  std::filesystem::remove(config);
+  std::filesystem::create_symlink("/dev/zero", config);
+  CHECK_THROWS_WITH(gpt2_config(path), Contains("'" + config + "': is a character device"));
+  std::filesystem::remove(config);
+  std::filesystem::create_directory(config);
+  CHECK_THROWS_WITH(gpt2_config(path), Contains("'" + config + "': is a directory"));
+  std::filesystem::remove(config);
+  std::filesystem::create_symlink(dir.file("nowhere.json"), config);  // a broken link
+  CHECK_THROWS_WITH(gpt2_config(path), Contains("'" + config + "': cannot open"));
+  std::filesystem::remove(config);
+  // A number where a name belongs was nlohmann's raw type_error.
+  write_config(dir.str(), small(), ", \"activation_function\": 5");
+  std::string text;
+  {
+    std::ifstream in(config);
+    std::getline(in, text, '\0');
+  }
+  const std::string gelu = "\"activation_function\": \"gelu_new\", ";
+  text.erase(text.find(gelu), gelu.size());  // only the 5 left
+  std::ofstream(config) << text;
+  CHECK_THROWS_WITH(gpt2_config(path),
+                    Contains("config.json': \"activation_function\" should be a string (gelu_new, "
+                             "gelu), got 5"));
+  write_config(dir.str(), small());
+  CHECK(gpt2_config(path).gelu == "tanh");
+}
+
+TEST_CASE("gpt2 checkpoint: a tensor holding NaN or inf is refused, named", "[nn][gpt][gpt2]") {
+  Generator gen(4);
+  Gpt model(small(), gen);
+  uwaga::testing::TempDir dir("gpt2-nan");
+  const std::string path = dir.file("model.safetensors");
+  write_config(dir.str(), small());
+  for (const double bad : {std::nan(""), double{INFINITY}, -double{INFINITY}}) {
+    auto tensors = hf_tensors(model, "transformer.");
+    Tensor& w = tensors.at("transformer.h.1.attn.c_proj.weight");
+    w.data<float>()[70] = static_cast<float>(bad);
+    save_safetensors(path, tensors);
+    CHECK_THROWS_WITH(load_gpt2(path),
+                      Contains("the tensor transformer.h.1.attn.c_proj.weight holds " +
+                               std::string(std::isnan(bad) ? "NaN" : bad > 0 ? "inf" : "-inf") +
+                               " at index 70"));
+  }
+  save_safetensors(path, hf_tensors(model, "transformer."));
+  CHECK_NOTHROW(load_gpt2(path));
 }
 
 TEST_CASE("gpt2 checkpoint: a GPT-2 written by PyTorch gives the paper's logits",

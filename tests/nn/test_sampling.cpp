@@ -4,6 +4,7 @@
 // the context window.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <set>
 
 #include "core/uwaga.h"
@@ -51,6 +52,23 @@ TEST_CASE("sample_token: greedy, top-k and top-p keep what they promise", "[nn][
   seen.clear();
   for (int i = 0; i < 2000; ++i) seen.insert(sample_token(z, all, gen));
   CHECK(seen.size() == 6);
+}
+
+TEST_CASE("sample_token: NaN or +inf logits are refused naming the token; -inf rules one out",
+          "[nn][sampling]") {
+  const double nan = std::nan(""), inf = INFINITY;
+  Generator gen(0);
+  for (const SamplingOptions& o : {SamplingOptions{.temperature = 0}, SamplingOptions{.temperature = 1},
+                                   SamplingOptions{.temperature = 1, .top_k = 2, .top_p = 0.5}}) {
+    // A NaN among the logits made the sort's comparison no strict weak order: the token drawn
+    // depended on where the NaN stood.
+    CHECK_THROWS_WITH(sample_token({0.5, 3.0, nan, 1.0}, o, gen),
+                      Contains("the logit of token 2 is NaN"));
+    CHECK_THROWS_WITH(sample_token({nan, nan}, o, gen), Contains("the logit of token 0 is NaN"));
+    CHECK_THROWS_WITH(sample_token({0.5, inf}, o, gen), Contains("the logit of token 1 is inf"));
+    CHECK_THROWS_WITH(sample_token({-inf, -inf}, o, gen), Contains("every logit is -inf"));
+    for (int i = 0; i < 50; ++i) CHECK(sample_token({-inf, 2.0, -inf, 1.0}, o, gen) % 2 == 1);
+  }
 }
 
 TEST_CASE("SamplingOptions name the flag that cannot work", "[nn][sampling]") {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -467,4 +468,38 @@ TEST_CASE("a checkpoint handed over as bytes loads through a file without a name
   const std::string error = error_of([&] { load_checkpoint_bytes(damaged, path, b, &adam_b); });
   CHECK_THAT(error, Catch::Contains("'" + path + "'") && !Catch::Contains("/proc/self"));
   CHECK(tmp.entries().empty());
+}
+
+// Before: the run configuration was not covered by any checksum, so a digit changed in it (a ViT's
+// normalisation mean, a BPE merge) loaded silently and changed what `eval` computed.
+TEST_CASE("a checkpoint whose run configuration was edited is refused, naming the metadata",
+          "[optim][checkpoint]") {
+  TempDir dir("ckpt-config-edit");
+  const std::string path = dir.file("checkpoint.safetensors");
+  Generator gen(1);
+  nn::MLP model({.dim = 4, .hidden = 8}, gen);
+  CheckpointInfo info;
+  info.config = R"({"dataset":"mnist","mean":[0.1307],"std":[0.3081]})";
+  save_checkpoint(path, model, nullptr, info);
+  CHECK(read_checkpoint_info(path).config == info.config);
+
+  // One digit of the mean, in place: the same length, the tensors untouched.
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::size_t at = bytes.find("0.1307");
+  REQUIRE(at != std::string::npos);
+  bytes[at + 5] = '8';
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  const std::string damaged = "metadata entry \"config\" is damaged or was edited";
+  CHECK_THAT(error_of([&] { read_checkpoint_info(path); }),
+             Catch::StartsWith("read_checkpoint_info: '" + path + "'") &&
+                 Catch::Contains(damaged));
+  CHECK_THAT(error_of([&] { load_checkpoint(path, model, nullptr); }),
+             Catch::Contains(path) && Catch::Contains(damaged));
 }

@@ -104,7 +104,8 @@ class PlantedMistakes(unittest.TestCase):
     def test_attention_without_the_scale(self):
         def unscaled(Q, K, V):
             return solutions.softmax(Q @ K.transpose(-2, -1)) @ V
-        self.assert_fails(quietly(checks.attention, unscaled), "values differ")
+        self.assert_fails(quietly(checks.attention, unscaled),
+                          "is what attention without the 1/sqrt(d_k)", "values differ")
 
     def test_a_mask_on_the_wrong_side(self):
         def anticausal(Q, K, V):
@@ -112,7 +113,37 @@ class PlantedMistakes(unittest.TestCase):
             E = Q @ K.transpose(-2, -1) / np.sqrt(Q.shape[-1])
             past = uwaga.tensor(np.tril(np.ones((T, S)), k=-1), dtype=E.dtype)
             return solutions.softmax(uwaga.masked_fill(E, past, -np.inf)) @ V
-        self.assert_fails(quietly(checks.causal_attention, anticausal), "values differ")
+        self.assert_fails(quietly(checks.causal_attention, anticausal),
+                          "a causal mask on the wrong side")
+
+    def mask_from(self, k):
+        """causal attention hiding the keys j >= i + k (k = 1 is right)."""
+        def attention(Q, K, V):
+            T, S = Q.shape[-2], K.shape[-2]
+            E = Q @ K.transpose(-2, -1) / np.sqrt(Q.shape[-1])
+            hidden = uwaga.tensor(np.triu(np.ones((T, S)), k=k), dtype=E.dtype)
+            return solutions.softmax(uwaga.masked_fill(E, hidden, -np.inf)) @ V
+        return attention
+
+    def test_a_mask_one_step_off_is_named(self):
+        self.assertTrue(quietly(checks.causal_attention, self.mask_from(1)))
+        self.assert_fails(quietly(checks.causal_attention, self.mask_from(0)),
+                          "a causal mask one step off, hiding the diagonal", "NaN")
+        self.assert_fails(quietly(checks.causal_attention, self.mask_from(2)),
+                          "a causal mask one step off, each query also seeing the next key")
+
+    def test_a_causal_mask_without_the_scale_is_named(self):
+        def unscaled(Q, K, V):
+            return self.mask_from(1)(Q * np.sqrt(Q.shape[-1]), K, V)
+        self.assert_fails(quietly(checks.causal_attention, unscaled),
+                          "attention without the 1/sqrt(d_k)")
+
+    def test_a_nan_is_located(self):
+        def nan_in_row_2(E):
+            A = solutions.softmax(E)
+            return uwaga.masked_fill(A, uwaga.tensor(np.eye(3, 5, k=1), dtype=A.dtype), np.nan)
+        self.assert_fails(quietly(checks.softmax, nan_in_row_2), "NaN or inf",
+                          "the first at index (0, 1)")
 
     def test_layer_norm_backward_without_dgamma(self):
         class NoGamma(solutions.LayerNorm):
@@ -132,7 +163,29 @@ class PlantedMistakes(unittest.TestCase):
         def post_ln(z, block):
             z1 = block.norm1(block.attn(z) + z)
             return block.norm2(block.mlp(z1) + z1)
-        self.assert_fails(quietly(checks.block, post_ln), "values differ")
+        self.assert_fails(quietly(checks.block, post_ln), "is what a post-LN block",
+                          "values differ")
+
+    def test_attention_backward_mistakes_are_named_where_made(self):
+        def dK_unscaled(Q, K, V, dY):
+            dA, dV, dE, dQ, dK = solutions.attention_backward(Q, K, V, dY)
+            return dA, dV, dE, dQ, dK * np.sqrt(Q.shape[-1])
+        self.assert_fails(quietly(checks.attention_backward, dK_unscaled),
+                          "dK = dL/dK is what dE^T Q without the 1/sqrt(d_k)")
+
+        def no_row_sum(Q, K, V, dY):
+            dA, dV, dE, dQ, dK = solutions.attention_backward(Q, K, V, dY)
+            A = solutions.softmax(Q @ K.transpose(-2, -1) / np.sqrt(Q.shape[-1]))
+            dE = A * dA  # the row-sum term forgotten: dQ and dK, computed from it, are wrong too
+            scale = 1 / np.sqrt(Q.shape[-1])
+            return dA, dV, dE, dE @ K * scale, dE.transpose(-2, -1) @ Q * scale
+        self.assert_fails(quietly(checks.attention_backward, no_row_sum),
+                          "dE = dL/dE is what the softmax's backward without its row-sum term")
+
+        def swapped(Q, K, V, dY):
+            dA, dV, dE, dQ, dK = solutions.attention_backward(Q, K, V, dY)
+            return dA, dV, dE, dQ, dE @ K  # dK of dQ's formula: shape (2, 3, 4), not (2, 5, 4)
+        self.assert_fails(quietly(checks.attention_backward, swapped), "dK = dL/dK has shape")
 
     def test_patches_of_the_wrong_shape(self):
         self.assert_fails(quietly(checks.patch_embedding, lambda im, P: im.reshape(2, -1, P * P)),

@@ -137,6 +137,34 @@ class FunctionTest(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "float32"):
             Float32Grad.apply(leaf([1.0])).sum().backward()
 
+    def test_a_wrongly_shaped_gradient_names_the_op_and_the_input(self):
+        class Misshapen(uwaga.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                return a * b
+
+            @staticmethod
+            def backward(ctx, dy):
+                return dy, uwaga.tensor(np.ones(4), dtype=dy.dtype)  # b's is one too long
+        a, b = leaf([1.0, 2.0, 3.0]), leaf([4.0, 5.0, 6.0])
+        with self.assertRaisesRegex(Exception, r"op 'Misshapen' returned a gradient of shape "
+                                               r"\(4\) for its input 1 of shape \(3\)"):
+            Misshapen.apply(a, b).sum().backward()
+        # gradcheck reports it as a failed check, as it does a wrong value, without raising.
+        r = uwaga.gradcheck(Misshapen.apply, [leaf([1.0, 2.0, 3.0]), leaf([4.0, 5.0, 6.0])])
+        self.assertFalse(r)
+        self.assertIn("the backward pass failed", r.message)
+        self.assertIn("Misshapen", r.message)
+
+    def test_gradcheck_reports_a_backward_that_raises(self):
+        class Raises(Cube):
+            @staticmethod
+            def backward(ctx, dy):
+                raise ValueError("my backward is broken")
+        r = uwaga.gradcheck(Raises.apply, [leaf([1.0, 2.0])])
+        self.assertFalse(r)
+        self.assertIn("my backward is broken", r.message)
+
     def test_a_saved_tensor_changed_in_place_is_caught(self):
         x = leaf([1.0, 2.0])
         y = Cube.apply(x)

@@ -13,15 +13,17 @@
 #include <cstring>
 #include <limits>
 #include <sstream>
-#include <stdexcept>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "core/autograd.h"
 #include "core/elementwise.h"
 #include "core/gradcheck.h"
+#include "core/matmul.h"
 #include "core/reduction.h"
+#include "core/shape_ops.h"
 #include "nn/cross_entropy.h"
 #include "nn/layer_norm.h"
 #include "nn/multi_head_attention.h"
@@ -99,14 +101,59 @@ void expect_tensor(const std::string& what, const Tensor& got, const Tensor& exp
 
 using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
 
+// A classic mistake, how to mend it, and what it gives on the check's inputs: a wrong answer
+// equal to it is named ("the output is what attention without the 1/sqrt(d_k) gives: divide the
+// scores ..."), not only located.
+struct Suspect {
+  std::string mistake;
+  std::string mend;
+  Fn gives;
+};
+
+// Equal to within the tolerance, NaN where the other has NaN, ±inf where it has the same inf.
+bool same_values(const Tensor& a, const Tensor& b) {
+  if (!a.defined() || !b.defined() || a.shape() != b.shape()) return false;
+  for (std::int64_t i = 0; i < a.numel(); ++i) {
+    const double x = a.flat(i), y = b.flat(i);
+    if (std::isnan(x) || std::isnan(y)) {
+      if (std::isnan(x) != std::isnan(y)) return false;
+    } else if (x != y && !(std::abs(x - y) <= kTolerance)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// expect_tensor, and when got is wrong, the first suspect whose answer it equals is named.
+void expect_tensor_naming(const std::string& what, const Tensor& got, const Tensor& expected,
+                          const std::vector<Suspect>& suspects,
+                          const std::vector<Tensor>& inputs) {
+  try {
+    expect_tensor(what, got, expected);
+  } catch (const Wrong& wrong) {
+    for (const Suspect& s : suspects) {
+      Tensor candidate;
+      {
+        NoGradGuard no_grad;
+        candidate = s.gives(fresh(inputs));
+      }
+      if (same_values(got, candidate))
+        throw Wrong(str(what, " is what ", s.mistake, " gives: ", s.mend, " (", wrong.what(),
+                        ")"));
+    }
+    throw;
+  }
+}
+
 // Output and every input's gradient of mine against reference, under one random dY; then
-// gradcheck of mine.
+// gradcheck of mine. A wrong output equal to a suspect's is named as that mistake.
 void compare_function(const Fn& mine, const Fn& reference, const std::vector<Tensor>& inputs,
-                      const std::vector<std::string>& names) {
+                      const std::vector<std::string>& names,
+                      const std::vector<Suspect>& suspects = {}) {
   const std::vector<Tensor> a = fresh(inputs), b = fresh(inputs);
   const Tensor expected = reference(b);
   const Tensor got = mine(a);
-  expect_tensor("the output", got, expected);
+  expect_tensor_naming("the output", got, expected, suspects, inputs);
   const Tensor dY = randn(expected.shape(), 100, false);
   expected.backward(dY);
   if (!got.grad_fn()) throw Wrong("the output is not connected to the inputs (no grad_fn)");
@@ -141,20 +188,73 @@ void check_softmax_backward() {
   }
 }
 
+// softmax(Q Kᵀ · scale, masked where hide(i, j)) V, for the suspects of exercises 3 and 4.
+Tensor attention_with(const Tensor& Q, const Tensor& K, const Tensor& V, double scale,
+                      const std::function<bool(std::int64_t, std::int64_t)>& hide) {
+  const std::int64_t T = Q.size(-2), S = K.size(-2);
+  Tensor hidden = Tensor::zeros({T, S}, Q.dtype());
+  for (std::int64_t i = 0; i < T; ++i)
+    for (std::int64_t j = 0; j < S; ++j)
+      if (hide(i, j)) hidden.set({i, j}, 1.0);
+  const Tensor E = matmul(Q, transpose(K, -2, -1)) * scale;
+  return matmul(nn::softmax(masked_fill(E, hidden, -std::numeric_limits<double>::infinity()), -1),
+                V);
+}
+
+double sqrt_d_k(const Tensor& Q) { return std::sqrt(static_cast<double>(Q.size(-1))); }
+
+const auto kNothingHidden = [](std::int64_t, std::int64_t) { return false; };
+const auto kFuture = [](std::int64_t i, std::int64_t j) { return j > i; };
+
+// The scale forgotten, or d_k for √d_k; the softmax over the queries (dim −2) for the keys.
+std::vector<Suspect> attention_suspects(
+    const std::function<bool(std::int64_t, std::int64_t)>& hide) {
+  return {
+      {"attention without the 1/sqrt(d_k)", "divide the scores Q K^T by sqrt(d_k)",
+       [=](const auto& x) { return attention_with(x[0], x[1], x[2], 1.0, hide); }},
+      {"attention scaled by 1/d_k", "the scale is 1/sqrt(d_k)",
+       [=](const auto& x) {
+         return attention_with(x[0], x[1], x[2], 1.0 / static_cast<double>(x[0].size(-1)), hide);
+       }},
+      {"a softmax over the queries (dim -2)", "take it over the keys, the last dim",
+       [](const auto& x) {
+         return matmul(nn::softmax(matmul(x[0], transpose(x[1], -2, -1)) / sqrt_d_k(x[0]), -2),
+                       x[2]);
+       }},
+  };
+}
+
 void check_attention() {
   compare_function([](const auto& x) { return attention(x[0], x[1], x[2]); },
                    [](const auto& x) { return nn::scaled_dot_product_attention(x[0], x[1], x[2]); },
                    {randn({2, 3, 4}, 4), randn({2, 5, 4}, 5), randn({2, 5, 2}, 6)},
-                   {"Q", "K", "V"});
+                   {"Q", "K", "V"}, attention_suspects(kNothingHidden));
 }
 
 void check_causal_attention() {
+  const auto masked = [](std::function<bool(std::int64_t, std::int64_t)> hide) {
+    return [=](const std::vector<Tensor>& x) {
+      return attention_with(x[0], x[1], x[2], 1.0 / sqrt_d_k(x[0]), hide);
+    };
+  };
+  std::vector<Suspect> suspects = {
+      {"a causal mask one step off, hiding the diagonal too",
+       "query i must see key i, itself: hide j > i only (the first row, all hidden, is NaN)",
+       masked([](std::int64_t i, std::int64_t j) { return j >= i; })},
+      {"a causal mask one step off, each query also seeing the next key",
+       "hide every j > i",
+       masked([](std::int64_t i, std::int64_t j) { return j > i + 1; })},
+      {"a causal mask on the wrong side", "hide the future, j > i, not the past, j < i",
+       masked([](std::int64_t i, std::int64_t j) { return j < i; })},
+      {"attention without the causal mask", "hide the keys j > i", masked(kNothingHidden)},
+  };
+  for (Suspect& s : attention_suspects(kFuture)) suspects.push_back(std::move(s));
   compare_function([](const auto& x) { return causal_attention(x[0], x[1], x[2]); },
                    [](const auto& x) {
                      return nn::scaled_dot_product_attention(x[0], x[1], x[2], {.causal = true});
                    },
                    {randn({2, 5, 4}, 7), randn({2, 5, 4}, 8), randn({2, 5, 3}, 9)},
-                   {"Q", "K", "V"});
+                   {"Q", "K", "V"}, suspects);
 }
 
 void check_layer_norm_backward() {
@@ -180,9 +280,24 @@ void check_block() {
   Generator gen(16);
   nn::TransformerEncoderBlock block({.dim = 8, .heads = 2, .mlp_dim = 16}, gen);
   block.to(DType::Float64);
+  const std::vector<Suspect> suspects = {
+      {"a post-LN block",
+       "the norm goes before each sub-layer, inside the residual: z' = z + MSA(LN1(z)), "
+       "not after the addition, LN(z + MSA(z)), as in the original Transformer",
+       [&](const auto& x) {
+         const Tensor z1 = block.norm1->forward(block.attn->forward(x[0]) + x[0]);
+         return block.norm2->forward(block.mlp->forward(z1) + z1);
+       }},
+      {"a block without its residual additions",
+       "add each sub-layer's input back: z' = MSA(LN1(z)) + z",
+       [&](const auto& x) {
+         const Tensor z1 = block.attn->forward(block.norm1->forward(x[0]));
+         return block.mlp->forward(block.norm2->forward(z1));
+       }},
+  };
   compare_function([&](const auto& x) { return block_forward(x[0], block); },
                    [&](const auto& x) { return block.forward(x[0]); }, {randn({2, 4, 8}, 17)},
-                   {"z"});
+                   {"z"}, suspects);
 }
 
 void check_patchify() {
@@ -259,6 +374,54 @@ void check_cross_entropy_backward() {
   expect_tensor("dlogits", cross_entropy_backward(logits.detach(), targets), logits.grad());
 }
 
+// Autograd's gradients through attention, step by step: each forward step's backward run on
+// copies of its inputs, fed autograd's gradient of the step after it.
+AttentionGrads attention_gradients(const Tensor& Q, const Tensor& K, const Tensor& V,
+                                   const Tensor& dY) {
+  const auto leaf = [](const Tensor& t) { return t.detach().clone().requires_grad_(); };
+  const double scale = 1.0 / sqrt_d_k(Q);
+  AttentionGrads r;
+  const Tensor A = nn::softmax(matmul(Q, transpose(K, -2, -1)) * scale, -1).detach();
+  const Tensor A_leaf = leaf(A), V_leaf = leaf(V);
+  matmul(A_leaf, V_leaf).backward(dY);
+  r.dA = A_leaf.grad(), r.dV = V_leaf.grad();
+  const Tensor E_leaf = leaf(matmul(Q, transpose(K, -2, -1)) * scale);
+  nn::softmax(E_leaf, -1).backward(r.dA);
+  r.dE = E_leaf.grad();
+  const Tensor Q_leaf = leaf(Q), K_leaf = leaf(K);
+  (matmul(Q_leaf, transpose(K_leaf, -2, -1)) * scale).backward(r.dE);
+  r.dQ = Q_leaf.grad(), r.dK = K_leaf.grad();
+  return r;
+}
+
+// In the order the backward pass computes them: the first wrong one is where the mistake is.
+void check_attention_backward() {
+  const Tensor Q = randn({2, 3, 4}, 23, false), K = randn({2, 5, 4}, 24, false),
+               V = randn({2, 5, 2}, 25, false), dY = randn({2, 3, 2}, 26, false);
+  const AttentionGrads want = attention_gradients(Q, K, V, dY);
+  const AttentionGrads got = attention_backward(Q, K, V, dY);
+  const double root = sqrt_d_k(Q);
+  const std::vector<Tensor> none;
+  const auto is = [](const Tensor& t) { return [t](const std::vector<Tensor>&) { return t; }; };
+  expect_tensor("dA = dL/dA", got.dA, want.dA);
+  expect_tensor("dV = dL/dV", got.dV, want.dV);
+  expect_tensor_naming("dE = dL/dE", got.dE, want.dE,
+                       {{"the softmax's backward without its row-sum term",
+                         "dE = A * (dA - rowsum(dA * A)), exercise 2",
+                         is(nn::softmax(matmul(Q, transpose(K, -2, -1)) / root, -1) * want.dA)}},
+                       none);
+  expect_tensor_naming("dQ = dL/dQ", got.dQ, want.dQ,
+                       {{"dE K without the 1/sqrt(d_k)",
+                         "E = Q K^T / sqrt(d_k), so the scale carries into dQ",
+                         is(want.dQ * root)}},
+                       none);
+  expect_tensor_naming("dK = dL/dK", got.dK, want.dK,
+                       {{"dE^T Q without the 1/sqrt(d_k)",
+                         "E = Q K^T / sqrt(d_k), so the scale carries into dK",
+                         is(want.dK * root)}},
+                       none);
+}
+
 struct Exercise {
   const char* name;
   const char* title;
@@ -277,6 +440,7 @@ const Exercise kExercises[] = {
     {"train_step", "9. a training step", check_train_step},
     {"sampling", "10. greedy and top-k sampling", check_sampling},
     {"cross_entropy_backward", "11. cross-entropy's backward", check_cross_entropy_backward},
+    {"attention_backward", "12. attention's backward", check_attention_backward},
 };
 
 enum class Outcome { ok, wrong, not_implemented };

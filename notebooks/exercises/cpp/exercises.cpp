@@ -69,4 +69,9 @@ Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets) {
   throw NotImplemented("cross_entropy_backward");  // your code here
 }
 
+AttentionGrads attention_backward(const Tensor& Q, const Tensor& K, const Tensor& V,
+                                  const Tensor& dY) {
+  throw NotImplemented("attention_backward");  // your code here
+}
+
 }  // namespace uwaga::exercises

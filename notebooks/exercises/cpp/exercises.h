@@ -67,4 +67,17 @@ std::vector<double> top_k_probabilities(const std::vector<double>& logits, std::
 //     return ∂L/∂z (n, V). targets: int64 (n).
 Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets);
 
+// 12. Attention's backward by hand (apps/walkthrough/attention_backward.cpp writes it out for one
+//     layer): with E = Q Kᵀ/√d_k, A = softmax(E), Y = A V for Q (…, T, d_k), K (…, S, d_k),
+//     V (…, S, d_v), and dY = ∂L/∂Y (…, T, d_v), return every gradient back to Q and K.
+struct AttentionGrads {
+  Tensor dA;  // (…, T, S)
+  Tensor dV;  // (…, S, d_v)
+  Tensor dE;  // (…, T, S)
+  Tensor dQ;  // (…, T, d_k)
+  Tensor dK;  // (…, S, d_k)
+};
+AttentionGrads attention_backward(const Tensor& Q, const Tensor& K, const Tensor& V,
+                                  const Tensor& dY);
+
 }  // namespace uwaga::exercises

@@ -34,14 +34,15 @@ Tensor attention(const Tensor& Q, const Tensor& K, const Tensor& V) {
   return matmul(correct_softmax(matmul(Q, transpose(K, -2, -1))), V);
 }
 
-// The mask below the diagonal instead of above.
+// The mask one step off: j > i + 1 hidden, so each query also sees the key after it.
 Tensor causal_attention(const Tensor& Q, const Tensor& K, const Tensor& V) {
   const std::int64_t T = Q.size(-2), S = K.size(-2);
-  Tensor past = Tensor::zeros({T, S}, Q.dtype());
+  Tensor later = Tensor::zeros({T, S}, Q.dtype());
   for (std::int64_t i = 0; i < T; ++i)
-    for (std::int64_t j = 0; j < std::min(i, S); ++j) past.set({i, j}, 1.0);
+    for (std::int64_t j = i + 2; j < S; ++j) later.set({i, j}, 1.0);
   const Tensor E = matmul(Q, transpose(K, -2, -1)) / std::sqrt(static_cast<double>(Q.size(-1)));
-  return matmul(correct_softmax(masked_fill(E, past, -std::numeric_limits<double>::infinity())), V);
+  const Tensor masked = masked_fill(E, later, -std::numeric_limits<double>::infinity());
+  return matmul(correct_softmax(masked), V);
 }
 
 // dx as if μ and σ did not depend on x: (dy γ)/σ.
@@ -116,6 +117,17 @@ Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets) {
     d.set({r, t}, d.at({r, t}) - 1.0);
   }
   return d;
+}
+
+// dK without the 1/√d_k (dQ has it).
+AttentionGrads attention_backward(const Tensor& Q, const Tensor& K, const Tensor& V,
+                                  const Tensor& dY) {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(Q.size(-1)));
+  const Tensor A = correct_softmax(matmul(Q, transpose(K, -2, -1)) * scale);
+  const Tensor dA = matmul(dY, transpose(V, -2, -1));
+  const Tensor dE = A * (dA - sum(dA * A, {-1}, true));
+  return {dA, matmul(transpose(A, -2, -1), dY), dE, matmul(dE, K) * scale,
+          matmul(transpose(dE, -2, -1), Q)};
 }
 
 }  // namespace uwaga::exercises

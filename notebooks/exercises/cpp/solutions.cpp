@@ -112,4 +112,17 @@ Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets) {
   return d / static_cast<double>(n);
 }
 
+// The forward pass again, then the chain rule through each line, last line first:
+// Y = A V: dA = dY Vᵀ, dV = Aᵀ dY; A = softmax(E): dE = A (dA − rowsum(dA A)) (exercise 2);
+// E = Q Kᵀ/√d_k: dQ = dE K/√d_k, dK = dEᵀ Q/√d_k (the scale carries into both).
+AttentionGrads attention_backward(const Tensor& Q, const Tensor& K, const Tensor& V,
+                                  const Tensor& dY) {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(Q.size(-1)));
+  const Tensor A = softmax(matmul(Q, transpose(K, -2, -1)) * scale);
+  const Tensor dA = matmul(dY, transpose(V, -2, -1));
+  const Tensor dV = matmul(transpose(A, -2, -1), dY);
+  const Tensor dE = softmax_backward(A, dA);
+  return {dA, dV, dE, matmul(dE, K) * scale, matmul(transpose(dE, -2, -1), Q) * scale};
+}
+
 }  // namespace uwaga::exercises
