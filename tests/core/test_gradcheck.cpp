@@ -60,8 +60,8 @@ TEST_CASE("gradcheck reports a backward pass that fails, naming the op and its i
           "[core][gradcheck]") {
   Tensor x = uwaga::testing::leaf({3}, 4);
   REQUIRE_THROWS_WITH(misshapen_square(x).backward(Tensor::ones({3}, DType::Float64)),
-                      Contains("op 'misshapen_square' returned a gradient of shape (4) for its "
-                               "input 0 of shape (3)"));
+                      Contains("op 'misshapen_square' returned a gradient of shape (4,) for its "
+                               "input 0 of shape (3,)"));
   const auto f = [](const std::vector<Tensor>& in) { return misshapen_square(in[0]); };
   GradcheckResult r;
   REQUIRE_NOTHROW(r = gradcheck(f, {uwaga::testing::leaf({3}, 4)}));

@@ -148,7 +148,7 @@ class FunctionTest(unittest.TestCase):
                 return dy, uwaga.tensor(np.ones(4), dtype=dy.dtype)  # b's is one too long
         a, b = leaf([1.0, 2.0, 3.0]), leaf([4.0, 5.0, 6.0])
         with self.assertRaisesRegex(Exception, r"op 'Misshapen' returned a gradient of shape "
-                                               r"\(4\) for its input 1 of shape \(3\)"):
+                                               r"\(4,\) for its input 1 of shape \(3,\)"):
             Misshapen.apply(a, b).sum().backward()
         # gradcheck reports it as a failed check, as it does a wrong value, without raising.
         r = uwaga.gradcheck(Misshapen.apply, [leaf([1.0, 2.0, 3.0]), leaf([4.0, 5.0, 6.0])])
