@@ -1,20 +1,23 @@
-"""gdb pretty-printer for uwaga::Tensor: `p t` shows its shape, dtype, flags and values, a 2-D or
-larger tensor row by row, and its gradient (.grad, on a leaf after backward) the same way, without
-calling into the program (so it works in any gdb, on a core file, in a stopped thread).
+"""gdb pretty-printer for uwaga::Tensor: `p t` shows on one line its shape, dtype, name, first
+values, flags and, on a leaf after backward, its gradient's first values (so frame lines and
+`info args` stay one line each); the command `prows t` shows a 2-D or larger tensor row by row,
+each row labelled by its leading indices, and its gradient the same way. Neither calls into the
+program (so they work in any gdb, on a core file, in a stopped thread).
 
     (gdb) p layer.W_Q
-    $1 = Tensor (8, 4) float64 requires_grad
+    $1 = Tensor (8, 4) float64 "w_q" [0.192627, -0.512133, ..., 32 values] requires_grad grad=[0.0213912, ...]
+    (gdb) prows layer.W_Q
+    Tensor (8, 4) float64 "w_q" requires_grad
       [0]  0.192627  -0.512133  0.0491813  -0.197001
-      [1] ...
-      ... 4 more rows
+      ...
+      ... 2 more rows
     grad: Tensor (8, 4) float64
       [0]  0.0213912  ...
 
-A row is the last dim (its leading indices label it); a 1-D tensor prints on one line. It shows
-up to 6 rows of up to 8 values; `python tensor_printer.uwaga_tensor_rows = 16` (and
-`uwaga_tensor_values`, per row) shows more. The layout read here is core/tensor.h's TensorImpl and
-core/storage.h's Storage under libstdc++ (std::shared_ptr's _M_ptr, std::vector's _M_impl).
-Loaded by core/gdb/uwaga_gdb.py.
+A row is the last dim; `prows` shows up to 6 rows of up to 8 values (`python
+tensor_printer.uwaga_tensor_rows = 16`, and `uwaga_tensor_values` per row, show more). The layout
+read here is core/tensor.h's TensorImpl and core/storage.h's Storage under libstdc++
+(std::shared_ptr's _M_ptr, std::vector's _M_impl). Loaded by core/gdb/uwaga_gdb.py.
 """
 import gdb
 import gdb.printing
@@ -96,13 +99,72 @@ def describe(impl, title="Tensor"):
     return "\n".join(lines)
 
 
+def one_line(impl):
+    """A TensorImpl on one line: shape, dtype, name, its first values, flags, its gradient's."""
+    shape = _vector_items(impl["shape"])
+    numel = 1
+    for s in shape:
+        numel *= s
+    dtype, ctype = DTYPES.get(int(impl["dtype"]), (f"dtype {int(impl['dtype'])}", None))
+    shape_text = "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+    parts = [f"Tensor {shape_text} {dtype}"]
+    name = impl["name"]
+    try:
+        text = name.format_string() if hasattr(name, "format_string") else str(name)
+        if text not in ('""', ""):
+            parts.append(text)
+    except gdb.error:
+        pass
+    parts.append(_first_values(impl, numel, dtype, ctype))
+    if bool(impl["requires_grad"]):
+        parts.append("requires_grad")
+    node = _shared_ptr_target(impl["grad_fn"])
+    if node is not None:
+        parts.append(f"grad_fn={node['op'].string()}")
+    grad = _shared_ptr_target(impl["grad"])
+    if grad is not None:
+        g_dtype, g_ctype = DTYPES.get(int(grad["dtype"]), ("", None))
+        g_numel = 1
+        for s in _vector_items(grad["shape"]):
+            g_numel *= s
+        parts.append("grad=" + _first_values(grad, g_numel, g_dtype, g_ctype))
+    return " ".join(p for p in parts if p)
+
+
+def _first_values(impl, numel, dtype, ctype):
+    """'[v0, v1, ..., N values]' of a TensorImpl's storage, or '' when it has none."""
+    storage = _shared_ptr_target(impl["storage"])
+    if storage is None or ctype is None or numel == 0:
+        return ""
+    data = storage["data_"].cast(gdb.lookup_type(ctype).pointer())
+    n = min(numel, uwaga_tensor_values)
+    values = ", ".join(_format((data + i).dereference(), dtype) for i in range(n))
+    more = f", ... {numel} values" if numel > n else ""
+    return f"[{values}{more}]"
+
+
 class TensorPrinter:
     def __init__(self, val):
         self.val = val
 
     def to_string(self):
         impl = _shared_ptr_target(self.val["impl_"])
-        return "Tensor (undefined)" if impl is None else describe(impl)
+        return "Tensor (undefined)" if impl is None else one_line(impl)
+
+
+class PrintRows(gdb.Command):
+    """prows EXPR: a uwaga::Tensor row by row, each row labelled by its leading indices, then its
+    gradient the same way (core/gdb/tensor_printer.py)."""
+
+    def __init__(self):
+        super().__init__("prows", gdb.COMMAND_DATA, gdb.COMPLETE_EXPRESSION)
+
+    def invoke(self, argument, from_tty):
+        value = gdb.parse_and_eval(argument)
+        if value.type.strip_typedefs().code in (gdb.TYPE_CODE_REF, gdb.TYPE_CODE_PTR):
+            value = value.referenced_value()
+        impl = _shared_ptr_target(value["impl_"])
+        print("Tensor (undefined)" if impl is None else describe(impl))
 
 
 def build_printer():
@@ -113,3 +175,4 @@ def build_printer():
 
 def register():
     gdb.printing.register_pretty_printer(None, build_printer(), replace=True)
+    PrintRows()

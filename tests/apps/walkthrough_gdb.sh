@@ -43,9 +43,8 @@ printout=$("$program" --part 1)
 e00=$(grep -A2 '^E (4, 4)' <<<"$printout" | awk 'NR == 3 {print $2}')
 q00=$(grep -A2 '^Q (4, 4)' <<<"$printout" | awk 'NR == 3 {print $2}')
 round4() { python3 -c "print(f'{float(\"$1\"):.4f}')"; }
-# The first value of the first tensor gdb printed: a 2-D tensor prints a line per row, "  [0] v ...".
-first_value() { grep -A1 -m1 -E '^\$[0-9]+ = Tensor \([0-9, ]+\) float64' <<<"$1" |
-                awk '$1 == "[0]" {print $2}'; }
+first_value() { grep -oE '^\$[0-9]+ = Tensor \([0-9, ]+\) float64 \[[^],]+' <<<"$1" | head -1 |
+                sed 's/.*\[//'; }
 
 out=$(run_gdb 1 'break uwaga::walkthrough::queries_keys_values' run finish 'p s.Q')
 expect "queries_keys_values: finish, p s.Q is the pretty-printed (4, 4) Q" "$out" \
@@ -72,13 +71,14 @@ got=$(first_value "$out")
   { echo "FAIL  p s.E's first value '$got' is not the printed $e00"; failures=$((failures + 1)); }
 expect "attention_weights: next, p s.A shows the softmax" "$out" \
   '^\$2 = Tensor \(4, 4\) float64 .*grad_fn=softmax'
-# A matrix prints row by row: four rows [0] to [3] of four values each.
-rows=$(awk '/^\$1 = Tensor \(4, 4\)/ {on = 1; next} on && /^  \[[0-9]\]/ {print; next} {on = 0}' \
+# prows prints a matrix row by row: four rows [0] to [3] of four values each.
+out=$(run_gdb 1 'break uwaga::walkthrough::attention_weights' run 'prows s.E')
+rows=$(awk '/^Tensor \(4, 4\)/ {on = 1; next} on && /^  \[[0-9]\]/ {print; next} {on = 0}' \
        <<<"$out")
 if [[ $(wc -l <<<"$rows") -eq 4 && $(awk '{print NF}' <<<"$rows" | sort -u) == 5 ]]; then
-  echo "ok    p s.E prints its 4 rows of 4 values, labelled [0] to [3]"
+  echo "ok    prows s.E prints its 4 rows of 4 values, labelled [0] to [3]"
 else
-  echo "FAIL  p s.E does not print 4 rows of 4 values:"; sed 's/^/      /' <<<"$out" | tail -12
+  echo "FAIL  prows s.E does not print 4 rows of 4 values:"; sed 's/^/      /' <<<"$out" | tail -12
   failures=$((failures + 1))
 fi
 
@@ -90,20 +90,22 @@ out=$(run_gdb 1 'break uwaga::nn::scaled_dot_product_attention' run 'bt 2')
 expect "scaled_dot_product_attention: reached from SelfAttention::forward" "$out" \
   'uwaga::nn::scaled_dot_product_attention'
 
-out=$(run_gdb 2 'break uwaga::nn::attention_heads' run 'p qkv')
+out=$(run_gdb 2 'break uwaga::nn::attention_heads' run 'p qkv' 'prows qkv')
 expect "attention_heads: p qkv is (B, T, 3*h*d_k) = (1, 4, 24)" "$out" \
   '^\$1 = Tensor \(1, 4, 24\) float64'
-expect "attention_heads: a 3-D tensor's rows are labelled by their leading indices" "$out" \
+expect "attention_heads: prows labels a 3-D tensor's rows by their leading indices" "$out" \
   '^  \[0, 3\] +-?[0-9]'
 
 # A leaf's gradient after backward: in part 4, once autograd has run, W_Q's .grad is dW_Q as the
 # program prints it.
 printout=$("$program" --part 4)
 dwq00=$(grep -A2 '^dW_Q (8, 4)' <<<"$printout" | awk 'NR == 3 {print $2}')
-out=$(run_gdb 4 'break uwaga::walkthrough::check_against_autograd' run up 'p layer.W_Q')
+out=$(run_gdb 4 'break uwaga::walkthrough::check_against_autograd' run up 'p layer.W_Q' 'prows layer.W_Q')
 expect "check_against_autograd: up, p layer.W_Q shows requires_grad and its grad" "$out" \
+  '^\$1 = Tensor \(8, 4\) float64 .*requires_grad grad=\['
+expect "check_against_autograd: prows layer.W_Q shows its grad row by row" "$out" \
   '^grad: Tensor \(8, 4\) float64'
-got=$(awk '/^grad: Tensor/ {on = 1; next} on && $1 == "[0]" {print $2; exit}' <<<"$out")
+got=$(grep -oE 'requires_grad grad=\[[^],]+' <<<"$out" | head -1 | sed 's/.*\[//')
 [[ -n $got && $(round4 "$got") == "$dwq00" ]] &&
   echo "ok    p layer.W_Q's grad starts with $got, the printed dW_Q[0][0] $dwq00" ||
   { echo "FAIL  p layer.W_Q's grad starts with '$got', not the printed dW_Q[0][0] $dwq00"
