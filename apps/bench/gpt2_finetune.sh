@@ -35,7 +35,8 @@ echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; git $(gi
 
 # Peak RSS (GiB) of the command's log FILE written by /usr/bin/time -v.
 peak_gib() { awk '/Maximum resident set size/ { printf "%.2f", $NF / 1048576 }' "$1"; }
-# Median seconds a step of a run's log.jsonl, the first step (warm-up) left out: batch / items_per_s.
+# Median seconds a step of a run's log.jsonl, the first step (warm-up) left out: tokens a step /
+# items_per_s (the loss counts predicted tokens).
 median_step() {
   $python -c 'import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
@@ -60,7 +61,7 @@ sed -n '/sample after step 40/,/^---$/p' "$out/demo.out" | head -20
 # 2. Steps, alternated with PyTorch.
 sgemm=$("$build/apps/uwaga-bench" --mode sgemm --shapes 1024x1024x1024 --threads "$threads" | $python -c '
 import json, sys
-best = 0.0  # the better of uwaga's gemm and one cblas_sgemm call
+best = 0.0  # the better of uwaga gemm and one cblas_sgemm call
 for line in sys.stdin:
     try: best = max(best, json.loads(line)["median_gflops"])
     except (ValueError, KeyError): pass
@@ -77,7 +78,7 @@ print(B * T * (6 * N + 12 * L * T * D))' "$T")
     /usr/bin/time -v "$bin" train --preset gpt2-shakespeare --init "$model/model.safetensors" \
       --tokenizer "$tok" --window "$T" --threads "$threads" --log-every 1 --eval-windows 1 \
       --max-steps $((steps + 1)) --out "$out/t$T" >/dev/null 2>"$out/t$T.time"
-    u+=("$(median_step "$out/t$T/log.jsonl" 4)")
+    u+=("$(median_step "$out/t$T/log.jsonl" $((4 * T)))")
     rss_u=$(peak_gib "$out/t$T.time")
     /usr/bin/time -v $python apps/bench/gpt2_torch.py train "$model" --threads "$threads" \
       --batch 4 --window "$T" --steps "$steps" >"$out/torch$T.json" 2>"$out/torch$T.time"
