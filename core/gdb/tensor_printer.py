@@ -51,22 +51,43 @@ def _row_label(row, shape):
     return "[" + ", ".join(map(str, reversed(index))) + "]"
 
 
-def describe(impl, title="Tensor"):
-    """The text of one TensorImpl: a header line, then its values (a line per row for 2-D+)."""
+def _layout(impl):
+    """(shape, numel, dtype name, C type) of a TensorImpl."""
     shape = _vector_items(impl["shape"])
     numel = 1
     for s in shape:
         numel *= s
     dtype, ctype = DTYPES.get(int(impl["dtype"]), (f"dtype {int(impl['dtype'])}", None))
+    return shape, numel, dtype, ctype
+
+
+def _title(impl, title, shape, dtype):
+    """'Tensor (4, 4) float64 "name"' as a list of parts."""
     shape_text = "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
-    header = [f"{title} {shape_text} {dtype}"]
+    parts = [f"{title} {shape_text} {dtype}"]
     name = impl["name"]
     try:
         text = name.format_string() if hasattr(name, "format_string") else str(name)
         if text not in ('""', ""):
-            header.append(text)
+            parts.append(text)
     except gdb.error:
         pass
+    return parts
+
+
+def _flags(impl):
+    """'requires_grad', 'grad_fn=op' as they apply."""
+    parts = ["requires_grad"] if bool(impl["requires_grad"]) else []
+    node = _shared_ptr_target(impl["grad_fn"])
+    if node is not None:
+        parts.append(f"grad_fn={node['op'].string()}")
+    return parts
+
+
+def describe(impl, title="Tensor"):
+    """The text of one TensorImpl: a header line, then its values (a line per row for 2-D+)."""
+    shape, numel, dtype, ctype = _layout(impl)
+    header = _title(impl, title, shape, dtype)
     values = []
     storage = _shared_ptr_target(impl["storage"])
     if storage is not None and ctype is not None and numel > 0:
@@ -87,12 +108,7 @@ def describe(impl, title="Tensor"):
                 values.append(f"  {_row_label(r, shape)} {items}{more}")
             if rows > uwaga_tensor_rows:
                 values.append(f"  ... {rows - uwaga_tensor_rows} more rows")
-    if bool(impl["requires_grad"]):
-        header.append("requires_grad")
-    node = _shared_ptr_target(impl["grad_fn"])
-    if node is not None:
-        header.append(f"grad_fn={node['op'].string()}")
-    lines = [" ".join(header)] + values
+    lines = [" ".join(header + _flags(impl))] + values
     grad = _shared_ptr_target(impl["grad"])
     if grad is not None:
         lines.append(describe(grad, "grad: Tensor"))
@@ -101,32 +117,13 @@ def describe(impl, title="Tensor"):
 
 def one_line(impl):
     """A TensorImpl on one line: shape, dtype, name, its first values, flags, its gradient's."""
-    shape = _vector_items(impl["shape"])
-    numel = 1
-    for s in shape:
-        numel *= s
-    dtype, ctype = DTYPES.get(int(impl["dtype"]), (f"dtype {int(impl['dtype'])}", None))
-    shape_text = "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
-    parts = [f"Tensor {shape_text} {dtype}"]
-    name = impl["name"]
-    try:
-        text = name.format_string() if hasattr(name, "format_string") else str(name)
-        if text not in ('""', ""):
-            parts.append(text)
-    except gdb.error:
-        pass
+    shape, numel, dtype, ctype = _layout(impl)
+    parts = _title(impl, "Tensor", shape, dtype)
     parts.append(_first_values(impl, numel, dtype, ctype))
-    if bool(impl["requires_grad"]):
-        parts.append("requires_grad")
-    node = _shared_ptr_target(impl["grad_fn"])
-    if node is not None:
-        parts.append(f"grad_fn={node['op'].string()}")
+    parts += _flags(impl)
     grad = _shared_ptr_target(impl["grad"])
     if grad is not None:
-        g_dtype, g_ctype = DTYPES.get(int(grad["dtype"]), ("", None))
-        g_numel = 1
-        for s in _vector_items(grad["shape"]):
-            g_numel *= s
+        _, g_numel, g_dtype, g_ctype = _layout(grad)
         parts.append("grad=" + _first_values(grad, g_numel, g_dtype, g_ctype))
     return " ".join(p for p in parts if p)
 
