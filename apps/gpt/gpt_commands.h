@@ -1,6 +1,8 @@
 #pragma once
-// The modes of uwaga-gpt; each parses its own flags (argv[0] is the mode) and returns the
-// exit status. Errors are thrown as uwaga::Error and reported by main() with status 2.
+// The modes of uwaga-gpt: train, eval and export in gpt_commands, the ones that look at a model
+// (sample, attention, explore, tokenize) in gpt_inspect. Each parses its own flags (argv[0] is
+// the mode) and returns the exit status. Errors are thrown as uwaga::Error and reported by
+// main() with status 2.
 namespace uwaga::apps {
 
 int gpt_train(int argc, char** argv);
