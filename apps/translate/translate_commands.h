@@ -5,10 +5,10 @@ namespace uwaga::apps {
 
 int translate_train(int argc, char** argv);
 int translate_eval(int argc, char** argv);
-int translate_translate(int argc, char** argv);
-int translate_explore(int argc, char** argv);  // apps/common/attention_explorer
-int translate_plot(int argc, char** argv);  // apps/common/training_plot
-int translate_vocab(int argc, char** argv);
+int translate_translate(int argc, char** argv);  // apps/translate/translate_inspect.cpp
+int translate_explore(int argc, char** argv);    // apps/translate/translate_inspect.cpp
+int translate_vocab(int argc, char** argv);      // apps/translate/translate_inspect.cpp
+int translate_plot(int argc, char** argv);       // apps/common/training_plot
 
 // translate's exit status when a sentence had words the vocabulary lacks (without --allow-unknown).
 constexpr int kUnknownWordsStatus = 3;
