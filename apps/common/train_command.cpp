@@ -11,6 +11,19 @@
 #include "optim/gradient_reduction.h"
 
 namespace uwaga::apps {
+namespace {
+
+// --batch-size and --grad-accum as the run configuration holds them (older runs: no accumulation).
+struct StepBatch {
+  std::int64_t batch_size = 0, grad_accum = 1;
+};
+
+StepBatch step_batch_of(const std::string& run_json) {
+  const nlohmann::json run = nlohmann::json::parse(run_json);
+  return {run.value("batch_size", std::int64_t{0}), run.value("grad_accum", std::int64_t{1})};
+}
+
+}  // namespace
 
 int train_command(TrainProgram& program, int argc, char** argv) {
   const TrainModeText text = program.text();
@@ -45,6 +58,13 @@ int train_command(TrainProgram& program, int argc, char** argv) {
   if (settings.parameters >= kOneReplicaParameters) options.parallel.threads = 1;
   if (settings.micro_batch > 0 && r["micro-batch"].has_default())
     options.parallel.micro_batch = std::min(options.parallel.micro_batch, settings.micro_batch);
+  const StepBatch step = step_batch_of(settings.run_json);
+  if (step.grad_accum > 1) {  // each pass takes at most a replica's share of one --batch-size
+    const std::int64_t replicas = std::int64_t{options.parallel.threads} * processes->size();
+    const std::int64_t pass = (step.batch_size + replicas - 1) / replicas;
+    options.parallel.micro_batch =
+        options.parallel.micro_batch > 0 ? std::min(options.parallel.micro_batch, pass) : pass;
+  }
   options.reduction = processes.get();
   nlohmann::json shared = training_settings(settings.run_json, options, settings.eval_items);
   shared["attention"] = r["attention"].as<std::string>();
@@ -53,6 +73,10 @@ int train_command(TrainProgram& program, int argc, char** argv) {
   program.start(options);
   if (root) {
     program.print_summary(options.parallel);
+    if (step.grad_accum > 1)
+      std::printf("  accumulate the gradients of %lld batches of %lld %s a step (%lld %s)\n",
+                  (long long)step.grad_accum, (long long)step.batch_size, text.examples.c_str(),
+                  (long long)(step.grad_accum * step.batch_size), text.examples.c_str());
     if (options.eval_every > 1)
       std::printf("  evaluate  every %lld epochs and after the last\n",
                   static_cast<long long>(options.eval_every));

@@ -72,7 +72,11 @@ void add_training_flags(cxxopts::Options& o, const std::string& examples,
   using cxxopts::value;
   o.add_options()
       ("epochs", "training epochs", value<std::int64_t>())
-      ("batch-size", examples + " per step", value<std::int64_t>())
+      ("batch-size", examples + " per forward/backward pass (per step, without --grad-accum)",
+       value<std::int64_t>())
+      ("grad-accum", "gradient accumulation: each optimizer step sums the gradients of N "
+                     "batches of --batch-size, a batch N times as large in the memory of one",
+       value<std::int64_t>())
       ("lr", "peak learning rate", value<double>())
       ("min-lr", "learning rate at the end of the cosine decay", value<double>())
       ("weight-decay", "AdamW weight decay (not on biases, norms, embeddings)", value<double>())

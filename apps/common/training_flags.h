@@ -43,6 +43,7 @@ template <class RunConfig>
 void override_training_flags(const cxxopts::ParseResult& r, RunConfig& run) {
   override_from(r, "epochs", run.epochs);
   override_from(r, "batch-size", run.batch_size);
+  override_from(r, "grad-accum", run.grad_accum);
   override_from(r, "lr", run.lr);
   override_from(r, "min-lr", run.min_lr);
   override_from(r, "weight-decay", run.weight_decay);

@@ -1,9 +1,13 @@
 #pragma once
 // The optimisation settings both programs' run configurations (VitRunConfig, TranslateRunConfig)
 // have under the same names, as fields of the JSON that travels in a checkpoint: epochs,
-// batch_size, lr, min_lr, weight_decay, warmup, label_smoothing and clip_norm; and their checks.
+// batch_size, grad_accum, lr, min_lr, weight_decay, warmup, label_smoothing and clip_norm; and their checks.
 // Header-only: the Python bindings compile the apps' run configurations without the
 // uwaga_apps_common library.
+#include <cstdint>
+#include <limits>
+#include <string>
+
 #include "core/error.h"
 
 namespace uwaga::apps {
@@ -14,6 +18,7 @@ template <class RunConfig, class Field>
 void training_settings_fields(Field& field) {
   field("epochs", &RunConfig::epochs);
   field("batch_size", &RunConfig::batch_size);
+  field("grad_accum", &RunConfig::grad_accum);
   field("lr", &RunConfig::lr);
   field("min_lr", &RunConfig::min_lr);
   field("weight_decay", &RunConfig::weight_decay);
@@ -22,12 +27,34 @@ void training_settings_fields(Field& field) {
   field("clip_norm", &RunConfig::clip_norm);
 }
 
+// The examples of one optimizer step: --grad-accum batches of --batch-size, each its own
+// forward/backward pass (per replica: train_command sets the passes), their gradients summed
+// before the step — the step of a batch grad_accum times as large, in the memory of one.
+template <class RunConfig>
+std::int64_t step_batch(const RunConfig& run) {
+  return run.batch_size * run.grad_accum;
+}
+
+// The step's batch for messages: "64", or "256 (--batch-size 64 × --grad-accum 4)".
+template <class RunConfig>
+std::string step_batch_text(const RunConfig& run) {
+  std::string text = std::to_string(step_batch(run));
+  if (run.grad_accum > 1)
+    text += " (--batch-size " + std::to_string(run.batch_size) + " × --grad-accum " +
+            std::to_string(run.grad_accum) + ")";
+  return text;
+}
+
 // Throws an Error naming the flag that sets the first setting that cannot work.
 template <class RunConfig>
 void check_training_settings(const RunConfig& run) {
   if (run.epochs < 1 || run.epochs > 1'000'000)
     fail("--epochs must be from 1 to 1,000,000, got ", run.epochs);
   if (run.batch_size < 1) fail("--batch-size must be at least 1, got ", run.batch_size);
+  if (run.grad_accum < 1 || run.grad_accum > 65'536)
+    fail("--grad-accum must be from 1 to 65,536, got ", run.grad_accum);
+  if (run.batch_size > std::numeric_limits<std::int64_t>::max() / 65'536)
+    fail("--batch-size ", run.batch_size, " is too large");
   if (!(run.lr > 0)) fail("--lr must be positive, got ", run.lr);
   if (!(run.min_lr >= 0)) fail("--min-lr must be >= 0, got ", run.min_lr);
   // The schedule decays from --lr to --min-lr: said here, it names both flags.

@@ -57,7 +57,7 @@ GptTraining::GptTraining(const GptRunConfig& run, const CharCorpus& corpus,
                          optim::TrainerOptions options)
     : Training(run,
                [&] {  // run.steps_per_epoch batches of random windows make an epoch
-                 return CharWindows(corpus.train, run.batch_size, run.window_length(),
+                 return CharWindows(corpus.train, step_batch(run), run.window_length(),
                                     run.steps_per_epoch, run.seed);
                },
                nn::CrossEntropyLoss({-100, run.label_smoothing}), gpt_adam_options(run), "valid",

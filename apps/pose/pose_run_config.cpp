@@ -100,9 +100,9 @@ void PoseRunConfig::validate() const {
     if (model.image_height < 16 || model.image_width < 16)
       fail("--dataset synthetic: stick figures are at least 16x16 pixels, the model reads ",
            model.image_height, "x", model.image_width);
-    if (train_size < batch_size)
-      fail("--train-size ", train_size, " must hold at least one batch (--batch-size ",
-           batch_size, ")");
+    if (train_size < step_batch(*this))
+      fail("--train-size ", train_size, " must hold at least one batch of ",
+           step_batch_text(*this));
     if (!coco_annotations.empty() || !coco_images.empty())
       fail("--dataset synthetic draws its own figures: --coco-annotations and --data-dir are for "
            "--dataset coco");

@@ -71,9 +71,9 @@ void PoseData::load_coco(const PoseRunConfig& run) {
          run.coco_annotations, ", leaving none to train on");
   const std::int64_t available = persons - run.valid_size;
   epoch_size = run.train_size > 0 ? std::min(run.train_size, available) : available;
-  if (epoch_size < run.batch_size)
+  if (epoch_size < step_batch(run))
     fail(run.coco_annotations, " has ", epoch_size, " persons to train on, fewer than one batch "
-         "of ", run.batch_size, "; lower --batch-size or --valid-size");
+         "of ", step_batch_text(run), "; lower --batch-size or --valid-size");
   train = coco_range(*coco_, 0, epoch_size);
   valid = coco_range(*coco_, available, run.valid_size);
   description_ = run.coco_annotations + ": " + std::to_string(epoch_size) + " persons for " +
@@ -195,7 +195,7 @@ PoseTraining::PoseTraining(const PoseRunConfig& run, const PoseData& data,
                            optim::TrainerOptions options)
     : Training(run,
                [&] {
-                 return PoseBatches(data.train, data.epoch_size, run.batch_size,
+                 return PoseBatches(data.train, data.epoch_size, step_batch(run),
                                     heatmap_targets(run), run.flip, run.seed);
                },
                nn::KeypointMSELoss(), {run.lr}, "valid", std::move(options)),

@@ -19,6 +19,7 @@ struct TranslateRunConfig {
   nn::Seq2SeqConfig model;          // src_vocab / tgt_vocab come from the vocabularies
   std::int64_t epochs = 10;
   std::int64_t batch_size = 64;
+  std::int64_t grad_accum = 1;  // batches of batch_size whose gradients make one step
   double lr = 1e-3;
   double min_lr = 1e-5;
   double weight_decay = 0.01;

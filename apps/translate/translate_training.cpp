@@ -111,11 +111,11 @@ namespace {
 
 TranslationBatches training_batches(const TranslateRunConfig& run,
                                     const TranslationCorpus& corpus) {
-  TranslationBatches batches(encode_pairs(corpus.train, run), run.batch_size, run.seed,
+  TranslationBatches batches(encode_pairs(corpus.train, run), step_batch(run), run.seed,
                              run.model.pad_id);
   if (batches.batches_per_epoch() == 0)
     fail("the training split has ", batches.pairs(), " pairs, fewer than one batch of ",
-         run.batch_size, "; lower --batch-size or raise --train-size");
+         step_batch_text(run), "; lower --batch-size or raise --train-size");
   return batches;
 }
 

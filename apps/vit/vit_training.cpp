@@ -33,10 +33,10 @@ namespace {
 // drops the last partial batch, so fewer images than --batch-size leave nothing to train on. (The
 // DataLoader would refuse too, but in its own words, naming neither flag.)
 DataLoaderOptions train_loader_options(const VitRunConfig& run, const ImageDataset& train) {
-  if (train.count < run.batch_size)
+  if (train.count < step_batch(run))
     fail("train: the training set has ", train.count, " images, fewer than one batch of ",
-         run.batch_size, "; lower --batch-size or raise --train-size");
-  return vit_loader_options(run, true, run.batch_size);
+         step_batch_text(run), "; lower --batch-size or raise --train-size");
+  return vit_loader_options(run, true, step_batch(run));
 }
 
 }  // namespace

@@ -35,6 +35,24 @@ else
   failed "resume exited with $?"; cat "$tmp/resume.out"
 fi
 
+# 2b. --grad-accum 2 of --batch-size 4 is the step of --batch-size 8 taken 4 windows a pass: the
+# same windows, losses and weights bit for bit (one thread); a resume cannot change it.
+compare=$(dirname "$0")/../../apps/bench/compare_checkpoints.py
+if "$bin" train --preset smoke --text "$text" --threads 1 --max-steps 6 --batch-size 8 \
+       --micro-batch 4 --out "$tmp/b8" >"$tmp/b8.out" 2>&1 &&
+   "$bin" train --preset smoke --text "$text" --threads 1 --max-steps 6 --batch-size 4 \
+       --grad-accum 2 --out "$tmp/a2" >"$tmp/a2.out" 2>&1; then
+  grep -q "accumulate the gradients of 2 batches of 4 windows a step (8 windows)" "$tmp/a2.out" &&
+    pass "grad-accum: the summary names the accumulation" || failed "grad-accum: no summary line"
+  /usr/bin/python3 "$compare" "$tmp/b8" "$tmp/a2" >"$tmp/cmp.out" 2>&1 &&
+    pass "grad-accum: 2 x 4 windows trains as 8 windows in passes of 4, bit for bit" ||
+    { failed "grad-accum: differs from --batch-size 8 --micro-batch 4"; cat "$tmp/cmp.out"; }
+else
+  failed "grad-accum runs exited with $?"; cat "$tmp/b8.out" "$tmp/a2.out"
+fi
+expect_error "grad_accum = 2 and the flags ask for 4" train --out "$tmp/a2" --resume --grad-accum 4
+expect_error "--grad-accum must be from 1" train --preset smoke --text "$text" --grad-accum 0 --out "$tmp/a0"
+
 # 3. eval --json: bits per character is the loss over ln 2.
 if "$bin" eval --checkpoint "$ckpt" --json >"$tmp/eval.out" 2>&1; then
   json=$(tail -1 "$tmp/eval.out")
