@@ -124,7 +124,9 @@ AugmentPolicy augment_policy(const std::string& name, const char* what) {
   if (name == "none") return AugmentPolicy::none;
   if (name == "randaugment") return AugmentPolicy::rand_augment;
   if (name == "trivialaugment") return AugmentPolicy::trivial_augment_wide;
-  fail(what, " '", name, "' is not a policy; expected one of: none, randaugment, trivialaugment");
+  if (name == "autoaugment") return AugmentPolicy::auto_augment;
+  fail(what, " '", name,
+       "' is not a policy; expected one of: none, randaugment, trivialaugment, autoaugment");
 }
 
 AugmentOptions training_augment(const VitRunConfig& run) {

@@ -174,8 +174,11 @@ TEST_CASE("run configuration JSON: a checkpoint from before the augmentation rec
   run.mixup = 0.8, run.cutmix = 1.0, run.ema = 0.999, run.model.dropout = 0.1;
   CHECK(describe_recipe(VitRunConfig::from_json(run.to_json())) ==
         "shift 4, flip, randaugment 2x9; mixup 0.8; cutmix 1; drop path 0.1; dropout 0.1; ema 0.999");
+  run.policy = "augmix";
+  CHECK_THROWS_WITH(run.validate(), Contains("'augmix' is not a policy"));
   run.policy = "autoaugment";
-  CHECK_THROWS_WITH(run.validate(), Contains("'autoaugment' is not a policy"));
+  CHECK(describe_recipe(VitRunConfig::from_json(run.to_json()))
+            .starts_with("autoaugment, shift 4, flip"));
   run.policy = "none";
   run.ema = 1.0;
   CHECK_THROWS_WITH(run.validate(), Contains("--ema must be in [0, 1)"));
