@@ -89,7 +89,8 @@ AugmentGrid draw_augment_grid(const ByteImage& image, AugmentSpace space, std::u
   g.side = scale * image.height;
   g.pitch_x = g.side + g.gap;
   g.pitch_y = g.side + caption_h + g.gap;
-  const int sample_rows = 4;  // RandAugment 2x9, TrivialAugment-Wide, resized crop, erasing
+  // RandAugment 2x9, TrivialAugment-Wide, AutoAugment, resized crop, erasing
+  const int sample_rows = 5;
   const std::int64_t rows = kAugmentOpCount + sample_rows, cols = 6;
   g.raster = ByteImage(3, rows * g.pitch_y + g.gap, cols * g.pitch_x + g.gap, 255);
   auto draw = [&](const ByteImage& img, std::int64_t row, std::int64_t col,
@@ -116,19 +117,21 @@ AugmentGrid draw_augment_grid(const ByteImage& image, AugmentSpace space, std::u
   }
   Generator gen(seed);
   // Erased boxes show mid-grey here; training sets them to 0 after normalising (the mean).
-  for (const char* name : {"RandAugment 2x9", "TrivialAugment", "resized crop 0.35",
-                           "erase (p = 1)"}) {
-    g.rows.push_back(name);
+  const char* samples[] = {"RandAugment 2x9", "TrivialAugment", "AutoAugment CIFAR-10",
+                           "resized crop 0.35", "erase (p = 1)"};
+  for (int s = 0; s < sample_rows; ++s) {
+    g.rows.push_back(samples[s]);
     draw(image, row, 0, "original");
     for (int c = 0; c < 5; ++c) {
       ByteImage a = image;
-      if (row == kAugmentOpCount) a = rand_augment(image, {}, gen);
-      if (row == kAugmentOpCount + 1) a = trivial_augment_wide(image, gen);
-      if (row == kAugmentOpCount + 2) {
+      if (s == 0) a = rand_augment(image, {}, gen);
+      if (s == 1) a = trivial_augment_wide(image, gen);
+      if (s == 2) a = auto_augment_cifar10(image, gen);
+      if (s == 3) {
         const ImageBox b = draw_resized_crop(image.height, image.width, 0.35, gen);
         a = resized_crop(image, b.top, b.left, b.height, b.width, image.height, image.width);
       }
-      if (row == kAugmentOpCount + 3) {
+      if (s == 4) {
         const ImageBox b = draw_erase_box(image.height, image.width, gen);
         for (std::int64_t ch = 0; ch < a.channels; ++ch)
           for (std::int64_t y = b.top; y < b.top + b.height; ++y)
@@ -190,7 +193,7 @@ int write_augment_grid(const std::string& out, const ImageDataset& data, std::in
 
 void add_recipe_flags(cxxopts::Options& o) {
   o.add_options("recipe")
-      ("policy", "automatic augmentation: none, randaugment or trivialaugment (TrivialAugment-Wide)", value<std::string>())
+      ("policy", "automatic augmentation: none, randaugment, trivialaugment (TrivialAugment-Wide) or autoaugment (AutoAugment's CIFAR-10 policy)", value<std::string>())
       ("randaugment-ops", "RandAugment: ops applied to each image (N)", value<std::int64_t>())
       ("randaugment-magnitude", "RandAugment: magnitude bin 0..30 (M)", value<std::int64_t>())
       ("crop-scale", "random resized crops of this fraction of the area up to all of it (0: off)", value<double>())

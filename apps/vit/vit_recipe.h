@@ -1,8 +1,9 @@
 #pragma once
 // The flags of a uwaga-vit run's training recipe beyond the optimiser — augmentation (resized
-// crops, RandAugment / TrivialAugment-Wide, random erasing), Mixup / CutMix, stochastic depth,
-// dropout and the weights' moving average; their fields and meaning are VitRunConfig's — and `uwaga-vit
-// augment`, the picture of one image through every augmentation op.
+// crops, AutoAugment / RandAugment / TrivialAugment-Wide, random erasing), Mixup / CutMix,
+// stochastic depth, dropout and the weights' moving average; their fields and meaning are
+// VitRunConfig's — and `uwaga-vit augment`, the picture of one image through every
+// augmentation op.
 #include <string>
 
 #include <cxxopts.hpp>

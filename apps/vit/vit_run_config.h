@@ -27,7 +27,8 @@ struct VitRunConfig {
   double clip_norm = 1.0;
   bool augment = false;  // the dataset's random shifts (and flips)
   // The recipe beyond shifts and flips (apps/vit/vit_recipe.h has the flags); all off by default.
-  std::string policy = "none";  // none, randaugment or trivialaugment (data/images/auto_augment.h)
+  // none, randaugment, trivialaugment or autoaugment (data/images/auto_augment.h)
+  std::string policy = "none";
   std::int64_t randaugment_ops = 2;
   std::int64_t randaugment_magnitude = 9;
   double crop_scale = 0.0;       // random resized crops down to this area fraction; 0: off
@@ -76,7 +77,8 @@ VitRunConfig vit_preset(const std::string& name);
 std::vector<std::string> vit_preset_names();
 std::string vit_preset_list();  // the names, comma-separated, for help texts and errors
 
-// The policy of a --policy name ("none", "randaugment", "trivialaugment"); throws naming `what`.
+// The policy of a --policy name ("none", "randaugment", "trivialaugment", "autoaugment"); throws
+// naming `what`.
 AugmentPolicy augment_policy(const std::string& name, const char* what);
 
 // The training loader's augmentation: the dataset's shift and flip when run.augment, then the

@@ -63,6 +63,7 @@ std::string AugmentOptions::describe() const {
     return std::string(buf);
   };
   if (crop_scale > 0) add("resized crop " + num(crop_scale) + "-1");
+  if (policy == AugmentPolicy::auto_augment) add("autoaugment");
   if (max_shift > 0) add("shift " + std::to_string(max_shift));
   if (horizontal_flip) add("flip");
   if (policy == AugmentPolicy::rand_augment)
@@ -115,6 +116,9 @@ void augment_image(const std::uint8_t* src, std::int64_t C, std::int64_t H, std:
     const ImageBox box = draw_resized_crop(H, W, options.crop_scale, gen);
     img = resized_crop(img, box.top, box.left, box.height, box.width, H, W);
   }
+  // AutoAugment sees the image before the zero padding of the shift, as in its paper's pipeline:
+  // Equalize and AutoContrast would otherwise count the padding's black.
+  if (options.policy == AugmentPolicy::auto_augment) img = auto_augment_cifar10(img, gen);
   img = shift_flip(img, t);
   if (options.policy == AugmentPolicy::rand_augment)
     img = rand_augment(img, options.rand_augment, gen);

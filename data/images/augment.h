@@ -12,7 +12,7 @@
 namespace uwaga {
 
 // Which automatic augmentation policy runs on each training image (data/images/auto_augment.h).
-enum class AugmentPolicy { none, rand_augment, trivial_augment_wide };
+enum class AugmentPolicy { none, rand_augment, trivial_augment_wide, auto_augment };
 
 struct AugmentOptions {
   // Random crop with zero padding: pad the image with max_shift zero pixels on every side and cut
@@ -29,7 +29,8 @@ struct AugmentOptions {
   // image. 0: off.
   double crop_scale = 0.0;
   // After the shift and flip: RandAugment (rand_augment.ops ops at bin rand_augment.magnitude)
-  // or TrivialAugment-Wide.
+  // or TrivialAugment-Wide. Before them: AutoAugment's CIFAR-10 policy, as the AutoAugment
+  // paper's pipeline (and CCT's, which copies it) runs it on the unpadded image.
   AugmentPolicy policy = AugmentPolicy::none;
   RandAugmentOptions rand_augment;
   // Last, on the normalised image: with this probability a rectangle of 2–33 % of the area
@@ -43,7 +44,8 @@ struct AugmentOptions {
   bool enabled() const { return max_shift > 0 || horizontal_flip || uses_pixel_ops(); }
   // Throws naming the field when a value cannot work.
   void validate() const;
-  // One line for run summaries: "shift 4, flip, randaugment 2x9, erase 0.25" or "none".
+  // One line for run summaries: "shift 4, flip, randaugment 2x9, erase 0.25", "autoaugment,
+  // shift 4, flip" or "none".
   std::string describe() const;
 
   static AugmentOptions none() { return {}; }
@@ -82,8 +84,9 @@ ImageBox draw_resized_crop(std::int64_t H, std::int64_t W, double scale_min, Gen
 ImageBox draw_erase_box(std::int64_t H, std::int64_t W, Generator& gen);
 
 // The whole training transform of one image when options.uses_pixel_ops(): the draws of
-// draw_transform first, then, in this order, resized crop → shift → flip → policy → normalise
-// (lut, as transform_image) → erase. `gen` is the image's own generator.
+// draw_transform first, then, in this order, resized crop → AutoAugment → shift → flip →
+// RandAugment or TrivialAugment-Wide → normalise (lut, as transform_image) → erase. `gen` is the
+// image's own generator.
 void augment_image(const std::uint8_t* src,  // (C, H, W)
                    std::int64_t C, std::int64_t H, std::int64_t W,
                    const AugmentOptions& options, Generator& gen,

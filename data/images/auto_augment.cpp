@@ -47,6 +47,7 @@ std::string augment_op_name(AugmentOp op) {
     case AugmentOp::solarize: return "Solarize";
     case AugmentOp::autocontrast: return "AutoContrast";
     case AugmentOp::equalize: return "Equalize";
+    case AugmentOp::invert: return "Invert";
   }
   return "?";
 }
@@ -72,6 +73,7 @@ double op_magnitude(AugmentSpace space, AugmentOp op, int bin, int bins, std::in
                     std::int64_t width) {
   if (bins < 2 || bin < 0 || bin >= bins)
     fail("augment: magnitude bin ", bin, " is outside 0 .. ", bins - 1, " (", bins, " bins)");
+  // AutoAugment's ranges are RandAugment's; only TrivialAugment-Wide's differ.
   const bool wide = space == AugmentSpace::trivial_augment_wide;
   auto lin = [&](float end) { return static_cast<double>(linspace_f32(0.0f, end, bins, bin)); };
   switch (op) {
@@ -114,6 +116,7 @@ ByteImage apply_augment_op(const ByteImage& image, AugmentOp op, double m) {
     case AugmentOp::solarize: return solarize(image, m);
     case AugmentOp::autocontrast: return autocontrast(image);
     case AugmentOp::equalize: return equalize(image);
+    case AugmentOp::invert: return invert(image);
   }
   fail("augment: unknown op ", static_cast<int>(op));
 }
@@ -145,6 +148,72 @@ ByteImage trivial_augment_wide(const ByteImage& image, Generator& gen, int bins)
                           image.width);
   if (op_is_signed(op) && gen.below(2) == 1) m = -m;
   return apply_augment_op(image, op, m);
+}
+
+const std::vector<AutoAugmentSubPolicy>& auto_augment_cifar10_policy() {
+  using enum AugmentOp;
+  // (op, probability, bin) twice, as torchvision 0.14 lists them (Cubuk et al. 2019, appendix).
+  static const std::vector<AutoAugmentSubPolicy> policy = {
+      {{invert, 0.1, -1}, {contrast, 0.2, 6}},
+      {{rotate, 0.7, 2}, {translate_x, 0.3, 9}},
+      {{sharpness, 0.8, 1}, {sharpness, 0.9, 3}},
+      {{shear_y, 0.5, 8}, {translate_y, 0.7, 9}},
+      {{autocontrast, 0.5, -1}, {equalize, 0.9, -1}},
+      {{shear_y, 0.2, 7}, {posterize, 0.3, 7}},
+      {{color, 0.4, 3}, {brightness, 0.6, 7}},
+      {{sharpness, 0.3, 9}, {brightness, 0.7, 9}},
+      {{equalize, 0.6, -1}, {equalize, 0.5, -1}},
+      {{contrast, 0.6, 7}, {sharpness, 0.6, 5}},
+      {{color, 0.7, 7}, {translate_x, 0.5, 8}},
+      {{equalize, 0.3, -1}, {autocontrast, 0.4, -1}},
+      {{translate_y, 0.4, 3}, {sharpness, 0.2, 6}},
+      {{brightness, 0.9, 6}, {color, 0.2, 8}},
+      {{solarize, 0.5, 2}, {invert, 0.0, -1}},
+      {{equalize, 0.2, -1}, {autocontrast, 0.6, -1}},
+      {{equalize, 0.2, -1}, {equalize, 0.6, -1}},
+      {{color, 0.9, 9}, {equalize, 0.6, -1}},
+      {{autocontrast, 0.8, -1}, {solarize, 0.2, 8}},
+      {{brightness, 0.1, 3}, {color, 0.7, 0}},
+      {{solarize, 0.4, 5}, {autocontrast, 0.9, -1}},
+      {{translate_y, 0.9, 9}, {translate_y, 0.7, 9}},
+      {{autocontrast, 0.9, -1}, {solarize, 0.8, 3}},
+      {{equalize, 0.8, -1}, {invert, 0.1, -1}},
+      {{translate_y, 0.7, 9}, {autocontrast, 0.9, -1}},
+  };
+  return policy;
+}
+
+AutoAugmentDraw draw_auto_augment(Generator& gen) {
+  const auto& policy = auto_augment_cifar10_policy();
+  AutoAugmentDraw d;
+  d.sub_policy = static_cast<int>(gen.below(policy.size()));
+  const AutoAugmentStep steps[2] = {policy[d.sub_policy].first, policy[d.sub_policy].second};
+  // Drawn whether or not they are needed, in torchvision's order: the uniforms, then the signs.
+  for (int j = 0; j < 2; ++j) d.applied[j] = gen.uniform() <= steps[j].probability;
+  for (int j = 0; j < 2; ++j) d.negated[j] = gen.below(2) == 0;
+  return d;
+}
+
+ByteImage apply_auto_augment(const ByteImage& image, const AutoAugmentDraw& draw) {
+  const auto& policy = auto_augment_cifar10_policy();
+  if (draw.sub_policy < 0 || draw.sub_policy >= static_cast<int>(policy.size()))
+    fail("AutoAugment: sub-policy ", draw.sub_policy, " is outside 0 .. ", policy.size() - 1);
+  const AutoAugmentStep steps[2] = {policy[draw.sub_policy].first, policy[draw.sub_policy].second};
+  ByteImage out = image;
+  for (int j = 0; j < 2; ++j) {
+    if (!draw.applied[j]) continue;
+    const AutoAugmentStep& s = steps[j];
+    double m = s.bin < 0 ? 0.0
+                         : op_magnitude(AugmentSpace::auto_augment, s.op, s.bin, kAutoAugmentBins,
+                                        image.height, image.width);
+    if (op_is_signed(s.op) && draw.negated[j]) m = -m;
+    out = apply_augment_op(out, s.op, m);
+  }
+  return out;
+}
+
+ByteImage auto_augment_cifar10(const ByteImage& image, Generator& gen) {
+  return apply_auto_augment(image, draw_auto_augment(gen));
 }
 
 }  // namespace uwaga

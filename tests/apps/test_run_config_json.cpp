@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <string>
 #include <tuple>
 
@@ -174,8 +175,11 @@ TEST_CASE("run configuration JSON: a checkpoint from before the augmentation rec
   run.mixup = 0.8, run.cutmix = 1.0, run.ema = 0.999, run.model.dropout = 0.1;
   CHECK(describe_recipe(VitRunConfig::from_json(run.to_json())) ==
         "shift 4, flip, randaugment 2x9; mixup 0.8; cutmix 1; drop path 0.1; dropout 0.1; ema 0.999");
+  run.policy = "augmix";
+  CHECK_THROWS_WITH(run.validate(), Contains("'augmix' is not a policy"));
   run.policy = "autoaugment";
-  CHECK_THROWS_WITH(run.validate(), Contains("'autoaugment' is not a policy"));
+  CHECK(describe_recipe(VitRunConfig::from_json(run.to_json()))
+            .starts_with("autoaugment, shift 4, flip"));
   run.policy = "none";
   run.ema = 1.0;
   CHECK_THROWS_WITH(run.validate(), Contains("--ema must be in [0, 1)"));
@@ -214,6 +218,45 @@ TEST_CASE("run configuration: cifar10-vit is CCT-4/3x2's shape with the recipe",
   CHECK(run.model.to_json() ==
         R"({"channels":3,"depth":4,"dim":128,"drop_path":0.1,"dropout":0.0,"heads":2,)"
         R"("image_size":32,"mlp_dim":128,"num_classes":10,"patch":4,"pool":"seq","stem":"cct"})");
+}
+
+TEST_CASE("run configuration: cifar10-cct is cifar10-vit's model under CCT's own recipe",
+          "[apps][json]") {
+  VitRunConfig cct = vit_preset("cifar10-cct");
+  cct.mean = {0.5f, 0.5f, 0.5f}, cct.std = {0.25f, 0.25f, 0.25f};
+  CHECK(describe_recipe(cct) == "autoaugment, shift 4, flip; drop path 0.1");
+  CHECK(training_augment(cct).policy == AugmentPolicy::auto_augment);
+  // examples/main.py's: AdamW lr 5e-4, weight decay 3e-2, batch 128, 200 epochs, 5 of them
+  // warm-up (390 steps each: the last partial batch is dropped), cosine to 0, no clipping,
+  // label smoothing 0.1; no moving average.
+  CHECK(cct.epochs == 200);
+  CHECK(cct.batch_size == 128);
+  CHECK(cct.lr == 5e-4);
+  CHECK(cct.min_lr == 0.0);
+  CHECK(cct.weight_decay == 3e-2);
+  CHECK(cct.warmup == 5 * (50000 / 128));
+  CHECK(cct.clip_norm == 0.0);
+  CHECK(cct.label_smoothing == 0.1);
+  CHECK(cct.ema == 0.0);
+  CHECK(cct.augment);
+  CHECK(cct.model.drop_path == 0.1);
+  // The model is cifar10-vit's: 500,171 parameters (CCT-4/3x2's 482,123 plus the Linear after
+  // the tokenizer and the qkv biases, 16,512 + 1,536).
+  VitRunConfig vit = vit_preset("cifar10-vit");
+  CHECK(cct.model.to_json() == vit.model.to_json());
+  Generator gen(0);
+  CHECK(nn::VisionTransformer(cct.model, gen).num_parameters() == 500171);
+  // Read back from a checkpoint's text, and nothing differs from cifar10-vit but the recipe.
+  CHECK(VitRunConfig::from_json(cct.to_json()).to_json() == cct.to_json());
+  vit.mean = cct.mean, vit.std = cct.std;
+  nlohmann::json a = nlohmann::json::parse(cct.to_json()), b = nlohmann::json::parse(vit.to_json());
+  for (nlohmann::json* j : {&a, &b})
+    for (const char* key : {"preset", "epochs", "lr", "min_lr", "weight_decay", "clip_norm",
+                            "ema", "policy"})
+      j->erase(key);
+  CHECK(a == b);
+  const std::vector<std::string> names = vit_preset_names();
+  CHECK(std::find(names.begin(), names.end(), "cifar10-cct") != names.end());
 }
 
 TEST_CASE("run configuration JSON: errors name the field", "[apps][json]") {

@@ -237,6 +237,7 @@ width, height = struct.unpack(">II", png[16:24])
 assert (width, height) == (int(image.get("width")), int(image.get("height"))), (width, height)
 texts = [t.text for t in svg.iter(ns + "text")]
 assert "Equalize" in texts and "RandAugment 2x9" in texts and "original" in texts, texts
+assert "AutoAugment CIFAR-10" in texts, texts
 print(f"a {width}x{height} PNG, {len(texts)} labels")
 PY
   failed "augment --out grid.svg: $(cat "$tmp/augment.out" "$tmp/grid.check" 2>/dev/null)"
@@ -250,8 +251,8 @@ expect_error "--space must be randaugment or trivialaugment, got 'wide'" augment
 expect_error "--out must end in .svg or .png" augment --data-dir "$tmp/no-data" --out "$tmp/grid.bmp"
 expect_error "--index must be at least 0, got -3" augment --data-dir "$tmp/no-data" --index -3 --out "$tmp/g.svg"
 expect_error "--time must be from 1 to 100,000 batches, got 0" augment --data-dir "$tmp/no-data" --time 0
-expect_error "'autoaugment' is not a policy" augment --data-dir "$tmp/no-data" --time 2 --policy autoaugment
-expect_error "'autoaugment' is not a policy" train --out "$tmp/bad" --data-dir "$data" --policy autoaugment
+expect_error "'augmix' is not a policy" augment --data-dir "$tmp/no-data" --time 2 --policy augmix
+expect_error "'augmix' is not a policy" train --out "$tmp/bad" --data-dir "$data" --policy augmix
 expect_error "--drop-path must be in [0, 1)" train --out "$tmp/bad" --data-dir "$data" --drop-path 1
 expect_error "--dropout must be in [0, 1)" train --out "$tmp/bad" --data-dir "$data" --dropout 1
 expect_error "--ema must be in [0, 1)" train --out "$tmp/bad" --data-dir "$data" --ema 2

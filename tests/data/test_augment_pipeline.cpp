@@ -1,4 +1,5 @@
-// The training transform with pixel ops (resized crop, RandAugment / TrivialAugment, erasing):
+// The training transform with pixel ops (resized crop, AutoAugment / RandAugment /
+// TrivialAugment, erasing):
 // reproducible per (seed, epoch, image), independent of the thread count, and off in evaluation.
 #include <catch2/catch.hpp>
 #include <omp.h>
@@ -38,7 +39,8 @@ DataLoaderOptions options_with(AugmentPolicy policy) {
 TEST_CASE("augment pipeline: the same (seed, epoch, image) gives the same pixels",
           "[data][augment]") {
   const ImageDataset d = photos(16);
-  for (AugmentPolicy policy : {AugmentPolicy::rand_augment, AugmentPolicy::trivial_augment_wide}) {
+  for (AugmentPolicy policy : {AugmentPolicy::rand_augment, AugmentPolicy::trivial_augment_wide,
+                               AugmentPolicy::auto_augment}) {
     DataLoader a(d, options_with(policy)), b(d, options_with(policy));
     const ImageBatch x = a.batch(3, 1);
     // Another thread count, another order of calls: the same batch.
@@ -116,6 +118,34 @@ TEST_CASE("augment pipeline: options are described and checked", "[data][augment
   o.erase_probability = 0.25;
   REQUIRE(o.describe() == "shift 4, flip, randaugment 2x9, erase 0.25");
   REQUIRE(AugmentOptions::none().describe() == "none");
+  o.policy = AugmentPolicy::auto_augment;
+  o.erase_probability = 0;
+  REQUIRE(o.describe() == "autoaugment, shift 4, flip");
+  REQUIRE(o.uses_pixel_ops());
   o.crop_scale = 1.5;
   REQUIRE_THROWS_WITH(o.validate(), Contains("must be in [0, 1]"));
+}
+
+TEST_CASE("augment pipeline: AutoAugment runs before the shift and flip", "[data][augment]") {
+  // As in the AutoAugment paper's pipeline and CCT's: the policy sees the image, not its
+  // zero-padded shift. The draws keep their order (shift and flip first).
+  AugmentOptions o = AugmentOptions::cifar10();
+  o.policy = AugmentPolicy::auto_augment;
+  const std::int64_t C = 3, H = 12, W = 12;
+  const ImageDataset d = photos(1);
+  std::vector<float> lut(C * 256);
+  for (std::int64_t i = 0; i < C * 256; ++i) lut[i] = static_cast<float>(i % 256);
+  int shifted = 0;
+  for (std::uint64_t seed = 0; seed < 60; ++seed) {
+    std::vector<float> got(C * H * W), expected(C * H * W);
+    Generator g1(seed), g2(seed);
+    augment_image(d.image(0), C, H, W, o, g1, lut.data(), got.data());
+    const ImageTransform t = draw_transform(o, g2);
+    const ByteImage policy = auto_augment_cifar10(ByteImage(C, H, W, d.image(0)), g2);
+    transform_image(policy.pixels.data(), C, H, W, t, lut.data(), expected.data());
+    INFO("seed " << seed << ": shift (" << t.dy << ", " << t.dx << "), flip " << t.flip);
+    REQUIRE(got == expected);
+    shifted += t.dy != 0 || t.dx != 0;
+  }
+  REQUIRE(shifted > 40);
 }
