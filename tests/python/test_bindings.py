@@ -383,7 +383,7 @@ class DataAndApps(unittest.TestCase):
                          ("trivialaugment", 0.35, 0.5))
         self.assertEqual((saved["model"]["drop_path"], saved["model"]["dropout"]), (0.1, 0.1))
         run.validate()
-        run.policy = "autoaugment"
+        run.policy = "augmix"
         with self.assertRaisesRegex(uwaga.Error, "policy"):
             run.validate()
 
