@@ -8,6 +8,8 @@
 #include <limits>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.h"
 
 namespace uwaga::apps {
@@ -43,6 +45,12 @@ std::string step_batch_text(const RunConfig& run) {
     text += " (--batch-size " + std::to_string(run.batch_size) + " × --grad-accum " +
             std::to_string(run.grad_accum) + ")";
   return text;
+}
+
+// A run configuration saved before a training setting existed, completed with the value such runs
+// trained with (grad_accum 1); each RunConfig::from_json calls it before reading the fields.
+inline void complete_older_training_settings(nlohmann::json& j) {
+  if (j.is_object() && !j.contains("grad_accum")) j["grad_accum"] = 1;
 }
 
 // Throws an Error naming the flag that sets the first setting that cannot work.

@@ -157,6 +157,7 @@ std::string read_run_text(GptRunConfig& run, bool new_run) {
 GptRunConfig GptRunConfig::from_json(const std::string& json) {
   const char* what = "the run configuration";
   nlohmann::json j = parse_json_input(json, what);
+  complete_older_training_settings(j);
   if (!j.is_object() || !j.contains("format") || j.at("format") != kFormat)
     fail("no \"format\": \"", kFormat, "\" in its configuration");
   // Checkpoints written before the BPE tokenizer and GPT-2's GELU: characters and exact GELU.

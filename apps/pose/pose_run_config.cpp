@@ -134,7 +134,8 @@ std::string PoseRunConfig::to_json() const {
 
 PoseRunConfig PoseRunConfig::from_json(const std::string& json) {
   const char* what = "the run configuration";
-  const nlohmann::json j = parse_json_input(json, what);
+  nlohmann::json j = parse_json_input(json, what);
+  complete_older_training_settings(j);
   if (!j.is_object() || !j.contains("format") || j.at("format") != kFormat)
     fail("no \"format\": \"", kFormat, "\" in its configuration");
   PoseRunConfig r;

@@ -74,7 +74,8 @@ std::string TranslateRunConfig::to_json() const {
 
 TranslateRunConfig TranslateRunConfig::from_json(const std::string& text) {
   const char* what = "the run configuration";
-  const nlohmann::json j = parse_json_input(text, what);
+  nlohmann::json j = parse_json_input(text, what);
+  complete_older_training_settings(j);
   if (!j.is_object() || !j.contains("format") || j.at("format") != kFormat)
     fail("no \"format\": \"", kFormat, "\" in its configuration");
   TranslateRunConfig r;

@@ -234,6 +234,7 @@ std::string VitRunConfig::to_json() const { return fields_to_json(*this).dump();
 VitRunConfig VitRunConfig::from_json(const std::string& text) {
   const char* what = "the checkpoint's run configuration";
   nlohmann::json j = parse_json_input(text, what);
+  complete_older_training_settings(j);
   // Checkpoints from before --train-size have no train_size: they trained on all images.
   if (j.is_object() && !j.contains("train_size")) j["train_size"] = 0;
   // Nor the recipe beyond shifts and flips: they had none of it.

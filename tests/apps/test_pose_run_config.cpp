@@ -64,7 +64,7 @@ TEST_CASE("pose run configuration: errors name the flag", "[apps][pose]") {
   fails(bad, "--valid-size must be at least 1");
   bad = run;
   bad.train_size = 8;
-  fails(bad, "--train-size 8 must hold at least one batch (--batch-size 16)");
+  fails(bad, "--train-size 8 must hold at least one batch of 16");
   bad = run;
   bad.model.channels = 3;
   fails(bad, "--dataset synthetic: stick figures are grey images with 15 joints");

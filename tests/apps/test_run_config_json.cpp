@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "apps/gpt/gpt_run_config.h"
+#include "apps/pose/pose_run_config.h"
 #include "apps/translate/translate_run_config.h"
 #include "apps/vit/vit_run_config.h"
 #include "core/error.h"
@@ -68,7 +69,7 @@ TEST_CASE("run configuration JSON: the presets' text is what checkpoints hold", 
   // or their configurations differ from a new run's.
   CHECK(vit_preset("mnist-tiny").to_json() ==
         R"({"augment":true,"batch_size":128,"class_names":[],"clip_norm":1.0,"crop_scale":0.0,)"
-        R"("cutmix":0.0,"dataset":"mnist","ema":0.0,"epochs":15,"erase":0.0,)"
+        R"("cutmix":0.0,"dataset":"mnist","ema":0.0,"epochs":15,"erase":0.0,"grad_accum":1,)"
         R"("label_smoothing":0.0,"lr":0.001,"mean":[],"min_lr":1e-05,"mix_probability":1.0,)"
         R"("mixup":0.0,"model":{"channels":1,"depth":6,"dim":64,"drop_path":0.0,"dropout":0.0,)"
         R"("heads":4,"image_size":28,"mlp_dim":128,"num_classes":10,"patch":7,"pool":"cls",)"
@@ -79,13 +80,38 @@ TEST_CASE("run configuration JSON: the presets' text is what checkpoints hold", 
   CHECK(translate_preset("tiny").to_json() ==
         R"({"batch_size":32,"clip_norm":1.0,"corpus":{"seed":0,"test_fraction":0.1,)"
         R"("test_size":100,"train_size":2000,"valid_fraction":0.1,"valid_size":100},"epochs":2,)"
-        R"("eval_size":50,"format":"uwaga-translate-1","label_smoothing":0.0,"lr":0.003,)"
+        R"("eval_size":50,"format":"uwaga-translate-1","grad_accum":1,"label_smoothing":0.0,)"
+        R"("lr":0.003,)"
         R"("min_lr":1e-05,"model":{"decoder_layers":1,"dim":32,"dropout":0.0,)"
         R"("encoder_layers":1,"heads":2,"max_length":32,"mlp_dim":64,"pad_id":0,)"
         R"("positions":"sinusoidal","src_vocab":0,"tgt_vocab":0},"preset":"tiny","seed":0,)"
         R"("src_vocab":{"tokens":["<pad>","<bos>","<eos>","<unk>"]},)"
         R"("tgt_vocab":{"tokens":["<pad>","<bos>","<eos>","<unk>"]},"warmup":10,)"
         R"("weight_decay":0.0})");
+}
+
+TEST_CASE("run configuration JSON: a run saved before --grad-accum trained without it, in every "
+          "program", "[apps][json]") {
+  auto without_grad_accum = [](const std::string& json) {
+    nlohmann::json j = nlohmann::json::parse(json);
+    REQUIRE(j.at("grad_accum") == 1);
+    j.erase("grad_accum");
+    return j.dump();
+  };
+  VitRunConfig vit = vit_preset("mnist-tiny");
+  vit.mean = {0.5f}, vit.std = {0.25f};
+  CHECK(VitRunConfig::from_json(without_grad_accum(vit.to_json())).to_json() == vit.to_json());
+  const TranslateRunConfig translate = translate_run();
+  CHECK(TranslateRunConfig::from_json(without_grad_accum(translate.to_json())).to_json() ==
+        translate.to_json());
+  const PoseRunConfig pose = pose_preset("smoke");
+  CHECK(PoseRunConfig::from_json(without_grad_accum(pose.to_json())).to_json() == pose.to_json());
+  const GptRunConfig gpt = gpt_char_run_config();
+  CHECK(GptRunConfig::from_json(without_grad_accum(gpt.to_json())).to_json() == gpt.to_json());
+  vit.grad_accum = 4;  // and a saved one is read back
+  CHECK(VitRunConfig::from_json(vit.to_json()).grad_accum == 4);
+  vit.grad_accum = 0;
+  CHECK_THROWS_WITH(vit.validate(), Contains("--grad-accum must be from 1 to 65,536, got 0"));
 }
 
 TEST_CASE("run configuration JSON: from_json reads back what to_json wrote", "[apps][json]") {
