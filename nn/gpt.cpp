@@ -80,8 +80,7 @@ Tensor Gpt::forward_batch(const std::vector<Tensor>& inputs) {
 }
 
 std::shared_ptr<Model> Gpt::replica() const {
-  Generator unused(0);  // a replica's initial values are replaced by the model's
-  return in_my_dtype(std::make_shared<Gpt>(config, unused));
+  return in_my_dtype(built_to_load<Gpt>(config));  // its values are the model's
 }
 
 void Gpt::check_ids(const Tensor& ids, std::int64_t first_position) const {

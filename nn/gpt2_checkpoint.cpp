@@ -228,8 +228,7 @@ std::unique_ptr<Gpt> load_gpt2(const std::string& path) {
       fail("load_gpt2: '", path, "': the tensor ", file_name, " holds ",
            non_finite_name(file.tensors.at(file_name), at), " at index ", at,
            " (a damaged file, or saved from a run that diverged?)");
-  Generator gen(0);  // the initial values are all replaced
-  auto model = std::make_unique<Gpt>(checked.config, gen);
+  std::unique_ptr<Gpt> model = built_to_load<Gpt>(checked.config);
   StateDict state;
   for (const auto& [name, t] : checked.expected) {
     Tensor& value = tensor(name);

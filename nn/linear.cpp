@@ -24,8 +24,7 @@ Tensor Linear::forward_batch(const std::vector<Tensor>& inputs) {
 }
 
 std::shared_ptr<Model> Linear::replica() const {
-  Generator unused(0);  // a replica's initial values are replaced by the model's
-  return in_my_dtype(std::make_shared<Linear>(options, unused));
+  return in_my_dtype(built_to_load<Linear>(options));  // its values are the model's
 }
 
 }  // namespace uwaga::nn

@@ -22,7 +22,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/random.h"
 #include "core/tensor.h"
+#include "nn/init.h"
 
 namespace uwaga::nn {
 
@@ -153,6 +155,15 @@ StateShapes declared_shapes(Args&&... args) {
   DeclareOnly declare_only;
   const M module(std::forward<Args>(args)...);
   return module.state_shapes();
+}
+
+// The module M(config) built to receive its values from another (a replica, load_state_dict, a
+// checkpoint): the random initialisers write zeros instead of drawing (nn/init.h WeightsToLoad).
+template <class M, class Config>
+std::unique_ptr<M> built_to_load(const Config& config) {
+  const init::WeightsToLoad skip_draws;
+  Generator unused(0);
+  return std::make_unique<M>(config, unused);
 }
 
 }  // namespace uwaga::nn

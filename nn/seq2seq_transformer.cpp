@@ -158,8 +158,7 @@ Tensor Seq2SeqTransformer::forward_batch(const std::vector<Tensor>& inputs) {
 }
 
 std::shared_ptr<Model> Seq2SeqTransformer::replica() const {
-  Generator unused(0);  // a replica's initial values are replaced by the model's
-  return in_my_dtype(std::make_shared<Seq2SeqTransformer>(config, unused));
+  return in_my_dtype(built_to_load<Seq2SeqTransformer>(config));  // its values are the model's
 }
 
 Tensor Seq2SeqTransformer::forward(const Tensor& src, const Tensor& tgt_in) {

@@ -96,8 +96,7 @@ Tensor VisionTransformer::forward_batch(const std::vector<Tensor>& inputs) {
 }
 
 std::shared_ptr<Model> VisionTransformer::replica() const {
-  Generator unused(0);  // a replica's initial values are replaced by the model's
-  return in_my_dtype(std::make_shared<VisionTransformer>(config, unused));
+  return in_my_dtype(built_to_load<VisionTransformer>(config));  // its values are the model's
 }
 
 Tensor VisionTransformer::forward(const Tensor& images) {

@@ -95,8 +95,7 @@ LoadedModel<RunConfig, Model> load_model(const std::string& checkpoint, const ch
   for (const auto& [name, shape] : declared_model_shapes<Model>(out.run.model))
     values += static_cast<double>(numel(shape));
   check_loading_fits(checkpoint, values);
-  Generator gen(out.run.seed);
-  out.model = std::make_unique<Model>(out.run.model, gen);
+  out.model = nn::built_to_load<Model>(out.run.model);
   optim::load_checkpoint(checkpoint, *out.model, nullptr);
   out.model->eval();
   return out;

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "core/random.h"
+#include "nn/module.h"
 #include "optim/adam.h"
 #include "optim/ema.h"
 #include "optim/lr_schedule.h"
@@ -22,10 +23,19 @@
 
 namespace uwaga::apps {
 
+// Whether a new run's first weights come from a file (uwaga-gpt's --init) instead of its seed.
+template <class RunConfig>
+bool starts_from_file(const RunConfig& run) {
+  if constexpr (requires { run.init.empty(); }) return !run.init.empty();
+  else return false;
+}
+
 // The model's first (float32) initialisation: built from run.model with a generator seeded by
-// run.seed, so a run and its repeat start from the same weights (a resume then loads its own).
+// run.seed, so a run and its repeat start from the same weights. A model whose weights a file
+// will overwrite (`weights_to_load`: a resume, --init) is built without drawing them.
 template <class Model, class RunConfig>
-std::shared_ptr<Model> initial_model(const RunConfig& run) {
+std::shared_ptr<Model> initial_model(const RunConfig& run, bool weights_to_load) {
+  if (weights_to_load) return nn::built_to_load<Model>(run.model);
   Generator gen(run.seed);
   return std::make_shared<Model>(run.model, gen);
 }
@@ -69,7 +79,7 @@ class Training {
   Training(const RunConfig& run, MakeBatches make_batches, Loss loss, optim::AdamOptions adam,
            const char* eval_split, optim::TrainerOptions options, double ema = 0)
       : run_(run),
-        model_(initial_model<Model>(run)),
+        model_(initial_model<Model>(run, options.resume || starts_from_file(run))),
         batches_(make_batches()),
         loss_(std::move(loss)),
         optimizer_(optim::make_param_groups(*model_, run.weight_decay), adam),

@@ -73,8 +73,7 @@ Tensor VitPose::forward_batch(const std::vector<Tensor>& inputs) {
 }
 
 std::shared_ptr<Model> VitPose::replica() const {
-  Generator unused(0);  // a replica's initial values are replaced by the model's
-  return in_my_dtype(std::make_shared<VitPose>(config, unused));
+  return in_my_dtype(built_to_load<VitPose>(config));  // its values are the model's
 }
 
 Tensor VitPose::forward(const Tensor& images) {

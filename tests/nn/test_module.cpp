@@ -94,6 +94,47 @@ TEST_CASE("the same seed builds the same model", "[nn][module]") {
   for (double v : a.mlp->fc1->weight.to_vector()) REQUIRE(std::abs(v) <= 0.04 + 1e-7);
 }
 
+TEST_CASE("the initialisers write what the generator draws, in order, as set_flat would",
+          "[nn][module][init]") {
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    Tensor t = Tensor::zeros({3, 5}, dtype);
+    Generator gen(7), same(7);
+    init::trunc_normal(t, gen, 0.5);
+    Tensor expected = Tensor::zeros({3, 5}, dtype);
+    for (std::int64_t i = 0; i < expected.numel(); ++i) {  // the readable loop it replaced
+      double v;
+      do v = same.normal();
+      while (std::abs(v) > 2.0);
+      expected.set_flat(i, v * 0.5);
+    }
+    REQUIRE(t.to_vector() == expected.to_vector());
+    init::uniform(t, gen, 0.25);
+    for (std::int64_t i = 0; i < expected.numel(); ++i)
+      expected.set_flat(i, (2 * same.uniform() - 1) * 0.25);
+    REQUIRE(t.to_vector() == expected.to_vector());
+  }
+}
+
+TEST_CASE("a model built for weights to load draws nothing: zeros where a draw would be, and the "
+          "same generator state after", "[nn][module][init]") {
+  Generator g1(5), g2(5);
+  std::unique_ptr<TransformerEncoderBlock> loaded;
+  {
+    const init::WeightsToLoad skip_draws;
+    loaded = std::make_unique<TransformerEncoderBlock>(kBlock, g1);
+  }
+  for (double v : loaded->attn->qkv->weight.to_vector()) REQUIRE(v == 0.0);
+  for (double v : loaded->norm1->weight.to_vector()) REQUIRE(v == 1.0);  // ones still fill
+  REQUIRE(g1.next_u64() == g2.next_u64());  // no draws taken
+  // The mode ends with its scope: the next model is drawn as usual.
+  TransformerEncoderBlock drawn(kBlock, g1), reference(kBlock, g2);
+  REQUIRE(drawn.attn->qkv->weight.to_vector() == reference.attn->qkv->weight.to_vector());
+  REQUIRE(drawn.attn->qkv->weight.to_vector() != loaded->attn->qkv->weight.to_vector());
+  // Loading fills it all: the same model as the drawn one.
+  loaded->load_state_dict(drawn.state_dict());
+  REQUIRE(loaded->attn->qkv->weight.to_vector() == drawn.attn->qkv->weight.to_vector());
+}
+
 TEST_CASE("load_state_dict names what is missing, unexpected or mis-shaped", "[nn][module]") {
   Generator gen(0);
   TransformerEncoderBlock block(kBlock, gen);
