@@ -306,7 +306,8 @@ bool Run::end_epoch(const Evaluate& evaluate) {
   }
   progress_.result(line.str());
   log_.write(record);
-  return save();
+  const bool save_due = done % options_.save_every == 0 || done == options_.epochs;
+  return save_due ? save() : true;
 }
 
 // A new run's first log record, and every process starting from process 0's parameters.

@@ -24,8 +24,8 @@
 // generator it draws from: the dropout seeds, one per step.
 //
 // Files in out_dir:
-//   checkpoint.safetensors  rewritten atomically at each epoch end, every checkpoint_every steps,
-//                           on max_steps and on SIGINT / SIGTERM — never after a non-finite value
+//   checkpoint.safetensors  rewritten atomically at each save_every-th epoch end and the last,
+//                           every checkpoint_every steps, on max_steps and on SIGINT / SIGTERM — never after a non-finite value
 //                           (in a parameter or in the optimizer's state); when a save fails (a
 //                           full disk), fit() throws and the previous checkpoint stays whole
 //   log.jsonl               appended across resumes, one object per line:

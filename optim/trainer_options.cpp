@@ -12,6 +12,7 @@ void TrainerOptions::validate() const {
   if (log_every < 0) fail("Trainer: log_every must be >= 0 (0: no step lines), got ", log_every);
   if (checkpoint_every < 0)
     fail("Trainer: checkpoint_every must be >= 0 (0: at epoch ends), got ", checkpoint_every);
+  if (save_every < 1) fail("Trainer: save_every must be >= 1, got ", save_every);
   if (eval_every < 0)
     fail("Trainer: eval_every must be >= 0 (0: no evaluation), got ", eval_every);
   if (resume && out_dir.empty())

@@ -23,6 +23,8 @@ struct TrainerOptions {
   std::string eval_split = "test";    // what evaluate() measures, as the log names it
   std::int64_t log_every = 50;        // steps between log lines (and JSONL records); 0: none
   std::int64_t checkpoint_every = 0;  // steps between checkpoints; 0: only at epoch ends
+  std::int64_t save_every = 1;        // epochs between epoch-end checkpoints (the last epoch, an
+                                      // interruption and max_steps always save one)
   std::int64_t eval_every = 1;        // epochs between evaluations (the last epoch is always
                                       // evaluated); 0: never
   bool quiet = false;                 // no progress and no epoch lines (errors still print)

@@ -68,6 +68,7 @@ nlohmann::json training_settings(const std::string& run_json, const optim::Train
           {"resume", options.resume},
           {"log_every", options.log_every},
           {"eval_every", options.eval_every},
+          {"save_every", options.save_every},
           {"evaluation_items", eval_items}};
 }
 

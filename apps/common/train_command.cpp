@@ -56,6 +56,7 @@ int train_command(TrainProgram& program, int argc, char** argv) {
   on_every_process(*processes, [&] { settings = program.set_up(r, output); });
   optim::TrainerOptions options = trainer_options(r, output, text.program);
   if (settings.parameters >= kOneReplicaParameters) options.parallel.threads = 1;
+  if (!r.count("save-every")) options.save_every = settings.save_every;
   if (settings.micro_batch > 0 && r["micro-batch"].has_default())
     options.parallel.micro_batch = std::min(options.parallel.micro_batch, settings.micro_batch);
   const StepBatch step = step_batch_of(settings.run_json);
@@ -80,6 +81,9 @@ int train_command(TrainProgram& program, int argc, char** argv) {
     if (options.eval_every > 1)
       std::printf("  evaluate  every %lld epochs and after the last\n",
                   static_cast<long long>(options.eval_every));
+    if (options.save_every > 1)
+      std::printf("  save      a checkpoint every %lld epochs and after the last (--save-every)\n",
+                  static_cast<long long>(options.save_every));
     if (attention_path(r) == nn::AttentionPath::reference)
       std::printf("  attention the reference path, as the formula reads "
                   "(nn/multi_head_attention.cpp)\n");

@@ -51,6 +51,9 @@ struct RunSettings {
   // program's usual default): a model with a large output per example (GPT-2's 50,257 logits a
   // token) keeps them within memory this way.
   std::int64_t micro_batch = 0;
+  // Epochs between checkpoints when --save-every is not given: 1, or (a model whose checkpoint
+  // takes longer to write than an epoch to train) the run's epochs, so only the last is saved.
+  std::int64_t save_every = 1;
 };
 
 // From this many parameters on, a run trains one replica of the model, however many threads it

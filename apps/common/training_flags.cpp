@@ -39,6 +39,10 @@ optim::TrainerOptions trainer_options(const cxxopts::ParseResult& r, const Train
   if (to.log_every < 1) fail("train: --log-every must be at least 1, got ", to.log_every);
   to.eval_every = r["eval-every"].as<std::int64_t>();
   if (to.eval_every < 1) fail("train: --eval-every must be at least 1, got ", to.eval_every);
+  if (r.count("save-every")) {
+    to.save_every = r["save-every"].as<std::int64_t>();
+    if (to.save_every < 1) fail("train: --save-every must be at least 1, got ", to.save_every);
+  }
   // What the user needs to type to go on: the run directory, and where the data and threads
   // came from when they were not the defaults (the checkpoint holds everything else).
   to.resume_command = program_as_typed(program.c_str()) + " train --out " + shell_quoted(output.out);
@@ -48,6 +52,8 @@ optim::TrainerOptions trainer_options(const cxxopts::ParseResult& r, const Train
     to.resume_command += " --threads " + std::to_string(r["threads"].as<int>());
   if (r.count("eval-every") && !r["eval-every"].has_default())
     to.resume_command += " --eval-every " + std::to_string(to.eval_every);
+  if (r.count("save-every"))
+    to.resume_command += " --save-every " + std::to_string(to.save_every);
   to.resume_command += " --resume";
   return to;
 }
@@ -87,7 +93,10 @@ void add_training_flags(cxxopts::Options& o, const std::string& examples,
       ("seed", "seed for " + seeded, value<std::uint64_t>())
       ("log-every", "steps between log lines", value<std::int64_t>()->default_value("50"))
       ("eval-every", "epochs between evaluations (the last epoch is always evaluated)",
-       value<std::int64_t>()->default_value("1"));
+       value<std::int64_t>()->default_value("1"))
+      ("save-every", "epochs between checkpoints (the last epoch, Ctrl-C and --max-steps always "
+                     "save one; default 1, uwaga-gpt's gpt2-shakespeare demo only the last)",
+       value<std::int64_t>());
 }
 
 void add_threads_option(cxxopts::Options& o, const char* fallback) {

@@ -423,6 +423,35 @@ TEST_CASE("trainer: eval_every evaluates every n-th epoch and the last", "[optim
   CHECK_THROWS_WITH(t.trainer(o), Catch::Contains("eval_every must be >= 0"));
 }
 
+TEST_CASE("trainer: save_every writes the checkpoint every n-th epoch and after the last",
+          "[optim][trainer]") {
+  TempDir dir("trainer-save-every");
+  Setup s;
+  TrainerOptions o = options(dir.str());
+  o.epochs = 5;
+  o.save_every = 2;
+  const std::string checkpoint = dir.str() + "/checkpoint.safetensors";
+  // Each epoch's evaluation runs before its save: it sees the checkpoint of the epochs before.
+  std::vector<std::int64_t> saved_before;
+  s.trainer(o).fit([&]() -> std::map<std::string, double> {
+    saved_before.push_back(std::filesystem::exists(checkpoint)
+                               ? read_checkpoint_info(checkpoint).step : std::int64_t{-1});
+    return {{"accuracy", 0.5}};
+  });
+  // 8 steps an epoch: none before epoch 3's end, then step 16 (epoch 2) and step 32 (epoch 4).
+  CHECK(saved_before == std::vector<std::int64_t>{-1, -1, 16, 16, 32});
+  CHECK(read_checkpoint_info(checkpoint).step == 40);  // the last epoch always saves
+
+  // A resume continues from the last checkpoint written, and 0 is refused.
+  o.resume = true;
+  o.epochs = 6;
+  Setup t;
+  CHECK(t.trainer(o).fit([] { return std::map<std::string, double>{}; }).steps == 48);
+  o = options("");
+  o.save_every = 0;
+  CHECK_THROWS_WITH(t.trainer(o), Catch::Contains("save_every must be >= 1"));
+}
+
 TEST_CASE("trainer: options and resume errors are sentences", "[optim][trainer]") {
   TempDir dir("trainer-errors");
   Setup s;
