@@ -93,10 +93,11 @@ GptRunConfig gpt_preset(const std::string& name) {
     r.clip_norm = 0.0, r.sample_every = 20;
   } else if (name == "gpt2-shakespeare-long") {
     // nanoGPT's finetune_shakespeare (constant lr 3e-5, β2 0.95, weight decay 0.1, clipping at
-    // 1, 32 windows of 1,024 tokens a step for 20 steps) scaled to two cores: 16 windows of 256
-    // tokens a step for 100 steps, the validation loss every 10 over 40 windows.
+    // 1, a batch of 1 window of 1,024 tokens with 32 accumulated a step, for 20 steps) scaled to
+    // two cores: 4 windows of 256 tokens with 4 accumulated (16 a step) for 100 steps, the
+    // validation loss every 10 over 40 windows.
     r.tokenizer = "gpt2", r.window = 256;
-    r.epochs = 10, r.steps_per_epoch = 10, r.batch_size = 16, r.eval_windows = 40;
+    r.epochs = 10, r.steps_per_epoch = 10, r.batch_size = 4, r.grad_accum = 4, r.eval_windows = 40;
     r.lr = 3e-5, r.min_lr = 3e-5, r.warmup = 0, r.weight_decay = 0.1, r.beta2 = 0.95;
     r.clip_norm = 1.0, r.sample_every = 50;
   } else if (name == "smoke") {
