@@ -13,14 +13,15 @@
 namespace uwaga::apps {
 namespace {
 
-// --batch-size and --grad-accum as the run configuration holds them (older runs: no accumulation).
-struct StepBatch {
-  std::int64_t batch_size = 0, grad_accum = 1;
+// --epochs, --batch-size and --grad-accum as the run configuration holds them.
+struct RunLength {
+  std::int64_t epochs = 0, batch_size = 0, grad_accum = 1;
 };
 
-StepBatch step_batch_of(const std::string& run_json) {
+RunLength run_length_of(const std::string& run_json) {
   const nlohmann::json run = nlohmann::json::parse(run_json);
-  return {run.value("batch_size", std::int64_t{0}), run.value("grad_accum", std::int64_t{1})};
+  return {run.value("epochs", std::int64_t{0}), run.value("batch_size", std::int64_t{0}),
+          run.value("grad_accum", std::int64_t{1})};
 }
 
 }  // namespace
@@ -59,7 +60,7 @@ int train_command(TrainProgram& program, int argc, char** argv) {
   if (!r.count("save-every")) options.save_every = settings.save_every;
   if (settings.micro_batch > 0 && r["micro-batch"].has_default())
     options.parallel.micro_batch = std::min(options.parallel.micro_batch, settings.micro_batch);
-  const StepBatch step = step_batch_of(settings.run_json);
+  const RunLength step = run_length_of(settings.run_json);
   if (step.grad_accum > 1) {  // each pass takes at most a replica's share of one --batch-size
     const std::int64_t replicas = std::int64_t{options.parallel.threads} * processes->size();
     const std::int64_t pass = (step.batch_size + replicas - 1) / replicas;
@@ -81,8 +82,10 @@ int train_command(TrainProgram& program, int argc, char** argv) {
     if (options.eval_every > 1)
       std::printf("  evaluate  every %lld epochs and after the last\n",
                   static_cast<long long>(options.eval_every));
-    if (options.save_every > 1)
-      std::printf("  save      a checkpoint every %lld epochs and after the last (--save-every)\n",
+    if (options.save_every >= step.epochs && step.epochs > 1)
+      std::printf("  save      the checkpoint after the last epoch only (--save-every N: more)\n");
+    else if (options.save_every > 1)
+      std::printf("  save      a checkpoint every %lld epochs and after the last\n",
                   static_cast<long long>(options.save_every));
     if (attention_path(r) == nn::AttentionPath::reference)
       std::printf("  attention the reference path, as the formula reads "
