@@ -1,9 +1,10 @@
 #pragma once
-// exp and erf that the compiler can vectorise. glibc's scalar expf and erff keep loops from
-// vectorising, and GELU and the attention softmax then take a large share of a training step. In
-// float32, exp_t and erf_t use the polynomials below: exp within a few float32 roundings, erf
-// within 6e-7 absolute (tests/core/test_fast_math.cpp compares them with std::exp and std::erf
-// in float64). In float64 — gradient checks — they are std::exp and std::erf.
+// exp, erf and tanh that the compiler can vectorise. glibc's scalar expf, erff and tanhf keep
+// loops from vectorising, and GELU and the attention softmax then take a large share of a training
+// step. In float32, exp_t, erf_t and tanh_t use the polynomials below: exp within a few float32
+// roundings, erf within 6e-7 absolute, tanh within 4e-7 absolute (tests/core/test_fast_math.cpp
+// compares them with std::exp, std::erf and std::tanh in float64). In float64 — gradient checks —
+// they are std::exp, std::erf and std::tanh.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -58,9 +59,35 @@ inline float erf_f32_given(float x, float exp_minus_x2) {
 }
 inline float erf_f32(float x) { return erf_f32_given(x, exp_f32(-x * x)); }
 
+// tanh(x) ≈ x·P(x²)/Q(x²), an odd polynomial of degree 13 over an even one of degree 6, on
+// |x| ≤ 7.9053 (beyond, tanh is ±1 in float32: x is clamped there); |x| < 0.0004 is x itself.
+// The coefficients are Eigen's (generic_fast_tanh_float). Within 4e-7 absolute, 6 float32 units
+// in the last place; NaN stays NaN.
+inline float tanh_f32(float x) {
+  constexpr float c = 7.90531110763549805f;
+  const float v = x < -c ? -c : (x > c ? c : x);
+  const float v2 = v * v;
+  float p = -2.76076847742355e-16f;
+  p = p * v2 + 2.00018790482477e-13f;
+  p = p * v2 - 8.60467152213735e-11f;
+  p = p * v2 + 5.12229709037114e-08f;
+  p = p * v2 + 1.48572235717979e-05f;
+  p = p * v2 + 6.37261928875436e-04f;
+  p = p * v2 + 4.89352455891786e-03f;
+  float q = 1.19825839466702e-06f;
+  q = q * v2 + 1.18534705686654e-04f;
+  q = q * v2 + 2.26843463243900e-03f;
+  q = q * v2 + 4.89352518554385e-03f;
+  return std::fabs(v) < 0.0004f ? v : v * p / q;
+}
+
 template <class T> T erf_t(T x) {
   if constexpr (std::is_same_v<T, float>) return erf_f32(x);
   else return std::erf(x);
+}
+template <class T> T tanh_t(T x) {
+  if constexpr (std::is_same_v<T, float>) return tanh_f32(x);
+  else return std::tanh(x);
 }
 template <class T> T exp_t(T x) {
   if constexpr (std::is_same_v<T, float>) return exp_f32(x);

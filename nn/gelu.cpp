@@ -78,7 +78,7 @@ void gelu_tanh_kernel(const T* x, T* y, T* dydx, std::int64_t n) {
         y[i] = T(0);
         if (dydx) dydx[i] = T(0);
       } else {
-        const T t = std::tanh(k * (v + a * v * v * v));
+        const T t = tanh_t(k * (v + a * v * v * v));  // core/fast_math.h
         y[i] = T(0.5) * v * (T(1) + t);
         if (dydx) dydx[i] = T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * k * (T(1) + T(3) * a * v * v);
       }
