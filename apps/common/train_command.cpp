@@ -6,6 +6,7 @@
 
 #include "apps/common/command_line.h"
 #include "apps/common/processes.h"
+#include "apps/common/run_summary.h"
 #include "apps/common/svg_canvas.h"
 #include "apps/common/training_plot.h"
 #include "optim/gradient_reduction.h"
@@ -75,21 +76,22 @@ int train_command(TrainProgram& program, int argc, char** argv) {
   program.start(options);
   if (root) {
     program.print_summary(options.parallel);
+    const RunSummary summary(text);
     if (step.grad_accum > 1)
-      std::printf("  accumulate the gradients of %lld batches of %lld %s a step (%lld %s)\n",
-                  (long long)step.grad_accum, (long long)step.batch_size, text.examples.c_str(),
-                  (long long)(step.grad_accum * step.batch_size), text.examples.c_str());
+      summary.line("accumulate", "the gradients of %lld batches of %lld %s a step (%lld %s)",
+                   (long long)step.grad_accum, (long long)step.batch_size, text.examples.c_str(),
+                   (long long)(step.grad_accum * step.batch_size), text.examples.c_str());
     if (options.eval_every > 1)
-      std::printf("  evaluate  every %lld epochs and after the last\n",
-                  static_cast<long long>(options.eval_every));
+      summary.line("evaluate", "every %lld epochs and after the last",
+                   static_cast<long long>(options.eval_every));
     if (options.save_every >= step.epochs && step.epochs > 1)
-      std::printf("  save      the checkpoint after the last epoch only (--save-every N: more)\n");
+      summary.line("save", "the checkpoint after the last epoch only (--save-every N: more)");
     else if (options.save_every > 1)
-      std::printf("  save      a checkpoint every %lld epochs and after the last\n",
-                  static_cast<long long>(options.save_every));
+      summary.line("save", "a checkpoint every %lld epochs and after the last",
+                   static_cast<long long>(options.save_every));
     if (attention_path(r) == nn::AttentionPath::reference)
-      std::printf("  attention the reference path, as the formula reads "
-                  "(nn/multi_head_attention.cpp)\n");
+      summary.line("attention", "the reference path, as the formula reads "
+                   "(nn/multi_head_attention.cpp)");
     std::fflush(stdout);
   }
   const optim::TrainSummary summary = program.fit();  // prints its own reason for stopping early

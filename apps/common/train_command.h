@@ -76,7 +76,8 @@ class TrainProgram {
   virtual RunSettings set_up(const cxxopts::ParseResult& r, const TrainingOutput& output) = 0;
   // Builds the training setup (model, data order, loss, optimiser, schedule, Trainer).
   virtual void start(optim::TrainerOptions options) = 0;
-  // The run at a glance, before the first step; ends with print_replicas(parallel, ...).
+  // The run at a glance, before the first step, in a RunSummary's lines (apps/common/run_summary.h);
+  // ends with its threads(parallel).
   virtual void print_summary(const optim::DataParallelOptions& parallel) = 0;
   virtual optim::TrainSummary fit() = 0;
   // The last evaluation, as a line ("test accuracy: 97.52% ..."), after a run that finished or

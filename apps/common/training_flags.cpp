@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-
-#include <cstdio>
 #include <filesystem>
 
 #include "apps/common/printable_text.h"
@@ -127,19 +125,6 @@ optim::DataParallelOptions replica_options(const cxxopts::ParseResult& r) {
   if (local && !r.count("threads") && !std::getenv("UWAGA_NUM_THREADS") && std::atoi(local) > 1)
     set_num_threads(std::max(1, num_threads() / std::atoi(local)));
   return {num_threads(), micro_batch};
-}
-
-void print_replicas(const optim::DataParallelOptions& parallel, const char* items) {
-  const std::string at_once = parallel.micro_batch ? "at most " +
-                                                         std::to_string(parallel.micro_batch) +
-                                                         " " + items + " at a time"
-                                                   : "all of it at once";
-  if (parallel.threads == 1 && num_threads() > 1)
-    std::printf("  threads   %d, sharing each operation of one replica of the model (large "
-                "enough to split), %s\n", num_threads(), at_once.c_str());
-  else
-    std::printf("  threads   %d, each training a replica of the model on its share of a batch, "
-                "%s\n", parallel.threads, at_once.c_str());
 }
 
 }  // namespace uwaga::apps

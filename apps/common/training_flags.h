@@ -131,7 +131,5 @@ void set_threads_from_option(const cxxopts::ParseResult& r, const char* program,
 
 // One replica per uwaga thread with --micro-batch (fails when it is negative).
 optim::DataParallelOptions replica_options(const cxxopts::ParseResult& r);
-// The run summary's line about them: "threads 2, each training a replica ... 16 images at a time".
-void print_replicas(const optim::DataParallelOptions& parallel, const char* items);
 
 }  // namespace uwaga::apps

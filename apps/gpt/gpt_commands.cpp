@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "apps/common/run_summary.h"
 #include "apps/common/train_command.h"
 #include "apps/gpt/gpt_checkpoint.h"
 #include "apps/gpt/gpt_tokenizer_flag.h"
@@ -199,30 +200,28 @@ class GptTrain : public TrainProgram {
 
   void print_summary(const optim::DataParallelOptions& parallel) override {
     const auto& m = run_.model;
-    std::printf("uwaga-gpt: %s\n", run_.preset.empty() ? "custom" : run_.preset.c_str());
-    std::printf("  model     %lld blocks, dim %lld, heads %lld, mlp %lld, context %lld, dropout %g%s\n",
-                (long long)m.layers, (long long)m.dim, (long long)m.heads, (long long)m.mlp_dim,
-                (long long)m.context, m.dropout, m.tie_weights ? ", tied head" : "");
-    std::printf("  params    %lld\n", (long long)training_->model().num_parameters());
+    const RunSummary summary(text());
+    summary.heading(run_.preset);
+    summary.line("model", "%lld blocks, dim %lld, heads %lld, mlp %lld, context %lld, dropout %g%s",
+                 (long long)m.layers, (long long)m.dim, (long long)m.heads, (long long)m.mlp_dim,
+                 (long long)m.context, m.dropout, m.tie_weights ? ", tied head" : "");
+    summary.line("params", "%lld", (long long)training_->model().num_parameters());
     if (!run_.init.empty())
-      std::printf("  init      %s (%lld bytes, SHA-256 %.16s…)\n", run_.init.file.c_str(),
-                  (long long)run_.init.bytes, run_.init.sha256.c_str());
-    std::printf("  memory    about %s (parameters, gradients, Adam's moments, activations of "
-                "%lld windows of %lld tokens)\n", human_bytes(training_bytes(footprint_)).c_str(),
-                (long long)run_.batch_size, (long long)run_.window_length());
+      summary.line("init", "%s (%lld bytes, SHA-256 %.16s…)", run_.init.file.c_str(),
+                   (long long)run_.init.bytes, run_.init.sha256.c_str());
+    summary.line("memory", "about %s (parameters, gradients, Adam's moments, activations of %lld "
+                 "windows of %lld tokens)", human_bytes(training_bytes(footprint_)).c_str(),
+                 (long long)run_.batch_size, (long long)run_.window_length());
     if (reads_characters(run_))
-      std::printf("  data      %s: %zu training, %zu validation characters, %lld distinct\n",
-                  run_.text.c_str(), corpus_.train.size(), corpus_.valid.size(), (long long)m.vocab);
+      summary.line("data", "%s: %zu training, %zu validation characters, %lld distinct",
+                   run_.text.c_str(), corpus_.train.size(), corpus_.valid.size(),
+                   (long long)m.vocab);
     else
-      std::printf("  data      %s: %zu training, %zu validation tokens of a %s vocabulary of %lld\n",
-                  run_.text.c_str(), corpus_.train.size(), corpus_.valid.size(),
-                  run_.tokenizer.c_str(), (long long)m.vocab);
-    std::printf("  optimiser AdamW lr %g (warm-up %lld steps, cosine to %g), beta2 %g, weight "
-                "decay %g, batch %lld windows, %lld epochs of %lld steps, clip %g, seed %llu\n",
-                run_.lr, (long long)training_->warmup(), run_.min_lr, run_.beta2, run_.weight_decay,
-                (long long)run_.batch_size, (long long)run_.epochs,
-                (long long)run_.steps_per_epoch, run_.clip_norm, (unsigned long long)run_.seed);
-    print_replicas(parallel, "windows");
+      summary.line("data", "%s: %zu training, %zu validation tokens of a %s vocabulary of %lld",
+                   run_.text.c_str(), corpus_.train.size(), corpus_.valid.size(),
+                   run_.tokenizer.c_str(), (long long)m.vocab);
+    summary.optimiser(run_, *training_);
+    summary.threads(parallel);
   }
 
   optim::TrainSummary fit() override { return training_->fit(); }

@@ -8,6 +8,7 @@
 #include "apps/common/command_line.h"
 #include "apps/common/memory_budget.h"
 #include "apps/common/run_path.h"
+#include "apps/common/run_summary.h"
 #include "apps/common/train_command.h"
 #include "apps/common/training_flags.h"
 #include "apps/common/training_plot.h"
@@ -130,33 +131,28 @@ class PoseTrain : public TrainProgram {
 
   void print_summary(const optim::DataParallelOptions& parallel) override {
     const nn::PoseConfig& m = run_.model;
-    std::printf("uwaga-pose: %s, %s decoder\n", run_.preset.empty() ? "custom" : run_.preset.c_str(),
-                m.decoder.c_str());
-    std::printf("  model     %lldx%lld input, %lld channel(s), patch %lld: %lldx%lld = %lld tokens, "
-                "dim %lld, depth %lld, heads %lld, mlp %lld\n",
-                (long long)m.image_height, (long long)m.image_width, (long long)m.channels,
-                (long long)m.patch, (long long)m.grid_height(), (long long)m.grid_width(),
-                (long long)(m.grid_height() * m.grid_width()), (long long)m.dim,
-                (long long)m.depth, (long long)m.heads, (long long)m.mlp_dim);
-    if (m.decoder == "simple")
-      std::printf("  decoder   simple: ReLU, bilinear x4, 3x3 conv");
-    else
-      std::printf("  decoder   classic: 2 x (4x4 transposed conv stride 2, BatchNorm, ReLU), %lld "
-                  "channels, 1x1 conv", (long long)m.decoder_channels);
-    std::printf(" -> %lld heatmaps of %lldx%lld (stride %g px), Gaussians of sigma %g cells\n",
-                (long long)m.joints, (long long)m.heatmap_height(), (long long)m.heatmap_width(),
-                m.heatmap_stride(), run_.sigma);
-    std::printf("  params    %lld\n", (long long)training_->model().num_parameters());
-    std::printf("  FLOPs     %.1f M per image forward, ~%.0f M per training image\n",
-                m.forward_flops() / 1e6, 3 * m.forward_flops() / 1e6);
-    std::printf("  data      %s; flip %s\n", data_->describe().c_str(), run_.flip ? "on" : "off");
-    std::printf("  optimiser AdamW lr %g (warm-up %lld steps, cosine to %g), weight decay %g, "
-                "batch %lld, %lld epochs of %lld steps, clip %g, seed %llu\n",
-                run_.lr, (long long)training_->warmup(), run_.min_lr, run_.weight_decay,
-                (long long)run_.batch_size, (long long)run_.epochs,
-                (long long)training_->batches_per_epoch(), run_.clip_norm,
-                (unsigned long long)run_.seed);
-    print_replicas(parallel, "images");
+    const RunSummary summary(text());
+    summary.heading(run_.preset, ", " + m.decoder + " decoder");
+    summary.line("model", "%lldx%lld input, %lld channel(s), patch %lld: %lldx%lld = %lld tokens, "
+                 "dim %lld, depth %lld, heads %lld, mlp %lld",
+                 (long long)m.image_height, (long long)m.image_width, (long long)m.channels,
+                 (long long)m.patch, (long long)m.grid_height(), (long long)m.grid_width(),
+                 (long long)(m.grid_height() * m.grid_width()), (long long)m.dim,
+                 (long long)m.depth, (long long)m.heads, (long long)m.mlp_dim);
+    const std::string decoder =
+        m.decoder == "simple"
+            ? "simple: ReLU, bilinear x4, 3x3 conv"
+            : "classic: 2 x (4x4 transposed conv stride 2, BatchNorm, ReLU), " +
+                  std::to_string(m.decoder_channels) + " channels, 1x1 conv";
+    summary.line("decoder", "%s -> %lld heatmaps of %lldx%lld (stride %g px), Gaussians of sigma "
+                 "%g cells", decoder.c_str(), (long long)m.joints, (long long)m.heatmap_height(),
+                 (long long)m.heatmap_width(), m.heatmap_stride(), run_.sigma);
+    summary.line("params", "%lld", (long long)training_->model().num_parameters());
+    summary.line("FLOPs", "%.1f M per image forward, ~%.0f M per training image",
+                 m.forward_flops() / 1e6, 3 * m.forward_flops() / 1e6);
+    summary.line("data", "%s; flip %s", data_->describe().c_str(), run_.flip ? "on" : "off");
+    summary.optimiser(run_, *training_);
+    summary.threads(parallel);
   }
 
   optim::TrainSummary fit() override { return training_->fit(); }

@@ -12,6 +12,7 @@
 #include "apps/common/command_line.h"
 #include "apps/common/memory_budget.h"
 #include "apps/common/thread_policy.h"
+#include "apps/common/run_summary.h"
 #include "apps/common/train_command.h"
 #include "apps/common/training_flags.h"
 #include "apps/common/training_plot.h"
@@ -109,24 +110,21 @@ class TranslateTrain : public TrainProgram {
 
   void print_summary(const optim::DataParallelOptions& parallel) override {
     const auto& m = run_.model;
-    std::printf("uwaga-translate: %s\n", run_.preset.empty() ? "custom" : run_.preset.c_str());
-    std::printf("  model     encoder %lld + decoder %lld blocks, dim %lld, heads %lld, mlp %lld, "
-                "%s positions, dropout %g\n",
-                (long long)m.encoder_layers, (long long)m.decoder_layers, (long long)m.dim,
-                (long long)m.heads, (long long)m.mlp_dim, m.positions.c_str(), m.dropout);
-    std::printf("  vocab     %lld English, %lld Spanish words (with PAD, BOS, EOS, UNK)\n",
-                (long long)m.src_vocab, (long long)m.tgt_vocab);
-    std::printf("  params    %lld\n", (long long)training_->model().num_parameters());
-    std::printf("  data      %zu training, %zu validation, %zu test pairs (corpus seed %llu; "
-                "valid and test use subject-verb-object triples never seen in training)\n",
-                corpus_.train.size(), corpus_.valid.size(), corpus_.test.size(),
-                (unsigned long long)run_.corpus.seed);
-    std::printf("  optimiser AdamW lr %g (warm-up %lld steps, cosine to %g), weight decay %g, "
-                "batch %lld, %lld epochs, label smoothing %g, clip %g, seed %llu\n",
-                run_.lr, (long long)training_->warmup(), run_.min_lr, run_.weight_decay,
-                (long long)run_.batch_size, (long long)run_.epochs, run_.label_smoothing,
-                run_.clip_norm, (unsigned long long)run_.seed);
-    print_replicas(parallel, "sentence pairs");
+    const RunSummary summary(text());
+    summary.heading(run_.preset);
+    summary.line("model", "encoder %lld + decoder %lld blocks, dim %lld, heads %lld, mlp %lld, "
+                 "%s positions, dropout %g",
+                 (long long)m.encoder_layers, (long long)m.decoder_layers, (long long)m.dim,
+                 (long long)m.heads, (long long)m.mlp_dim, m.positions.c_str(), m.dropout);
+    summary.line("vocab", "%lld English, %lld Spanish words (with PAD, BOS, EOS, UNK)",
+                 (long long)m.src_vocab, (long long)m.tgt_vocab);
+    summary.line("params", "%lld", (long long)training_->model().num_parameters());
+    summary.line("data", "%zu training, %zu validation, %zu test pairs (corpus seed %llu; valid "
+                 "and test use subject-verb-object triples never seen in training)",
+                 corpus_.train.size(), corpus_.valid.size(), corpus_.test.size(),
+                 (unsigned long long)run_.corpus.seed);
+    summary.optimiser(run_, *training_);
+    summary.threads(parallel);
   }
 
   optim::TrainSummary fit() override { return training_->fit(); }

@@ -8,6 +8,7 @@
 #include "apps/common/command_line.h"
 #include "apps/common/memory_budget.h"
 #include "apps/common/thread_policy.h"
+#include "apps/common/run_summary.h"
 #include "apps/common/train_command.h"
 #include "apps/common/training_flags.h"
 #include "apps/common/training_plot.h"
@@ -129,32 +130,28 @@ class VitTrain : public TrainProgram {
 
   void print_summary(const optim::DataParallelOptions& parallel) override {
     const auto& m = run_.model;
-    std::printf("uwaga-vit: %s on %s\n", run_.preset.empty() ? "custom" : run_.preset.c_str(),
-                run_.dataset.c_str());
-    std::printf("  model     patch %lld, dim %lld, depth %lld, heads %lld, mlp %lld%s\n",
-                (long long)m.patch, (long long)m.dim, (long long)m.depth, (long long)m.heads,
-                (long long)m.mlp_dim,
-                m.stem == "patch" ? "" : m.stem == "conv" ? ", conv stem" : ", cct stem");
+    const RunSummary summary(text());
+    summary.heading(run_.preset, " on " + run_.dataset);
+    summary.line("model", "patch %lld, dim %lld, depth %lld, heads %lld, mlp %lld%s",
+                 (long long)m.patch, (long long)m.dim, (long long)m.depth, (long long)m.heads,
+                 (long long)m.mlp_dim,
+                 m.stem == "patch" ? "" : m.stem == "conv" ? ", conv stem" : ", cct stem");
     const char* pooled = m.class_token() ? " + 1 class token" : " (sequence pooling)";
     if (m.stem != "patch")
-      std::printf("  tokens    %lld grid cells of the stem's %lld channels%s = %lld\n",
-                  (long long)m.num_patches(), (long long)m.backbone().embed_in(), pooled,
-                  (long long)m.tokens());
+      summary.line("tokens", "%lld grid cells of the stem's %lld channels%s = %lld",
+                   (long long)m.num_patches(), (long long)m.backbone().embed_in(), pooled,
+                   (long long)m.tokens());
     else
-      std::printf("  tokens    %lld patches of %lld values%s = %lld\n",
-                  (long long)m.num_patches(), (long long)m.patch_dim(), pooled,
-                  (long long)m.tokens());
-    std::printf("  params    %lld\n", (long long)training_->model().num_parameters());
-    std::printf("  FLOPs     %.2f M per image forward, ~%.1f M per training image\n",
-                m.forward_flops() / 1e6, 3 * m.forward_flops() / 1e6);
-    std::printf("  data      %lld training images, %lld test images\n", (long long)train_.count,
-                (long long)test_.count);
-    std::printf("  optimiser AdamW lr %g (warm-up %lld steps, cosine to %g), weight decay %g, "
-                "batch %lld, %lld epochs, label smoothing %g\n",
-                run_.lr, (long long)training_->warmup(), run_.min_lr, run_.weight_decay,
-                (long long)run_.batch_size, (long long)run_.epochs, run_.label_smoothing);
-    std::printf("  recipe    %s\n", describe_recipe(run_).c_str());
-    print_replicas(parallel, "images");
+      summary.line("tokens", "%lld patches of %lld values%s = %lld", (long long)m.num_patches(),
+                   (long long)m.patch_dim(), pooled, (long long)m.tokens());
+    summary.line("params", "%lld", (long long)training_->model().num_parameters());
+    summary.line("FLOPs", "%.2f M per image forward, ~%.1f M per training image",
+                 m.forward_flops() / 1e6, 3 * m.forward_flops() / 1e6);
+    summary.line("data", "%lld training images, %lld test images", (long long)train_.count,
+                 (long long)test_.count);
+    summary.optimiser(run_, *training_);
+    summary.line("recipe", "%s", describe_recipe(run_).c_str());
+    summary.threads(parallel);
   }
 
   optim::TrainSummary fit() override { return training_->fit(); }

@@ -29,6 +29,11 @@ else
 fi
 grep -q "params" "$tmp/train.out" && grep -q "FLOPs" "$tmp/train.out" && pass "train: summary printed" ||
   failed "train: no summary"
+# The optimiser's line is the one every program prints (apps/common/run_summary.h): the batch with
+# what it counts, the steps of an epoch, clipping and the seed.
+grep -q "^  optimiser AdamW lr 0.003 (warm-up 5 steps, .*, batch 64 images, 1 epochs of 32 steps, .*, clip 1, seed 0$" \
+  "$tmp/train.out" && pass "train: the optimiser's line" ||
+  failed "train: optimiser line: $(grep optimiser "$tmp/train.out")"
 # The end says where the files are and what to run next, naming the program as it was run.
 grep -q "^checkpoint: $tmp/run/checkpoint.safetensors" "$tmp/train.out" &&
   grep -q "^curves: *$tmp/run/curves.svg" "$tmp/train.out" && [[ -f $tmp/run/curves.svg ]] &&
