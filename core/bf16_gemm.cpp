@@ -1,6 +1,8 @@
 #include "core/bf16_gemm.h"
 
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cstring>
@@ -87,6 +89,7 @@ void pack_pairs(const float* src, std::int64_t ld, bool k_contiguous, std::int64
   }
 }
 
+#if defined(__x86_64__)
 // One tile: C[r][j] = α·Σ_p (a[p][r] · b[p][j]) + β·C[r][j] (+ bias[j]) for r < rows, j < cols,
 // where each a·b is a pair's two products (vdpbf16ps). V = ⌈cols/16⌉ vectors of B are read: a
 // strip at the right edge narrower than kCols costs only what it holds.
@@ -199,6 +202,8 @@ void bf16_gemm_avx512(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N
   }
 }
 
+#endif  // __x86_64__
+
 // op(X) rounded to bfloat16, kept as float32: `rows` lines of `cols` values, ld apart in X,
 // packed tight.
 std::vector<float> rounded_copy(const float* X, std::int64_t rows, std::int64_t cols,
@@ -219,10 +224,20 @@ void bf16_gemm(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::
                float alpha, const float* A, std::int64_t lda, const float* B, std::int64_t ldb,
                float beta, float* C, std::int64_t ldc, const float* row_bias) {
   if (M <= 0 || N <= 0) return;
+#if defined(__x86_64__)
   if (cpu_has_avx512_bf16()) {
     bf16_gemm_avx512(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, row_bias);
     return;
   }
+#endif
+  bf16_gemm_via_float32(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, row_bias);
+}
+
+void bf16_gemm_via_float32(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N,
+                           std::int64_t K, float alpha, const float* A, std::int64_t lda,
+                           const float* B, std::int64_t ldb, float beta, float* C,
+                           std::int64_t ldc, const float* row_bias) {
+  if (M <= 0 || N <= 0) return;
   // Stored A is M×K (K×M with trans_a), stored B K×N (N×K with trans_b).
   const std::vector<float> a = trans_a ? rounded_copy(A, K, M, lda) : rounded_copy(A, M, K, lda);
   const std::vector<float> b = trans_b ? rounded_copy(B, N, K, ldb) : rounded_copy(B, K, N, ldb);

@@ -46,6 +46,13 @@ void bf16_gemm_reference(bool trans_a, bool trans_b, std::int64_t M, std::int64_
                          const float* B, std::int64_t ldb, float beta, float* C, std::int64_t ldc,
                          const float* row_bias = nullptr);
 
+// What bf16_gemm runs on a CPU without AVX512-BF16: op(A) and op(B) rounded to bfloat16 (kept as
+// float32) and multiplied by the float32 gemm (core/matmul.h). Here to be tested on any CPU.
+void bf16_gemm_via_float32(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N,
+                           std::int64_t K, float alpha, const float* A, std::int64_t lda,
+                           const float* B, std::int64_t ldb, float beta, float* C,
+                           std::int64_t ldc, const float* row_bias = nullptr);
+
 // Which path bf16_gemm takes on this CPU: "avx512-bf16" (uwaga's kernel) or "float32"
 // (bfloat16-rounded operands through the float32 gemm). UWAGA_BF16_KERNEL=reference in the
 // environment forces the second (core/bfloat16.h).

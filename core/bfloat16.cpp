@@ -1,6 +1,8 @@
 #include "core/bfloat16.h"
 
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 #include <cstdlib>
 #include <cstring>
@@ -8,6 +10,7 @@
 namespace uwaga {
 namespace {
 
+#if defined(__x86_64__)
 // The AVX512-BF16 functions carry their instruction sets as a target attribute, so that only they
 // need them: the library itself is built for whatever CPU the build is for, and they run only
 // where cpu_has_avx512_bf16() said yes.
@@ -51,26 +54,33 @@ UWAGA_AVX512_BF16 void float_to_bfloat16_avx512(const float* in, bfloat16_bits* 
   for (; i < n; i += 16) convert_block16(in + i, out + i, static_cast<int>(n - i < 16 ? n - i : 16));
 }
 
-}  // namespace
-
 #undef UWAGA_AVX512_BF16
+#endif  // __x86_64__
+
+}  // namespace
 
 bool cpu_has_avx512_bf16() {
   static const bool has = [] {
     const char* env = std::getenv("UWAGA_BF16_KERNEL");
     if (env && std::strcmp(env, "reference") == 0) return false;
+#if !defined(__x86_64__)
+    return false;
+#else
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
+#endif
   }();
   return has;
 }
 
 void float_to_bfloat16(const float* in, bfloat16_bits* out, std::int64_t n) {
+#if defined(__x86_64__)
   if (cpu_has_avx512_bf16()) {
     float_to_bfloat16_avx512(in, out, n);
     return;
   }
+#endif
   for (std::int64_t i = 0; i < n; ++i) out[i] = float_to_bfloat16(in[i]);
 }
 
