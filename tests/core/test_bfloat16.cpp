@@ -12,6 +12,7 @@
 #include "tests/support/golden.h"
 
 using namespace uwaga;
+using namespace uwaga::testing;
 
 namespace {
 
