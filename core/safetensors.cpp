@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <zlib.h>
 
+#include "core/bfloat16.h"
 #include "core/json_input.h"
 #include "core/output_file.h"
 #include "core/regular_file.h"
@@ -165,14 +166,6 @@ float float16_to_float(std::uint16_t h) {
     while (!(mantissa & 0x400)) mantissa <<= 1, --exponent;
     bits = sign | (exponent << 23) | ((mantissa & 0x3FF) << 13);
   }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-// bfloat16 is the upper half of a float32.
-float bfloat16_to_float(std::uint16_t b) {
-  const std::uint32_t bits = static_cast<std::uint32_t>(b) << 16;
   float f;
   std::memcpy(&f, &bits, 4);
   return f;

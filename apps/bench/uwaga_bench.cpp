@@ -5,6 +5,8 @@
 //   uwaga-bench --mode eval    --threads 2 --batch 128   forward passes without autograd
 //   uwaga-bench --mode sgemm   --threads 2               OpenBLAS sgemm GFLOP/s: 1024³ and the
 //                                                         model's GEMM shapes (the ceiling)
+//   uwaga-bench --mode bf16gemm --threads 1              uwaga's bfloat16 product against the
+//                                                         float32 one at the models' shapes
 //   uwaga-bench --mode micro   --threads 2 --op mha,gelu ops forward+backward (mha, layernorm,
 //                                                         gelu, maxpool, xent; attention:
 //                                                         forward), µs per call
@@ -16,6 +18,9 @@
 // Every timing is a median over --repeats repeats after --warmup calls. The data are random:
 // throughput does not depend on the values.
 #include <cblas.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -34,6 +39,8 @@
 #include "apps/common/thread_policy.h"
 #include "apps/gpt/gpt_training.h"
 #include "apps/translate/translate_training.h"
+#include "core/bf16_gemm.h"
+#include "core/bfloat16.h"
 #include "core/small_gemm.h"
 #include "core/uwaga.h"
 #include "nn/attention_kernels.h"
@@ -260,6 +267,110 @@ json bench_small_gemm(const std::string& spec, const BenchOptions& o) {
   return j;
 }
 
+// uwaga's bfloat16 product (core/bf16_gemm.h) against the float32 one (gemm<float>, OpenBLAS's
+// kernels), alternated repeat by repeat. `spec` is [NN|NT|TN:]MxKxN for C (M×N) = op(A) (M×K) ·
+// op(B) (K×N): NT (the default) is a linear layer's forward x·Wᵀ, NN its input gradient dy·W, TN
+// its weight gradient dyᵀ·x.
+json bench_bf16_gemm(const std::string& spec, const BenchOptions& o) {
+  std::string layout = "NT", dims = spec;
+  if (const auto colon = spec.find(':'); colon != std::string::npos) {
+    layout = spec.substr(0, colon);
+    dims = spec.substr(colon + 1);
+  }
+  long long M = 0, K = 0, N = 0;
+  if ((layout != "NN" && layout != "NT" && layout != "TN") ||
+      std::sscanf(dims.c_str(), "%lldx%lldx%lld", &M, &K, &N) != 3 || M < 1 || N < 1 || K < 1)
+    fail("--shapes entry '", spec, "' should be [NN|NT|TN:]MxKxN, e.g. NT:1024x768x3072");
+  const bool ta = layout[0] == 'T', tb = layout[1] == 'T';
+  Generator gen(o.seed);
+  Tensor A = Tensor::randn({M * K}, gen), B = Tensor::randn({K * N}, gen),
+         C = Tensor::zeros({M * N});
+  const std::int64_t lda = ta ? M : K, ldb = tb ? K : N;
+  auto bf16 = [&] {
+    bf16_gemm(ta, tb, M, N, K, 1.0f, A.data<float>(), lda, B.data<float>(), ldb, 0.0f,
+              C.data<float>(), N);
+  };
+  auto fp32 = [&] {
+    gemm<float>(ta, tb, M, N, K, 1.0f, A.data<float>(), lda, B.data<float>(), ldb, 0.0f,
+                C.data<float>(), N);
+  };
+  BenchOptions one = o;
+  one.repeats = 1;
+  const double flops = 2.0 * M * N * K;
+  std::vector<double> bf16_gflops, fp32_gflops;
+  for (int r = 0; r < o.repeats; ++r) {
+    bf16_gflops.push_back(flops / time_calls(bf16, one)[0] / 1e9);
+    fp32_gflops.push_back(flops / time_calls(fp32, one)[0] / 1e9);
+  }
+  json j = header("bf16gemm");
+  j["shape"] = layout + ":" + dims;
+  j["bf16_path"] = bf16_gemm_path();
+  j["bf16_gflops"] = bf16_gflops;
+  j["fp32_gflops"] = fp32_gflops;
+  j["median_bf16_gflops"] = median(bf16_gflops);
+  j["median_fp32_gflops"] = median(fp32_gflops);
+  j["bf16_speedup"] = median(bf16_gflops) / median(fp32_gflops);
+  return j;
+}
+
+// GPT-2 124M's products (dim 768, MLP 3072, vocabulary 50257) for 1024 tokens (B 4, T 256) and
+// the LM head for 256; vit-d192's (dim 192, MLP 768) for a batch of 128 images of 65 tokens
+// (8320 rows): the forward (NT), and for the MLP's first layer both gradients (NN, TN).
+const char* const kBf16GemmShapes =
+    "NT:1024x768x2304,NT:1024x768x768,NT:1024x768x3072,NT:1024x3072x768,NN:1024x3072x768,"
+    "TN:3072x1024x768,NT:256x768x50257,NT:8320x192x576,NT:8320x192x192,NT:8320x192x768,"
+    "NT:8320x768x192,NN:8320x768x192,TN:768x8320x192";
+
+#if defined(__x86_64__)
+// The peak of one core's multiply-adds in registers: vdpbf16ps (two bfloat16 products per float
+// lane) against vfmadd231ps (one), on 12 independent sums each — the ceiling of the ratio above
+// on this CPU. Null where the CPU has no AVX512-BF16.
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"), noinline)) double
+register_peak_gflops(bool bf16, long steps) {
+  __m512 acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i));
+  __m512 x = _mm512_set1_ps(1.0f), y = _mm512_set1_ps(0.5f);
+  const auto start = Clock::now();
+  for (long s = 0; s < steps; ++s) {
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i)
+      acc[i] = bf16 ? _mm512_dpbf16_ps(acc[i], reinterpret_cast<__m512bh>(x),
+                                       reinterpret_cast<__m512bh>(y))
+                    : _mm512_fmadd_ps(acc[i], x, y);
+    __asm__ volatile("" : "+v"(x));  // keeps the loop from being folded
+  }
+  const double seconds = seconds_since(start);
+  float sink = 0;
+  for (int i = 0; i < 12; ++i) sink += _mm512_cvtss_f32(acc[i]);
+  __asm__ volatile("" : : "x"(sink));
+  return 12.0 * steps * (bf16 ? 64 : 32) / seconds / 1e9;
+}
+
+#endif  // __x86_64__
+
+json bench_register_peak() {
+  json j = header("bf16gemm-peak");
+#if !defined(__x86_64__)
+  if (true) {
+#else
+  if (!cpu_has_avx512_bf16()) {
+#endif
+    j["bf16_gflops"] = nullptr;
+    return j;
+  }
+#if defined(__x86_64__)
+  std::vector<double> bf16, fp32;
+  for (int r = 0; r < 5; ++r) {
+    bf16.push_back(register_peak_gflops(true, 20000000));
+    fp32.push_back(register_peak_gflops(false, 20000000));
+  }
+  j["bf16_gflops"] = median(bf16);
+  j["fp32_gflops"] = median(fp32);
+  j["bf16_speedup"] = median(bf16) / median(fp32);
+#endif
+  return j;
+}
+
 // cifar10-small's pieces (a micro-batch of 16 images: 1040 rows; dim 96, MLP 192) and attention's
 // products per head (65 tokens, heads of 24), then mnist-tiny's (272 rows, dim 64, MLP 128; 17
 // tokens, heads of 16): the forward's NN pieces, the input gradients', the weight gradients' TN
@@ -407,7 +518,7 @@ json bench_mha_scaling(std::int64_t n, std::int64_t tokens, const BenchOptions& 
 int run(int argc, char** argv) {
   cxxopts::Options cli("uwaga-bench", "uwaga's side of apps/bench/run.sh; prints JSON lines");
   cli.add_options()
-      ("mode", "train | eval | sgemm | small-gemm | micro | mha-scaling | translate-batches | translate | "
+      ("mode", "train | eval | sgemm | small-gemm | bf16gemm | micro | mha-scaling | translate-batches | translate | "
        "translate-eval | gpt-config | gpt", cxxopts::value<std::string>())
       ("threads", "OpenMP and OpenBLAS threads", cxxopts::value<int>()->default_value("1"))
       ("batch", "images per step (train, eval)", cxxopts::value<std::int64_t>()->default_value("128"))
@@ -423,7 +534,8 @@ int run(int argc, char** argv) {
       ("op", "micro: any of mha, attention, attention-backward, layernorm, gelu, maxpool, maxpool-reference, xent", cxxopts::value<std::vector<std::string>>()->default_value(
           "mha,layernorm,gelu,xent"))
       ("shapes", "sgemm: MxKxN for (M×K)·(K×N); small-gemm: the same, tMxKxN for Aᵀ·B "
-       "(default: cifar10-small's and mnist-tiny's pieces)", cxxopts::value<std::vector<std::string>>()->default_value(
+       "(default: cifar10-small's and mnist-tiny's pieces); bf16gemm: NT:MxKxN, NN:…, TN:… "
+       "(default: GPT-2 124M's and vit-d192's products)", cxxopts::value<std::vector<std::string>>()->default_value(
           "1024x1024x1024,2176x64x192,2176x64x64,2176x64x128,2176x128x64"))
       ("lengths", "mha-scaling: sequence lengths n", cxxopts::value<std::vector<std::int64_t>>()->default_value(
           "16,32,64,128,256,512,1024"))
@@ -500,6 +612,16 @@ int run(int argc, char** argv) {
       for (std::string s; std::getline(all, s, ',');) list.push_back(s);
     }
     for (const std::string& s : list) std::cout << bench_small_gemm(s, o).dump() << std::endl;
+  } else if (mode == "bf16gemm") {
+    std::vector<std::string> list =
+        args.count("shapes") ? args["shapes"].as<std::vector<std::string>>()
+                             : std::vector<std::string>{};
+    if (list.empty()) {
+      std::stringstream all(kBf16GemmShapes);
+      for (std::string s; std::getline(all, s, ',');) list.push_back(s);
+    }
+    std::cout << bench_register_peak().dump() << std::endl;
+    for (const std::string& s : list) std::cout << bench_bf16_gemm(s, o).dump() << std::endl;
   } else if (mode == "micro") {
     for (const std::string& op : args["op"].as<std::vector<std::string>>())
       std::cout << bench_micro(op, o).dump() << std::endl;
@@ -523,7 +645,7 @@ int run(int argc, char** argv) {
                      .dump()
               << std::endl;
   } else {
-    fail("unknown --mode '", mode, "'; expected train, eval, sgemm, small-gemm, micro, "
+    fail("unknown --mode '", mode, "'; expected train, eval, sgemm, small-gemm, bf16gemm, micro, "
          "mha-scaling, translate-batches, translate, translate-eval, gpt-config or gpt");
   }
   return 0;

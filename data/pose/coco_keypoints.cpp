@@ -17,7 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::size_t kJoints = 17;
+constexpr std::size_t kCocoJoints = 17;
 // No photo reaches this far (JPEG allows 65,500 pixels a side).
 constexpr double kFarOutside = 1e6;
 
@@ -118,10 +118,10 @@ PoseSample crop_person(const CocoPerson& p, const CocoImage& info, const std::st
   const std::int64_t H = config.height, W = config.width;
   PoseSample out;
   out.image = warp_affine(photo, t, H, W);
-  out.x.assign(kJoints, 0);
-  out.y.assign(kJoints, 0);
-  out.visible.assign(kJoints, 0);
-  for (std::size_t j = 0; j < kJoints; ++j) {
+  out.x.assign(kCocoJoints, 0);
+  out.y.assign(kCocoJoints, 0);
+  out.visible.assign(kCocoJoints, 0);
+  for (std::size_t j = 0; j < kCocoJoints; ++j) {
     if (p.keypoints[3 * j + 2] == 0) continue;
     // A pixel index becomes the pixel's centre (+0.5), then goes through the crop.
     const double px = p.keypoints[3 * j] + 0.5, py = p.keypoints[3 * j + 1] + 0.5;
@@ -186,13 +186,13 @@ CocoKeypoints::CocoKeypoints(const std::string& annotation_json, const std::stri
     if (!annotation_ids.insert(id).second) fail(where, ": two annotations have the id ", id);
     AnnotationFields f;
     fields_from_json(annotations[k], f, what);
-    if (f.keypoints.size() != 3 * kJoints)
-      fail(what, ": \"keypoints\" has ", f.keypoints.size(), " numbers, expected ", 3 * kJoints,
+    if (f.keypoints.size() != 3 * kCocoJoints)
+      fail(what, ": \"keypoints\" has ", f.keypoints.size(), " numbers, expected ", 3 * kCocoJoints,
            " (x, y and v for each of the 17 joints)");
     CocoPerson p;
     p.annotation_id = id;
     std::size_t labelled = 0;
-    for (std::size_t j = 0; j < kJoints; ++j) {
+    for (std::size_t j = 0; j < kCocoJoints; ++j) {
       const double x = f.keypoints[3 * j], y = f.keypoints[3 * j + 1], v = f.keypoints[3 * j + 2];
       if (!(std::abs(x) <= kFarOutside && std::abs(y) <= kFarOutside))
         fail(what, ": keypoint ", j, " (", skeleton.joint_names[j], ") is at (", x, ", ", y,

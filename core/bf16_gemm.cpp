@@ -1,0 +1,267 @@
+#include "core/bf16_gemm.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/bfloat16.h"
+#include "core/matmul.h"
+#include "core/threads.h"
+
+namespace uwaga {
+namespace {
+
+// The kernel's functions carry AVX512-BF16 as a target attribute: only they need it, and they run
+// only where cpu_has_avx512_bf16() said yes (core/bfloat16.h).
+#define UWAGA_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+
+// The register tile: kRows × kCols sums, kRows·kCols/16 = 24 zmm registers of the 32, leaving
+// room for the kCols/16 vectors of B and the broadcast of A.
+constexpr int kRows = 8;
+constexpr int kCols = 48;
+constexpr int kLanes = 16;  // floats in a zmm register
+
+// The blocks (core/bf16_gemm.h): kInnerPairs pairs of the inner dimension at a time (a strip of
+// packed B, kInnerPairs·kCols words, is 24 KiB: half of a 48 KiB L1), and blocks of at most
+// kBlockRows rows (their packed A, kInnerPairs·kBlockRows words = 128 KiB, in L2) by kBlockCols
+// columns — the unit of work a thread takes.
+constexpr std::int64_t kInnerPairs = 128;
+constexpr std::int64_t kBlockRows = 256;
+constexpr std::int64_t kBlockCols = 768;
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// A buffer of 32-bit words aligned to a cache line, so that a packed strip's vectors are too;
+// it grows to the largest product seen and is reused.
+class PackBuffer {
+ public:
+  std::uint32_t* get(std::int64_t words) {
+    if (static_cast<std::int64_t>(data_.size()) < words + 16) data_.resize(words + 16);
+    auto address = reinterpret_cast<std::uintptr_t>(data_.data());
+    return data_.data() + ((64 - address % 64) % 64) / 4;
+  }
+
+ private:
+  std::vector<std::uint32_t> data_;
+};
+
+// Packs `depth` inner steps (k = 0 … depth − 1 from src) of `valid` ≤ W rows of op(A) or columns
+// of op(B) (x) into pairs: dst[p·W + x] = bf16(X[2p][x]) | bf16(X[2p+1][x]) << 16, where X[k][x] is
+// src[k·ld + x] or, with k_contiguous, src[x·ld + k]. Words past `valid` and the second half of a
+// last odd pair are zeros.
+void pack_pairs(const float* src, std::int64_t ld, bool k_contiguous, std::int64_t depth,
+                std::int64_t valid, int W, std::uint32_t* dst) {
+  const std::int64_t pairs = ceil_div(depth, 2);
+  if (!k_contiguous) {
+    // Two rows of X at a time, each converted whole, then interleaved (a loop the compiler
+    // vectorises).
+    bfloat16_bits even[kCols], odd[kCols];
+    for (std::int64_t p = 0; p < pairs; ++p) {
+      std::fill(even, even + W, bfloat16_bits{0});
+      std::fill(odd, odd + W, bfloat16_bits{0});
+      float_to_bfloat16(src + 2 * p * ld, even, valid);
+      if (2 * p + 1 < depth) float_to_bfloat16(src + (2 * p + 1) * ld, odd, valid);
+      std::uint32_t* out = dst + p * W;
+      for (int x = 0; x < W; ++x)
+        out[x] = static_cast<std::uint32_t>(even[x]) | static_cast<std::uint32_t>(odd[x]) << 16;
+    }
+    return;
+  }
+  // k runs along memory: a converted line of X already holds its pairs as words, which go to
+  // every W-th word of dst.
+  thread_local std::vector<bfloat16_bits> line;
+  line.assign(static_cast<std::size_t>(2 * pairs), 0);
+  for (int x = 0; x < W; ++x) {
+    if (x < valid) {
+      float_to_bfloat16(src + x * ld, line.data(), depth);
+      for (std::int64_t p = 0; p < pairs; ++p) {
+        std::uint32_t word;
+        std::memcpy(&word, line.data() + 2 * p, 4);
+        dst[p * W + x] = word;
+      }
+    } else {
+      for (std::int64_t p = 0; p < pairs; ++p) dst[p * W + x] = 0;
+    }
+  }
+}
+
+#if defined(__x86_64__)
+// One tile: C[r][j] = α·Σ_p (a[p][r] · b[p][j]) + β·C[r][j] (+ bias[j]) for r < rows, j < cols,
+// where each a·b is a pair's two products (vdpbf16ps). V = ⌈cols/16⌉ vectors of B are read: a
+// strip at the right edge narrower than kCols costs only what it holds.
+template <int V>
+UWAGA_AVX512_BF16 void tile(std::int64_t pairs, const std::uint32_t* a, const std::uint32_t* b,
+                            float alpha, float beta, float* C, std::int64_t ldc, int rows,
+                            int cols, const float* bias) {
+  __m512 acc[kRows][V];
+#pragma GCC unroll 8
+  for (int r = 0; r < kRows; ++r)
+#pragma GCC unroll 3
+    for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
+  for (std::int64_t p = 0; p < pairs; ++p) {
+    __m512bh bv[V];
+#pragma GCC unroll 3
+    for (int v = 0; v < V; ++v)
+      bv[v] = reinterpret_cast<__m512bh>(_mm512_load_si512(b + p * kCols + v * kLanes));
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) {
+      const __m512bh av = reinterpret_cast<__m512bh>(_mm512_set1_epi32(static_cast<int>(a[p * kRows + r])));
+#pragma GCC unroll 3
+      for (int v = 0; v < V; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], av, bv[v]);
+    }
+  }
+  const __m512 alpha_v = _mm512_set1_ps(alpha), beta_v = _mm512_set1_ps(beta);
+  for (int r = 0; r < rows; ++r) {
+    float* c = C + r * ldc;
+#pragma GCC unroll 3
+    for (int v = 0; v < V; ++v) {
+      const int n = std::clamp(cols - v * kLanes, 0, kLanes);
+      const __mmask16 mask = static_cast<__mmask16>((1u << n) - 1u);
+      __m512 out = alpha == 1.0f ? acc[r][v] : _mm512_mul_ps(alpha_v, acc[r][v]);
+      if (beta != 0.0f)
+        out = _mm512_fmadd_ps(beta_v, _mm512_maskz_loadu_ps(mask, c + v * kLanes), out);
+      if (bias) out = _mm512_add_ps(out, _mm512_maskz_loadu_ps(mask, bias + v * kLanes));
+      _mm512_mask_storeu_ps(c + v * kLanes, mask, out);
+    }
+  }
+}
+
+using TileFn = void (*)(std::int64_t, const std::uint32_t*, const std::uint32_t*, float, float,
+                        float*, std::int64_t, int, int, const float*);
+constexpr TileFn kTiles[3] = {&tile<1>, &tile<2>, &tile<3>};
+
+void bf16_gemm_avx512(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N,
+                      std::int64_t K, float alpha, const float* A, std::int64_t lda,
+                      const float* B, std::int64_t ldb, float beta, float* C, std::int64_t ldc,
+                      const float* row_bias) {
+  const std::int64_t tiles_m = ceil_div(M, kRows), strips_n = ceil_div(N, kCols);
+  // The blocks of rows × columns the threads share: nearly equal, and at least one each.
+  const int threads = omp_in_parallel() ? 1 : num_threads();
+  std::int64_t blocks_m = ceil_div(M, kBlockRows), blocks_n = ceil_div(N, kBlockCols);
+  while ((blocks_m * blocks_n) % threads != 0 && blocks_n < strips_n) ++blocks_n;
+  const std::int64_t rows_per_block = ceil_div(tiles_m, blocks_m) * kRows;
+  const std::int64_t cols_per_block = ceil_div(strips_n, blocks_n) * kCols;
+  blocks_m = ceil_div(M, rows_per_block);
+  blocks_n = ceil_div(N, cols_per_block);
+  const bool worth_forking = M * N * std::max<std::int64_t>(K, 1) > 64 * 64 * 64;
+
+  thread_local PackBuffer packed_a, packed_b;
+  const std::int64_t max_pairs = std::min(kInnerPairs, ceil_div(std::max<std::int64_t>(K, 1), 2));
+  std::uint32_t* pa = packed_a.get(tiles_m * kRows * max_pairs);
+  std::uint32_t* pb = packed_b.get(strips_n * kCols * max_pairs);
+
+  // K = 0 is an empty sum: one pass with no pairs gives C = β·C (+ bias).
+  for (std::int64_t k0 = 0; k0 < K || k0 == 0; k0 += 2 * kInnerPairs) {
+    const std::int64_t depth = std::min(K - k0, 2 * kInnerPairs), pairs = ceil_div(depth, 2);
+    const bool last = k0 + depth >= K;
+    const float step_beta = k0 == 0 ? beta : 1.0f;  // later blocks add to the first's sums
+    const float* bias = last ? row_bias : nullptr;
+
+    // Pack this block of the inner dimension: every strip of B, every tile of A.
+    parallel_for(strips_n, worth_forking, [&](std::int64_t s0, std::int64_t s1) {
+      for (std::int64_t s = s0; s < s1; ++s) {
+        const std::int64_t j0 = s * kCols;
+        const float* src = trans_b ? B + j0 * ldb + k0 : B + k0 * ldb + j0;
+        pack_pairs(src, ldb, trans_b, depth, std::min<std::int64_t>(kCols, N - j0), kCols,
+                   pb + s * kCols * pairs);
+      }
+    });
+    parallel_for(tiles_m, worth_forking, [&](std::int64_t t0, std::int64_t t1) {
+      for (std::int64_t t = t0; t < t1; ++t) {
+        const std::int64_t i0 = t * kRows;
+        const float* src = trans_a ? A + k0 * lda + i0 : A + i0 * lda + k0;
+        pack_pairs(src, lda, !trans_a, depth, std::min<std::int64_t>(kRows, M - i0), kRows,
+                   pa + t * kRows * pairs);
+      }
+    });
+
+    // Each block: every strip of its columns (kept in L1) against every tile of its rows.
+    parallel_for(blocks_m * blocks_n, worth_forking, [&](std::int64_t b0, std::int64_t b1) {
+      for (std::int64_t blk = b0; blk < b1; ++blk) {
+        const std::int64_t i_begin = (blk / blocks_n) * rows_per_block;
+        const std::int64_t j_begin = (blk % blocks_n) * cols_per_block;
+        const std::int64_t i_end = std::min(M, i_begin + rows_per_block);
+        const std::int64_t j_end = std::min(N, j_begin + cols_per_block);
+        for (std::int64_t j0 = j_begin; j0 < j_end; j0 += kCols) {
+          const int cols = static_cast<int>(std::min<std::int64_t>(kCols, j_end - j0));
+          const TileFn fn = kTiles[(cols + kLanes - 1) / kLanes - 1];
+          const std::uint32_t* strip = pb + (j0 / kCols) * kCols * pairs;
+          for (std::int64_t i0 = i_begin; i0 < i_end; i0 += kRows) {
+            const int rows = static_cast<int>(std::min<std::int64_t>(kRows, i_end - i0));
+            fn(pairs, pa + (i0 / kRows) * kRows * pairs, strip, alpha, step_beta,
+               C + i0 * ldc + j0, ldc, rows, cols, bias ? bias + j0 : nullptr);
+          }
+        }
+      }
+    });
+    if (K == 0) break;
+  }
+}
+
+#endif  // __x86_64__
+
+// op(X) rounded to bfloat16, kept as float32: `rows` lines of `cols` values, ld apart in X,
+// packed tight.
+std::vector<float> rounded_copy(const float* X, std::int64_t rows, std::int64_t cols,
+                                std::int64_t ld) {
+  std::vector<float> out(static_cast<std::size_t>(rows * cols));
+  for (std::int64_t r = 0; r < rows; ++r) round_to_bfloat16(X + r * ld, out.data() + r * cols, cols);
+  return out;
+}
+
+}  // namespace
+
+std::int64_t bf16_gemm_tile_rows() { return kRows; }
+std::int64_t bf16_gemm_tile_cols() { return kCols; }
+
+const char* bf16_gemm_path() { return cpu_has_avx512_bf16() ? "avx512-bf16" : "float32"; }
+
+void bf16_gemm(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
+               float alpha, const float* A, std::int64_t lda, const float* B, std::int64_t ldb,
+               float beta, float* C, std::int64_t ldc, const float* row_bias) {
+  if (M <= 0 || N <= 0) return;
+#if defined(__x86_64__)
+  if (cpu_has_avx512_bf16()) {
+    bf16_gemm_avx512(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, row_bias);
+    return;
+  }
+#endif
+  bf16_gemm_via_float32(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, row_bias);
+}
+
+void bf16_gemm_via_float32(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N,
+                           std::int64_t K, float alpha, const float* A, std::int64_t lda,
+                           const float* B, std::int64_t ldb, float beta, float* C,
+                           std::int64_t ldc, const float* row_bias) {
+  if (M <= 0 || N <= 0) return;
+  // Stored A is M×K (K×M with trans_a), stored B K×N (N×K with trans_b).
+  const std::vector<float> a = trans_a ? rounded_copy(A, K, M, lda) : rounded_copy(A, M, K, lda);
+  const std::vector<float> b = trans_b ? rounded_copy(B, N, K, ldb) : rounded_copy(B, K, N, ldb);
+  gemm<float>(trans_a, trans_b, M, N, K, alpha, a.data(), trans_a ? M : K, b.data(),
+              trans_b ? K : N, beta, C, ldc, row_bias);
+}
+
+void bf16_gemm_reference(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N,
+                         std::int64_t K, float alpha, const float* A, std::int64_t lda,
+                         const float* B, std::int64_t ldb, float beta, float* C, std::int64_t ldc,
+                         const float* row_bias) {
+  for (std::int64_t i = 0; i < M; ++i)
+    for (std::int64_t j = 0; j < N; ++j) {
+      float acc = 0.0f;
+      for (std::int64_t k = 0; k < K; ++k) {
+        const float a = trans_a ? A[k * lda + i] : A[i * lda + k];  // op(A)[i][k]
+        const float b = trans_b ? B[j * ldb + k] : B[k * ldb + j];  // op(B)[k][j]
+        acc += round_to_bfloat16(a) * round_to_bfloat16(b);
+      }
+      float& c = C[i * ldc + j];
+      c = alpha * acc + (beta == 0.0f ? 0.0f : beta * c) + (row_bias ? row_bias[j] : 0.0f);
+    }
+}
+
+#undef UWAGA_AVX512_BF16
+
+}  // namespace uwaga

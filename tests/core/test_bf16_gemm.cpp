@@ -1,0 +1,196 @@
+// core/bf16_gemm.h: the kernel (AVX512-BF16 where the CPU has it, else the float32 path) and the
+// float32 path against the reference loops, and the bfloat16 product against the float32 one.
+//
+// Tolerances. Every product of two bfloat16 is exact in float32 (8 × 8 significant bits), so
+// kernel and reference differ only in the order and grouping of K float32 additions (and, in
+// vdpbf16ps, the flushing of denormals, which these inputs never produce): per element at most
+//   (K + 2)·2⁻²³ · (|α|·Σ_k |a_k·b_k| + |β·c| + |bias|).
+// Against the float32 product, rounding each operand to bfloat16 moves it by at most 2⁻⁸ of
+// itself, each product by at most 2⁻⁷ + 2⁻¹⁶: per element at most
+//   (2⁻⁷ + 2⁻¹⁶ + K·2⁻²²) · Σ_k |a_k·b_k|.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/bf16_gemm.h"
+#include "core/bfloat16.h"
+#include "core/matmul.h"
+#include "core/random.h"
+#include "core/threads.h"
+
+using namespace uwaga;
+
+namespace {
+
+std::vector<float> random_values(Generator& g, std::int64_t n) {
+  std::vector<float> m(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)));
+  for (float& x : m) x = static_cast<float>(2.0 * g.uniform() - 1.0);
+  return m;
+}
+
+// One product's operands and the float64 sums of |op(A)[i][k]·op(B)[k][j]| over k, the scale of
+// each element's rounding error.
+struct Product {
+  bool ta, tb;
+  std::int64_t M, N, K, lda, ldb, ldc;
+  std::vector<float> A, B, bias;
+
+  float a(std::int64_t i, std::int64_t k) const { return ta ? A[k * lda + i] : A[i * lda + k]; }
+  float b(std::int64_t k, std::int64_t j) const { return tb ? B[j * ldb + k] : B[k * ldb + j]; }
+  double abs_sum(std::int64_t i, std::int64_t j, bool rounded) const {
+    double s = 0;
+    for (std::int64_t k = 0; k < K; ++k)
+      s += rounded ? std::fabs(double(round_to_bfloat16(a(i, k))) * round_to_bfloat16(b(k, j)))
+                   : std::fabs(double(a(i, k)) * b(k, j));
+    return s;
+  }
+};
+
+Product random_product(Generator& g, bool ta, bool tb, std::int64_t M, std::int64_t N,
+                       std::int64_t K) {
+  Product p{ta, tb, M, N, K, (ta ? M : K) + 2, (tb ? K : N) + 3, N + 1, {}, {}, {}};
+  p.A = random_values(g, (ta ? K : M) * p.lda);
+  p.B = random_values(g, (tb ? N : K) * p.ldb);
+  p.bias = random_values(g, N);
+  return p;
+}
+
+using GemmFn = void (*)(bool, bool, std::int64_t, std::int64_t, std::int64_t, float, const float*,
+                        std::int64_t, const float*, std::int64_t, float, float*, std::int64_t,
+                        const float*);
+
+// `fn` against the reference on one product: β = 0 over a C full of NaN (C is only written), or
+// β = 0.5 with a bias; the column of C past N left alone.
+void check_against_reference(GemmFn fn, const Product& p, float beta, bool with_bias,
+                             Generator& g) {
+  const float alpha = 0.75f, nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> C0 = random_values(g, p.M * p.ldc);
+  if (beta == 0.0f)
+    for (std::int64_t i = 0; i < p.M; ++i)
+      for (std::int64_t j = 0; j < p.N; ++j) C0[i * p.ldc + j] = nan;
+  std::vector<float> C = C0, R = C0;
+  const float* bias = with_bias ? p.bias.data() : nullptr;
+  fn(p.ta, p.tb, p.M, p.N, p.K, alpha, p.A.data(), p.lda, p.B.data(), p.ldb, beta, C.data(),
+     p.ldc, bias);
+  bf16_gemm_reference(p.ta, p.tb, p.M, p.N, p.K, alpha, p.A.data(), p.lda, p.B.data(), p.ldb,
+                      beta, R.data(), p.ldc, bias);
+  for (std::int64_t i = 0; i < p.M; ++i) {
+    for (std::int64_t j = 0; j < p.N; ++j) {
+      const float c = C[i * p.ldc + j], r = R[i * p.ldc + j];
+      const double scale = alpha * p.abs_sum(i, j, true) +
+                           (beta == 0.0f ? 0.0 : std::fabs(beta * C0[i * p.ldc + j])) +
+                           (bias ? std::fabs(bias[j]) : 0.0);
+      const double tol = (p.K + 2) * std::ldexp(scale, -23);
+      INFO("ta " << p.ta << " tb " << p.tb << " M " << p.M << " N " << p.N << " K " << p.K
+                 << " beta " << beta << " bias " << with_bias << ": C[" << i << "][" << j
+                 << "] = " << c << ", reference " << r << ", tolerance " << tol);
+      REQUIRE(std::fabs(double(c) - r) <= tol);
+    }
+    if (p.ldc > p.N) REQUIRE(C[i * p.ldc + p.N] == C0[i * p.ldc + p.N]);  // past N: untouched
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the bf16 product matches the reference loops at every edge of its tile and blocks",
+          "[core][bf16]") {
+  INFO("bf16_gemm runs on " << bf16_gemm_path());
+  const std::int64_t R = bf16_gemm_tile_rows(), Q = bf16_gemm_tile_cols();
+  Generator g(11);
+  for (const bool ta : {false, true})
+    for (const bool tb : {false, true})
+      for (const std::int64_t M : {std::int64_t(1), std::int64_t(15), R, R + 1, std::int64_t(17), std::int64_t(65)})
+        for (const std::int64_t N : {std::int64_t(1), std::int64_t(15), std::int64_t(16), std::int64_t(17), Q, Q + 1, std::int64_t(65)})
+          // K: an empty sum, odd (a last pair with one value), and past a block of 256 inner steps
+          for (const std::int64_t K : {0, 1, 2, 16, 33, 65, 300}) {
+            const Product p = random_product(g, ta, tb, M, N, K);
+            check_against_reference(&bf16_gemm, p, 0.0f, false, g);
+            check_against_reference(&bf16_gemm, p, 0.5f, true, g);
+          }
+}
+
+TEST_CASE("the bf16 product's float32 path (CPUs without AVX512-BF16) matches the reference",
+          "[core][bf16]") {
+  Generator g(12);
+  for (const bool ta : {false, true})
+    for (const bool tb : {false, true})
+      for (const std::int64_t K : {0, 1, 33}) {
+        const Product p = random_product(g, ta, tb, 17, 65, K);
+        check_against_reference(&bf16_gemm_via_float32, p, 0.0f, false, g);
+        check_against_reference(&bf16_gemm_via_float32, p, 0.5f, true, g);
+      }
+}
+
+TEST_CASE("the bf16 product shares a large product among threads with the same result",
+          "[core][bf16]") {
+  const int before = num_threads();
+  set_num_threads(2);
+  Generator g(13);
+  // Several blocks of rows and of columns, and three blocks of the inner dimension.
+  for (const bool ta : {false, true}) {
+    const Product p = random_product(g, ta, !ta, 300, 400, 600);
+    check_against_reference(&bf16_gemm, p, 0.5f, true, g);
+  }
+  set_num_threads(before);
+}
+
+TEST_CASE("the bf16 product carries NaN and inf where the reference does", "[core][bf16]") {
+  Generator g(14);
+  Product p = random_product(g, false, false, 20, 50, 37);
+  const float inf = std::numeric_limits<float>::infinity();
+  p.A[2 * p.lda + 3] = inf;                                     // row 2: ±inf (or NaN with the NaN)
+  p.A[5 * p.lda + 0] = std::numeric_limits<float>::quiet_NaN();  // row 5: NaN
+  p.B[3 * p.ldb + 7] = 0.0f;                                    // inf · 0 = NaN in C[2][7]
+  p.B[10 * p.ldb + 9] = -inf;                                   // column 9: ∓inf
+  std::vector<float> C(static_cast<std::size_t>(p.M * p.ldc)), R = C;
+  bf16_gemm(false, false, p.M, p.N, p.K, 1.0f, p.A.data(), p.lda, p.B.data(), p.ldb, 0.0f,
+            C.data(), p.ldc);
+  bf16_gemm_reference(false, false, p.M, p.N, p.K, 1.0f, p.A.data(), p.lda, p.B.data(), p.ldb,
+                      0.0f, R.data(), p.ldc);
+  std::int64_t nans = 0, infs = 0;
+  for (std::int64_t i = 0; i < p.M; ++i)
+    for (std::int64_t j = 0; j < p.N; ++j) {
+      const float c = C[i * p.ldc + j], r = R[i * p.ldc + j];
+      INFO("C[" << i << "][" << j << "] = " << c << ", reference " << r);
+      REQUIRE(std::isnan(c) == std::isnan(r));
+      REQUIRE(std::isinf(c) == std::isinf(r));
+      if (std::isinf(r)) REQUIRE(c == r);
+      nans += std::isnan(c);
+      infs += std::isinf(c);
+    }
+  CHECK(std::isnan(C[2 * p.ldc + 7]));
+  CHECK(std::isnan(C[5 * p.ldc + 20]));
+  CHECK(std::isinf(C[2 * p.ldc + 8]));
+  CHECK(std::isinf(C[11 * p.ldc + 9]));
+  CHECK(nans >= p.N + 1);  // row 5, C[2][7], C[2][9]
+  CHECK(infs >= p.N - 2 + p.M - 2);
+}
+
+TEST_CASE("the bf16 product is the float32 product to within bfloat16's rounding of the operands",
+          "[core][bf16]") {
+  Generator g(15);
+  for (const auto& [ta, tb] : {std::pair{false, false}, {false, true}, {true, false}}) {
+    const Product p = random_product(g, ta, tb, 40, 70, 200);
+    std::vector<float> C(static_cast<std::size_t>(p.M * p.ldc)), F = C;
+    bf16_gemm(ta, tb, p.M, p.N, p.K, 1.0f, p.A.data(), p.lda, p.B.data(), p.ldb, 0.0f, C.data(),
+              p.ldc);
+    gemm<float>(ta, tb, p.M, p.N, p.K, 1.0f, p.A.data(), p.lda, p.B.data(), p.ldb, 0.0f,
+                F.data(), p.ldc);
+    double largest_relative = 0;  // |C − F| / Σ|a·b|, the largest
+    for (std::int64_t i = 0; i < p.M; ++i)
+      for (std::int64_t j = 0; j < p.N; ++j) {
+        const double scale = p.abs_sum(i, j, false);
+        const double tol = (std::ldexp(1.0, -7) + std::ldexp(1.0, -16) + p.K * std::ldexp(1.0, -22)) * scale;
+        const double d = std::fabs(double(C[i * p.ldc + j]) - F[i * p.ldc + j]);
+        INFO("C[" << i << "][" << j << "] = " << C[i * p.ldc + j] << ", float32 " << F[i * p.ldc + j]);
+        REQUIRE(d <= tol);
+        largest_relative = std::max(largest_relative, d / scale);
+      }
+    // The operands were rounded: some element is further from float32 than float32's own
+    // rounding of the sum could put it (K·2⁻²³ of Σ|a·b|).
+    CHECK(largest_relative > p.K * std::ldexp(1.0, -23));
+  }
+}
