@@ -12,6 +12,7 @@
 #include "apps/gpt/gpt_tokenizer_flag.h"
 #include "apps/gpt/gpt_tokens.h"
 #include "apps/gpt/gpt_training.h"
+#include "core/threads.h"
 #include "data/text/bpe_corpus.h"
 #include "nn/gpt2_checkpoint.h"
 
@@ -180,9 +181,16 @@ class GptTrain : public TrainProgram {
     nn::GptConfig declared = m;  // a new run's vocabulary comes with its text: at most
     if (new_run_ && run_.init.empty() && run_.tokenizer != "gpt2")  // 256 characters (bytes), and
       declared.vocab = 256 + bpe_merges_of(run_.tokenizer);  // with bpe:N the N merges beyond them
-    footprint_ = {declared_parameter_count<nn::Gpt>(declared), double(run_.batch_size),
-                  double(run_.window_length()), double(m.dim), double(m.layers), double(m.heads),
-                  double(m.mlp_dim)};
+    // The windows whose activations are alive at once: each replica (one per thread, or one for
+    // a large model) takes at most windows_per_pass of them a pass (GPT-2 at T 1024: one).
+    const double parameters = declared_parameter_count<nn::Gpt>(declared);
+    const std::int64_t windows_per_pass =
+        gpt_windows_per_pass(kGptMicroBatch, run_.window_length(), declared.vocab);
+    const std::int64_t replicas = parameters >= kOneReplicaParameters ? 1 : num_threads();
+    const auto at_once = std::min<double>(double(run_.batch_size),
+                                          double(windows_per_pass) * double(replicas));
+    footprint_ = {parameters, at_once, double(run_.window_length()), double(m.dim),
+                  double(m.layers), double(m.heads), double(m.mlp_dim)};
     check_training_fits(footprint_, "--dim, --layers, --window or --batch-size");
     corpus_ = load_corpus(run_, new_run_);
     // The demo's epochs of 10 steps take ~17 s; its checkpoint of GPT-2 and Adam's moments,
@@ -210,8 +218,9 @@ class GptTrain : public TrainProgram {
       summary.line("init", "%s (%lld bytes, SHA-256 %.16s…)", run_.init.file.c_str(),
                    (long long)run_.init.bytes, run_.init.sha256.c_str());
     summary.line("memory", "about %s (parameters, gradients, Adam's moments, activations of %lld "
-                 "windows of %lld tokens)", human_bytes(training_bytes(footprint_)).c_str(),
-                 (long long)run_.batch_size, (long long)run_.window_length());
+                 "window%s of %lld tokens at once)", human_bytes(training_bytes(footprint_)).c_str(),
+                 (long long)footprint_.batch, footprint_.batch == 1 ? "" : "s",
+                 (long long)run_.window_length());
     if (reads_characters(run_))
       summary.line("data", "%s: %zu training, %zu validation characters, %lld distinct",
                    run_.text.c_str(), corpus_.train.size(), corpus_.valid.size(),
