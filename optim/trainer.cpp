@@ -26,10 +26,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-// From this many parameters on (a checkpoint of about 1 GB with Adam's moments), a save says
-// that it writes, and how long it took.
-constexpr double kLargeCheckpointValues = 80e6;
-
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
@@ -184,20 +180,9 @@ bool Run::save() {
       TrainerState{epoch_meter_, dropout_seeds_.state(), processes_.size()}.to_json();
   std::string error;
   if (root_) {  // the processes hold the same values: one writes them
-    // A large model's checkpoint (GPT-2 small with Adam's moments: 1.5 GB) takes seconds to
-    // write: say so before and after, rather than pause without a word.
-    double values = 0;
-    for (const Tensor& p : params_) values += static_cast<double>(p.numel());
-    const bool large = values >= kLargeCheckpointValues;
-    const auto begun = Clock::now();
-    if (large) progress_.line("writing " + checkpoint_path_ + " ...");
     try {
-      save_checkpoint(checkpoint_path_, model_, &optimizer_, info);
-      if (large)
-        progress_.line(
-            "written: " +
-            format("%.2f", static_cast<double>(std::filesystem::file_size(checkpoint_path_)) / 1e9) +
-            " GB in " + format("%.1f", seconds_since(begun)) + " s");
+      save_checkpoint_saying(checkpoint_path_, model_, optimizer_, info,
+                             [this](const std::string& line) { progress_.line(line); });
     } catch (const Error& e) {
       error = "Trainer: cannot save the checkpoint of step " + std::to_string(step_) + " (" +
               (saved_step_ >= 0 ? "the last one, of step " + std::to_string(saved_step_) +

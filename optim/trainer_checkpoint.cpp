@@ -1,5 +1,7 @@
 #include "optim/trainer_checkpoint.h"
 
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -8,6 +10,24 @@
 #include "core/json_input.h"
 
 namespace uwaga::optim {
+
+void save_checkpoint_saying(const std::string& path, const nn::Module& model, const Optimizer& opt,
+                            const CheckpointInfo& info,
+                            const std::function<void(const std::string&)>& say) {
+  double values = 0;
+  for (const Tensor& p : model.parameters()) values += static_cast<double>(p.numel());
+  const bool large = values >= 80e6;
+  const auto begun = std::chrono::steady_clock::now();
+  if (large) say("writing " + path + " ...");
+  save_checkpoint(path, model, &opt, info);
+  if (!large) return;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begun).count();
+  char line[100];
+  std::snprintf(line, sizeof line, "written: %.2f GB in %.1f s",
+                static_cast<double>(std::filesystem::file_size(path)) / 1e9, seconds);
+  say(line);
+}
 
 CheckpointInfo load_checkpoint_on_every_process(const std::string& checkpoint, nn::Module& model,
                                                 Optimizer& opt, GradientReduction& processes) {
