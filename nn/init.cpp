@@ -10,9 +10,10 @@ namespace {
 
 thread_local bool weights_to_load = false;
 
-// The random initialisers' test: no storage, or weights that a file will overwrite (zeroed, as
-// the tensor arrives uninitialised: nothing of the heap's leftovers reaches a model).
-bool leave_as_is(Tensor& t) {
+// Whether a random initialiser draws nothing for t: it has no storage, or a file will overwrite
+// its weights — then it is zeroed here, as it arrives uninitialised (nothing of the heap's
+// leftovers reaches a model).
+bool skip_draws(Tensor& t) {
   if (is_declared_only(t)) return true;
   if (weights_to_load) t.fill_(0);
   return weights_to_load;
@@ -37,7 +38,7 @@ WeightsToLoad::WeightsToLoad() : outer_(weights_to_load) { weights_to_load = tru
 WeightsToLoad::~WeightsToLoad() { weights_to_load = outer_; }
 
 void trunc_normal(Tensor& t, Generator& gen, double std) {
-  if (leave_as_is(t)) return;
+  if (skip_draws(t)) return;
   fill_drawn(t, [&] {
     double v;
     do v = gen.normal();
@@ -47,11 +48,11 @@ void trunc_normal(Tensor& t, Generator& gen, double std) {
 }
 
 void normal(Tensor& t, Generator& gen, double std) {
-  if (!leave_as_is(t)) fill_drawn(t, [&] { return gen.normal() * std; });
+  if (!skip_draws(t)) fill_drawn(t, [&] { return gen.normal() * std; });
 }
 
 void uniform(Tensor& t, Generator& gen, double bound) {
-  if (!leave_as_is(t)) fill_drawn(t, [&] { return (2 * gen.uniform() - 1) * bound; });
+  if (!skip_draws(t)) fill_drawn(t, [&] { return (2 * gen.uniform() - 1) * bound; });
 }
 
 void kaiming_uniform(Tensor& t, Generator& gen, std::int64_t fan_in, double a) {

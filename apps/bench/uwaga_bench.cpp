@@ -30,6 +30,8 @@
 #include <functional>
 #include <iostream>
 #include <sstream>
+#include <utility>
+#include <vector>
 #include <nlohmann/json.hpp>
 #include <cxxopts.hpp>
 
@@ -229,6 +231,21 @@ json bench_sgemm_shape(std::int64_t M, std::int64_t K, std::int64_t N, const Ben
 // OpenBLAS's (cblas_sgemm on the core uwaga chose), alternated repeat by repeat. `spec` is MxKxN
 // for C (M×N) = A (M×K) · B (K×N), or tMxKxN for C = Aᵀ B with A stored K×M (a weight gradient's
 // layout).
+// Two products of the same `flops` timed alternately, one call each per repeat (so a busy
+// moment of the machine falls on both): the GFLOP/s of `a`'s and of `b`'s calls.
+template <class A, class B>
+std::pair<std::vector<double>, std::vector<double>> alternated_gflops(A a, B b, double flops,
+                                                                      const BenchOptions& o) {
+  BenchOptions one = o;
+  one.repeats = 1;
+  std::pair<std::vector<double>, std::vector<double>> gflops;
+  for (int r = 0; r < o.repeats; ++r) {
+    gflops.first.push_back(flops / time_calls(a, one)[0] / 1e9);
+    gflops.second.push_back(flops / time_calls(b, one)[0] / 1e9);
+  }
+  return gflops;
+}
+
 json bench_small_gemm(const std::string& spec, const BenchOptions& o) {
   long long M = 0, K = 0, N = 0;
   const bool ta = !spec.empty() && spec[0] == 't';
@@ -249,14 +266,7 @@ json bench_small_gemm(const std::string& spec, const BenchOptions& o) {
                 static_cast<int>(lda), B.data<float>(), static_cast<int>(N), 0.0f,
                 C.data<float>(), static_cast<int>(N));
   };
-  BenchOptions one = o;
-  one.repeats = 1;
-  const double flops = 2.0 * M * N * K;
-  std::vector<double> own_gflops, blas_gflops;
-  for (int r = 0; r < o.repeats; ++r) {
-    own_gflops.push_back(flops / time_calls(own, one)[0] / 1e9);
-    blas_gflops.push_back(flops / time_calls(blas, one)[0] / 1e9);
-  }
+  const auto [own_gflops, blas_gflops] = alternated_gflops(own, blas, 2.0 * M * N * K, o);
   json j = header("small-gemm");
   j["shape"] = spec;
   j["uwaga_gflops"] = own_gflops;
@@ -294,14 +304,7 @@ json bench_bf16_gemm(const std::string& spec, const BenchOptions& o) {
     gemm<float>(ta, tb, M, N, K, 1.0f, A.data<float>(), lda, B.data<float>(), ldb, 0.0f,
                 C.data<float>(), N);
   };
-  BenchOptions one = o;
-  one.repeats = 1;
-  const double flops = 2.0 * M * N * K;
-  std::vector<double> bf16_gflops, fp32_gflops;
-  for (int r = 0; r < o.repeats; ++r) {
-    bf16_gflops.push_back(flops / time_calls(bf16, one)[0] / 1e9);
-    fp32_gflops.push_back(flops / time_calls(fp32, one)[0] / 1e9);
-  }
+  const auto [bf16_gflops, fp32_gflops] = alternated_gflops(bf16, fp32, 2.0 * M * N * K, o);
   json j = header("bf16gemm");
   j["shape"] = layout + ":" + dims;
   j["bf16_path"] = bf16_gemm_path();

@@ -193,12 +193,9 @@ class GptTrain : public TrainProgram {
                   double(m.layers), double(m.heads), double(m.mlp_dim)};
     check_training_fits(footprint_, "--dim, --layers, --window or --batch-size");
     corpus_ = load_corpus(run_, new_run_);
-    // The demo's epochs of 10 steps take ~17 s; its checkpoint of GPT-2 and Adam's moments,
-    // 1.5 GB, takes ~6 s to write: only the last is (llm.c's demo writes none).
-    const std::int64_t save_every = run_.preset == "gpt2-shakespeare" ? run_.epochs : 1;
     return {run_.to_json(), 0, footprint_.params,
             gpt_windows_per_pass(kGptMicroBatch, run_.window_length(), run_.model.vocab),
-            save_every};
+            gpt_save_every(run_)};
   }
 
   void start(optim::TrainerOptions options) override {

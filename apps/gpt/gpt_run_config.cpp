@@ -65,6 +65,10 @@ std::vector<std::string> gpt_preset_names() {
           "smoke"};
 }
 
+std::int64_t gpt_save_every(const GptRunConfig& run) {
+  return run.preset == "gpt2-shakespeare" ? run.epochs : 1;
+}
+
 GptRunConfig gpt_preset(const std::string& name) {
   GptRunConfig r;
   r.preset = name;

@@ -117,5 +117,9 @@ std::vector<std::int64_t> token_lengths(const GptRunConfig& run);
 // The named presets; throws an Error listing the valid names for an unknown one.
 GptRunConfig gpt_preset(const std::string& name);
 std::vector<std::string> gpt_preset_names();
+// Epochs between a run's checkpoints when --save-every is not given: 1, but gpt2-shakespeare's
+// epochs of 10 steps take ~17 s, its checkpoint of GPT-2 and Adam's moments (1.5 GB) ~6 s to
+// write, so the demo writes only its last (llm.c's writes none).
+std::int64_t gpt_save_every(const GptRunConfig& run);
 
 }  // namespace uwaga::apps
