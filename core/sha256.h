@@ -18,7 +18,6 @@ class Sha256 {
   std::string hex_digest();  // 64 lowercase hex digits; ends the hash (no update after it)
 
  private:
-  void block(const unsigned char* p);  // mixes one 64-byte block into state_
   std::array<std::uint32_t, 8> state_;
   unsigned char buffer_[64];
   std::size_t buffered_ = 0;
@@ -26,6 +25,18 @@ class Sha256 {
 };
 
 std::string sha256_hex(std::string_view bytes);
+
+// The compression function: mixes `blocks` consecutive 64-byte blocks at p into state. The
+// reference is FIPS 180-4's rounds as written; sha256_compress runs the same rounds in the SHA
+// extensions' instructions (sha256rnds2 does two rounds, sha256msg1/msg2 the message schedule)
+// where the CPU has them (x86's sha_ni: AMD since Zen, Intel since Ice Lake), else the reference.
+// GPT-2 small's 498 MB hash in 0.49 s with them, 3.2 s without (2-core Intel Xeon, model 207).
+void sha256_compress(std::array<std::uint32_t, 8>& state, const unsigned char* p,
+                     std::size_t blocks);
+void sha256_compress_reference(std::array<std::uint32_t, 8>& state, const unsigned char* p,
+                               std::size_t blocks);
+// Which one sha256_compress runs: "sha-ni" or "reference".
+const char* sha256_compress_path();
 
 // The digest of a regular file, read in pieces (files of gigabytes are fine); fails naming `where`
 // as read_regular_file does (core/regular_file.h).
