@@ -248,8 +248,13 @@ Tensor argmax(const Tensor& x, std::int64_t dim_in, bool keepdim) {
     using T = decltype(tag);
     const T* px = x.data<T>();
     std::int64_t* po = out.data<std::int64_t>();
-    for (std::int64_t o = 0; o < b.outer; ++o)
-      for (std::int64_t i = 0; i < b.inner; ++i) {
+    // Each of the outer × inner lines on its own, the lines shared among the threads (a language
+    // model's accuracy takes the argmax of every token's 50,257 logits).
+    const std::int64_t lines = b.outer * b.inner;
+    parallel_for(lines, lines > 1 && x.numel() > kParallelThreshold,
+                 [&](std::int64_t l0, std::int64_t l1) {
+      for (std::int64_t l = l0; l < l1; ++l) {
+        const std::int64_t o = l / b.inner, i = l % b.inner;
         // NaN counts as the largest value, as in max (and PyTorch): the first NaN wins.
         std::int64_t best = 0;
         T v = px[o * b.n * b.inner + i];
@@ -257,8 +262,9 @@ Tensor argmax(const Tensor& x, std::int64_t dim_in, bool keepdim) {
           const T c = px[(o * b.n + r) * b.inner + i];
           if (c > v || (std::isnan(c) && !std::isnan(v))) v = c, best = r;
         }
-        po[o * b.inner + i] = best;
+        po[l] = best;
       }
+    });
   });
   if (!keepdim) out.impl().shape = dropped_shape(x.shape(), {dim});
   return out;

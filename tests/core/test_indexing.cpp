@@ -87,6 +87,13 @@ TEST_CASE("embedding looks up rows and accumulates repeated ids", "[core][indexi
   sum(embedding(V, ids)).backward();
   REQUIRE(V.grad().to_vector() == std::vector<double>{1, 1, 1, 1, 0, 0, 2, 2});
 
+  // A weight that already holds a gradient gets the rows' sums added to it, as a second backward
+  // adds to the first: 1 + 2 for token 3 seen twice, 1 + 0 for token 2 never seen.
+  Tensor U = Tensor::zeros({4, 2}, DType::Float64).requires_grad_();
+  sum(U).backward();
+  sum(embedding(U, ids)).backward();
+  REQUIRE(U.grad().to_vector() == std::vector<double>{2, 2, 2, 2, 1, 1, 3, 3});
+
   Tensor w = leaf({5, 3}, 3);
   Tensor many = Tensor::from_indices({4, 4, 1, 0, 4, 2}, {3, 2});
   require_gradcheck([&](const std::vector<Tensor>& in) { return embedding(in[0], many); }, {w});

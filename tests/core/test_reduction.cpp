@@ -50,6 +50,39 @@ TEST_CASE("reduction values", "[core][reduction]") {
   REQUIRE(t.grad().to_vector() == std::vector<double>{0, 0.5, 0.5});
 }
 
+TEST_CASE("argmax over many large lines, shared among threads, finds each line's first maximum",
+          "[core][reduction]") {
+  // 48 lines of 5,001 values along dim 1 of (4, 5001, 12) (inner lines, strided), then the same
+  // as rows (48, 5001): a tie (the first wins) and a NaN (wins) planted in some lines.
+  const std::int64_t A = 4, n = 5001, C = 12;
+  std::vector<double> v(static_cast<std::size_t>(A * n * C));
+  for (std::size_t k = 0; k < v.size(); ++k) v[k] = std::sin(0.001 * static_cast<double>(k * k % 100003));
+  auto at = [&](std::int64_t a, std::int64_t r, std::int64_t c) -> double& {
+    return v[static_cast<std::size_t>((a * n + r) * C + c)];
+  };
+  at(1, 17, 3) = at(1, 4000, 3) = 5.0;  // a tie: 17 wins
+  at(2, 999, 5) = std::nan("");
+  std::vector<std::int64_t> expected;
+  for (std::int64_t a = 0; a < A; ++a)
+    for (std::int64_t c = 0; c < C; ++c) {
+      std::int64_t best = 0;
+      for (std::int64_t r = 1; r < n; ++r)
+        if (!std::isnan(at(a, best, c)) && (at(a, r, c) > at(a, best, c) || std::isnan(at(a, r, c))))
+          best = r;
+      expected.push_back(best);
+    }
+  const Tensor x = Tensor::from_vector(v, {A, n, C}, DType::Float64);
+  REQUIRE(argmax(x, 1).to_indices() == expected);
+  REQUIRE(expected[1 * C + 3] == 17);
+  REQUIRE(expected[2 * C + 5] == 999);
+  // Rows: line (a, c) of the above as row a·C + c of a (48, 5001) tensor.
+  std::vector<double> rows;
+  for (std::int64_t a = 0; a < A; ++a)
+    for (std::int64_t c = 0; c < C; ++c)
+      for (std::int64_t r = 0; r < n; ++r) rows.push_back(at(a, r, c));
+  REQUIRE(argmax(Tensor::from_vector(rows, {A * C, n}, DType::Float64), 1).to_indices() == expected);
+}
+
 TEST_CASE("max and argmax agree on NaN, which counts as the largest value", "[core][reduction]") {
   // PyTorch 1.13: torch.tensor([[1., nan, 3.], [nan, 2., nan]]).max(1) -> values (nan, nan),
   // indices (1, 0); argmax gives the same indices.

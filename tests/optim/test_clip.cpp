@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/threads.h"
 #include "core/uwaga.h"
 #include "optim/clip.h"
 
@@ -49,6 +50,26 @@ TEST_CASE("clip_grad_norm accumulates in double and runs on big gradients", "[op
   CHECK(p.grad().flat(0) == Approx(0.5 / expected).epsilon(1e-6));
   CHECK(p.grad().flat(39999) == Approx(1e-4 * 0.5 / expected).epsilon(1e-6));
   REQUIRE(clip_grad_norm({p}, 0) == Approx(0.5).epsilon(1e-6));
+}
+
+TEST_CASE("clip_grad_norm gives the same norm, bit for bit, on 1, 2 and 3 threads", "[optim]") {
+  // 300,001 values: several runs of 65,536 summed on the threads, and a ragged last run.
+  std::vector<double> g(300001);
+  for (std::size_t i = 0; i < g.size(); ++i) g[i] = std::sin(0.37 * static_cast<double>(i)) * 1e-3;
+  Tensor p = param_with_grad(g);
+  init_threads();
+  const int saved = num_threads();
+  std::vector<double> norms;
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    norms.push_back(clip_grad_norm({p}, 0));
+  }
+  set_num_threads(saved);
+  REQUIRE(norms[0] == norms[1]);
+  REQUIRE(norms[0] == norms[2]);
+  double expected = 0;  // the same squares summed one by one, in double
+  for (double x : g) expected += static_cast<double>(static_cast<float>(x)) * static_cast<float>(x);
+  REQUIRE(norms[0] == Approx(std::sqrt(expected)).epsilon(1e-12));
 }
 
 TEST_CASE("clip_grad_norm reports a non-finite norm and leaves the gradients alone", "[optim]") {
