@@ -12,10 +12,12 @@
 //       ±inf stays ±inf; a float32 denormal rounds like any other value (to a bf16 denormal or ±0);
 //       a value that rounds past the largest bf16 (0x7F7F) becomes ±inf, as IEEE rounding does.
 //   bfloat16 → float32: exact, the 16 bits shifted up (every bfloat16 is a float32).
+//   float64 → bfloat16: rounded once, to the bfloat16 nearest the double (double_to_bfloat16).
 // These are the rules of PyTorch's torch.bfloat16 (tests/core/test_bfloat16.cpp checks them
 // against its values) and of the AVX512-BF16 instruction vcvtne2ps2bf16 — except that the
 // instruction flushes float32 denormals (|x| < 2⁻¹²⁶) to ±0, which the bulk conversion below
 // corrects.
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -43,6 +45,26 @@ inline float bfloat16_to_float(bfloat16_bits b) {
   float f;
   std::memcpy(&f, &bits, 4);
   return f;
+}
+
+// float64 → bfloat16, rounded once: the bfloat16 nearest d, ties to even. Rounding to float32 and
+// then to bfloat16 would round twice, which goes wrong just above a tie: 1 + 2⁻⁸ + 2⁻⁴⁰ becomes
+// 1 + 2⁻⁸ in float32, exactly a tie, which goes to the even 1 — but the nearest bfloat16 is
+// 1 + 2⁻⁷ (PyTorch 1.13 rounds twice and gives 1). The way out is to round to float32 *to odd*:
+// truncate toward zero and, if anything was dropped, set the last bit. That last bit then says
+// "not exactly here", which is all the second rounding needs to know, and float32's 24 bits are
+// more than the 8 + 2 this needs (Boldo & Melquiond, "Emulation of FMA and correctly rounded sums:
+// proved algorithms using rounding to odd", IEEE Trans. Computers 2008).
+inline bfloat16_bits double_to_bfloat16(double d) {
+  float f = static_cast<float>(d);  // to nearest; a NaN stays a NaN, ±inf stays ±inf
+  if (!std::isnan(d) && static_cast<double>(f) != d) {
+    if (std::fabs(static_cast<double>(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);  // truncate
+    std::uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    bits |= 1u;  // something was dropped: odd
+    std::memcpy(&f, &bits, 4);
+  }
+  return float_to_bfloat16(f);
 }
 
 // x rounded to bfloat16 and back: the float32 nearest to x that a bfloat16 holds.

@@ -103,7 +103,7 @@ Tensor broadcast_copy(const Tensor& x, const Shape& shape) {
   if (target != shape)
     fail("expand: shape ", shape_str(x.shape()), " cannot be expanded to ", shape_str(shape));
   Tensor zero = Tensor::zeros(shape, x.dtype());
-  if (!x.is_floating()) fail("expand: int64 tensors are not supported");
+  if (!x.is_floating()) fail_not_float("expand", x.dtype(), &x.shape());
   return binary(zero, x, "expand", [](auto, auto v) { return v; });
 }
 

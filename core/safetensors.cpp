@@ -235,7 +235,7 @@ Entry parse_entry(const std::string& name, const json& value, std::uint64_t data
     e.storage = dtype == "F16" ? Entry::Storage::float16 : Entry::Storage::bfloat16;
   } else if (!dtype.is_string() || !dtype_from_name(dtype.get<std::string>(), &e.dtype)) {
     fail(what, ": unsupported dtype ", json_brief(dtype),
-         " (uwaga reads F32, F64, I64, and F16 and BF16 as float32)");
+         " (uwaga reads F32, F64, I64, BF16, and F16 as float32)");
   }
   const std::uint64_t element_bytes = e.storage == Entry::Storage::native ? dtype_size(e.dtype) : 2;
 
@@ -310,6 +310,7 @@ const char* safetensors_dtype_name(DType dtype) {
     case DType::Float32: return "F32";
     case DType::Float64: return "F64";
     case DType::Int64: return "I64";
+    case DType::BFloat16: return "BF16";
   }
   return "?";
 }
@@ -462,7 +463,7 @@ SafetensorsHeader read_safetensors_header(const std::string& path) {
   return read_header(file.get(), where);
 }
 
-SafetensorsFile load_safetensors(const std::string& path) {
+SafetensorsFile load_safetensors(const std::string& path, Bf16Entries bf16) {
   const std::string where = "load_safetensors: " + quoted(path);
   FilePtr file = open_regular_file(path, where);
   SafetensorsHeader header = read_header(file.get(), where);
@@ -471,9 +472,11 @@ SafetensorsFile load_safetensors(const std::string& path) {
   SafetensorsFile result;
   result.metadata = std::move(header.metadata);
   for (const auto& [name, e] : header.tensors) {
-    Tensor t = Tensor::empty(e.shape, e.dtype);
+    const bool keep_bf16 = e.storage == SafetensorsEntry::Storage::bfloat16 &&
+                           bf16 == Bf16Entries::as_bfloat16;  // its bits, as stored
+    Tensor t = Tensor::empty(e.shape, keep_bf16 ? DType::BFloat16 : e.dtype);
     std::size_t bytes = static_cast<std::size_t>(e.end - e.begin);
-    const bool half = e.storage != SafetensorsEntry::Storage::native;
+    const bool half = e.storage != SafetensorsEntry::Storage::native && !keep_bf16;
     std::vector<std::uint16_t> halves(half ? bytes / 2 : 0);
     void* target = half ? static_cast<void*>(halves.data()) : t.raw_data();
     if (bytes > 0) {

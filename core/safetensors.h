@@ -4,12 +4,13 @@
 //
 //   [8 bytes]  N, the header length, an unsigned 64-bit little-endian integer
 //   [N bytes]  a JSON object, padded with spaces so that 8 + N is a multiple of 8:
-//                { "<name>": {"dtype": "F32" | "F64" | "I64", "shape": [2, 3],
+//                { "<name>": {"dtype": "F32" | "F64" | "I64" | "BF16", "shape": [2, 3],
 //                             "data_offsets": [begin, end]},
 //                  ...,
 //                  "__metadata__": {"<key>": "<string value>", ...} }       (optional)
-//              (reading also accepts "F16" and "BF16", Hugging Face's half-precision
-//              checkpoints, converted to float32 as they are read)
+//              (reading also accepts "F16", Hugging Face's half precision, converted to
+//              float32 as it is read; "BF16" is read as float32 too, or kept as bfloat16 when
+//              the caller asks: Bf16Entries below)
 //   [rest]     the tensors' bytes, row-major, little-endian; tensor `name` occupies
 //              [begin, end) counted from the first byte after the header. The ranges tile the
 //              data section exactly: no gaps, no overlaps, nothing after the last one.
@@ -42,8 +43,9 @@ struct SafetensorsFile {
 
 // One tensor's entry in the header: where its bytes lie in the data section.
 struct SafetensorsEntry {
-  DType dtype = DType::Float32;  // the tensor's dtype once read
-  // How its elements are stored: as dtype, or as 16-bit floats that become float32 when read.
+  DType dtype = DType::Float32;  // the tensor's dtype once read (as_float32, below)
+  // How its elements are stored: as dtype, or as 16-bit floats that become float32 when read
+  // (a bfloat16 tensor when read with Bf16Entries::as_bfloat16).
   enum class Storage { native, float16, bfloat16 } storage = Storage::native;
   Shape shape;
   std::uint64_t begin = 0, end = 0;  // [begin, end) in the data section
@@ -65,7 +67,7 @@ struct SafetensorsHeader {
 inline constexpr const char* kSafetensorsChecksumKey = "uwaga.crc32";
 inline constexpr const char* kSafetensorsMetadataChecksumKey = "uwaga.metadata_crc32";
 
-// Writes `tensors` (float32, float64 or int64; any shape, including 0-d and empty) and
+// Writes `tensors` (float32, float64, int64 or bfloat16; any shape, including 0-d and empty) and
 // `metadata` to `path`, atomically: the data goes to a temporary file in the same directory,
 // which is flushed to disk and then renamed over `path`. A crash or a full disk midway leaves
 // the previous file at `path` untouched. Throws uwaga::Error naming the path on failure.
@@ -76,7 +78,12 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
 // length prefix, the JSON, the dtypes, the shapes, and that the byte ranges match the shapes and
 // tile the data section. Throws uwaga::Error naming the file and the problem.
 // The checksums, when the file has them, are verified: a mismatch is an error naming the tensor.
-SafetensorsFile load_safetensors(const std::string& path);
+// BF16 entries come back as float32 tensors (exact: every bfloat16 is a float32), what a model
+// computing in float32 wants (GPT-2's import), or as the bfloat16 tensors stored, bit for bit
+// (uwaga's checkpoints, which hold what they were given).
+enum class Bf16Entries { as_float32, as_bfloat16 };
+SafetensorsFile load_safetensors(const std::string& path,
+                                 Bf16Entries bf16 = Bf16Entries::as_float32);
 
 // Only the header (see SafetensorsHeader); the same errors as load_safetensors.
 SafetensorsHeader read_safetensors_header(const std::string& path);
@@ -92,7 +99,7 @@ void check_metadata_checksums(std::map<std::string, std::string>& metadata,
 // zlib's CRC-32 of `bytes` bytes at `data` (the checksum stored in "uwaga.crc32").
 std::uint32_t safetensors_crc32(const void* data, std::uint64_t bytes);
 
-// "F32", "F64", "I64": the format's names for uwaga's dtypes.
+// "F32", "F64", "I64", "BF16": the format's names for uwaga's dtypes.
 const char* safetensors_dtype_name(DType dtype);
 
 }  // namespace uwaga

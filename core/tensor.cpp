@@ -7,6 +7,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "core/bfloat16.h"
 #include "core/graph.h"
 
 namespace uwaga {
@@ -35,6 +36,7 @@ double read(const Tensor& t, std::int64_t i) {
     case DType::Float32: return t.data<float>()[i];
     case DType::Float64: return t.data<double>()[i];
     case DType::Int64: return static_cast<double>(t.data<std::int64_t>()[i]);
+    case DType::BFloat16: return bfloat16_to_float(t.data<bfloat16_bits>()[i]);
   }
   return 0;
 }
@@ -44,6 +46,7 @@ void write(Tensor& t, std::int64_t i, double v) {
     case DType::Float32: t.data<float>()[i] = static_cast<float>(v); break;
     case DType::Float64: t.data<double>()[i] = v; break;
     case DType::Int64: t.data<std::int64_t>()[i] = static_cast<std::int64_t>(v); break;
+    case DType::BFloat16: t.data<bfloat16_bits>()[i] = double_to_bfloat16(v); break;
   }
 }
 
@@ -204,7 +207,7 @@ Tensor Tensor::to(DType target) const {
   if (target == dtype()) return *this;
   Tensor out = empty(shape(), target);
   out.copy_from(*this);
-  if (!is_floating() || target == DType::Int64) return out;
+  if (!is_floating() || !out.is_floating()) return out;  // int64 and bfloat16: no graph
   DType source = dtype();
   return record(out, "to", {*this}, [source](const Tensor& g) -> std::vector<Tensor> {
     return {g.to(source)};
@@ -227,6 +230,16 @@ void Tensor::copy_from(const Tensor& src) {
     std::memcpy(raw_data(), src.raw_data(), static_cast<std::size_t>(numel()) * dtype_size(dtype()));
     return;
   }
+  // float32 ↔ bfloat16, the pair a bfloat16 copy of weights is made and read with: the bulk
+  // conversions, which give the same bits as the element-by-element rule below.
+  if (src.dtype() == DType::Float32 && dtype() == DType::BFloat16) {
+    float_to_bfloat16(src.data<float>(), data<bfloat16_bits>(), numel());
+    return;
+  }
+  if (src.dtype() == DType::BFloat16 && dtype() == DType::Float32) {
+    bfloat16_to_float(src.data<bfloat16_bits>(), data<float>(), numel());
+    return;
+  }
   for (std::int64_t i = 0; i < numel(); ++i) write(*this, i, read(src, i));
 }
 
@@ -238,14 +251,20 @@ void Tensor::fill_(double value) {
     case DType::Int64:
       std::fill_n(data<std::int64_t>(), numel(), static_cast<std::int64_t>(value));
       break;
+    case DType::BFloat16:
+      std::fill_n(data<bfloat16_bits>(), numel(), double_to_bfloat16(value));
+      break;
   }
 }
 
 // ---- autograd -------------------------------------------------------------------------------
 
 Tensor& Tensor::requires_grad_(bool on) {
-  if (on && !is_floating())
+  if (on && dtype() == DType::Int64)
     fail("requires_grad_: int64 tensors (indices, labels) cannot require a gradient");
+  if (on && dtype() == DType::BFloat16)
+    fail("requires_grad_: a bfloat16 tensor only stores values and cannot require a gradient; "
+         "train in float32 (.to(DType::Float32)) and convert to bfloat16 to store");
   if (!on && !is_leaf())
     fail("requires_grad_: cannot turn off gradients of a non-leaf tensor (made by '",
          grad_fn()->op, "'); use detach()");
@@ -330,10 +349,17 @@ void check_defined(const Tensor& t, const char* op) {
   if (!t.defined()) fail(op, ": got an undefined tensor");
 }
 
+void fail_not_float(const char* op, DType dtype, const Shape* shape) {
+  const std::string of_shape = shape ? " of shape " + shape_str(*shape) : std::string();
+  if (dtype == DType::BFloat16)
+    fail(op, ": expects a float32 or float64 tensor, got bfloat16", of_shape,
+         "; bfloat16 only stores values: compute on .to(DType::Float32)");
+  fail(op, ": expects a float32 or float64 tensor, got ", dtype_name(dtype), of_shape);
+}
+
 void check_float(const Tensor& t, const char* op) {
   check_defined(t, op);
-  if (!t.is_floating())
-    fail(op, ": expects a float32 or float64 tensor, got int64 of shape ", shape_str(t.shape()));
+  if (!t.is_floating()) fail_not_float(op, t.dtype(), &t.shape());
 }
 
 void check_same_dtype(const Tensor& a, const Tensor& b, const char* op) {

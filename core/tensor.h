@@ -66,7 +66,9 @@ class Tensor {
   std::int64_t size(std::int64_t d) const;  // negative d counts from the end
   std::int64_t numel() const { return uwaga::numel(impl().shape); }
   DType dtype() const { return impl().dtype; }
-  bool is_floating() const { return impl().dtype != DType::Int64; }
+  // float32 or float64: the dtypes ops compute in and autograd differentiates. bfloat16 is a
+  // floating-point format too, but only stored (core/dtype.h), so not "floating" here.
+  bool is_floating() const { return dtype() == DType::Float32 || dtype() == DType::Float64; }
   const std::string& name() const { return impl().name; }
   Tensor& set_name(std::string name);
 
@@ -93,7 +95,10 @@ class Tensor {
   std::vector<std::int64_t> to_indices() const;  // int64 tensors
 
   // ---- conversion and copies ----------------------------------------------------------------
-  Tensor to(DType dtype) const;  // differentiable between float dtypes
+  // Differentiable between float32 and float64. To bfloat16: rounded to nearest even
+  // (core/bfloat16.h); back: exact. A bfloat16 tensor is outside autograd, a stored value: the
+  // result of converting to or from it has no graph (a gradient does not flow through it).
+  Tensor to(DType dtype) const;
   Tensor clone() const;          // a copy with its own storage, differentiable
   // Copies values from `src` (same shape; any dtype) into this tensor's storage, outside autograd.
   void copy_from(const Tensor& src);
@@ -128,7 +133,11 @@ class Tensor {
 
 std::ostream& operator<<(std::ostream& out, const Tensor& t);
 
-// ---- dtype dispatch: calls fn(T{}) with T = float or double, or throws for int64 -----------
+// The error of an op given a tensor it cannot compute on (int64, bfloat16): names the op, the
+// dtype and, for bfloat16, the way out.
+[[noreturn]] void fail_not_float(const char* op, DType dtype, const Shape* shape = nullptr);
+
+// ---- dtype dispatch: calls fn(T{}) with T = float or double, or throws for int64, bfloat16 -
 template <class Fn>
 decltype(auto) dispatch_float(DType dtype, const char* op, Fn&& fn) {
   switch (dtype) {
@@ -136,7 +145,7 @@ decltype(auto) dispatch_float(DType dtype, const char* op, Fn&& fn) {
     case DType::Float64: return fn(double{});
     default: break;
   }
-  fail(op, ": expects a float32 or float64 tensor, got ", dtype_name(dtype));
+  fail_not_float(op, dtype);
 }
 
 // ---- dispatch for ops that only move elements (shape ops, gathering): any dtype --------------
@@ -146,6 +155,7 @@ void dispatch_any(DType dtype, Fn&& fn) {
     case DType::Float32: fn(float{}); break;
     case DType::Float64: fn(double{}); break;
     case DType::Int64: fn(std::int64_t{}); break;
+    case DType::BFloat16: fn(bfloat16_bits{}); break;  // moved as bits, never computed on
   }
 }
 

@@ -188,7 +188,7 @@ void Module::to(DType dtype) {
   NoGradGuard no_grad;
   std::vector<Tensor> tensors = parameters();
   for (const Tensor& b : buffers())
-    if (b.is_floating()) tensors.push_back(b);  // a batch count stays an integer
+    if (b.is_floating()) tensors.push_back(b);  // int64 (a batch count), bfloat16 (a copy) stay
   for (auto& t : tensors) {
     if (t.dtype() == dtype) continue;
     Tensor converted = t.to(dtype);

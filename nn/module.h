@@ -75,8 +75,9 @@ class Module {
   bool is_training() const { return training_; }
   void zero_grad();
 
-  // Converts every parameter and every floating-point buffer in place (e.g. to float64 for
-  // gradient checks); integer buffers (a batch count) stay integers.
+  // Converts every parameter and every float32/float64 buffer in place (e.g. to float64 for
+  // gradient checks); integer buffers (a batch count) stay integers, bfloat16 ones (stored
+  // copies) stay bfloat16.
   void to(DType dtype);
 
   // The parameters and buffers by name (the tensors themselves, not copies), as PyTorch's

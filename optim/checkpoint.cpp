@@ -202,7 +202,8 @@ void save_checkpoint(const std::string& path, const nn::Module& model, const Opt
 
 CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, Optimizer* opt) {
   const std::string where = "load_checkpoint: " + in_quotes(path);
-  SafetensorsFile file = load_safetensors(path);  // its errors name the file already
+  // Its errors name the file already. A bfloat16 tensor comes back as one, bit for bit.
+  SafetensorsFile file = load_safetensors(path, Bf16Entries::as_bfloat16);
   CheckpointInfo info = info_from_metadata(file.metadata, where);
 
   nn::StateDict model_state;
@@ -262,6 +263,12 @@ CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, Optim
 }
 
 bool all_finite(const Tensor& t) {
+  if (t.dtype() == DType::BFloat16) {
+    const bfloat16_bits* p = t.data<bfloat16_bits>();
+    for (std::int64_t i = 0; i < t.numel(); ++i)
+      if (!std::isfinite(bfloat16_to_float(p[i]))) return false;
+    return true;
+  }
   bool finite = true;
   dispatch_float(t.dtype(), "all_finite", [&](auto tag) {
     using T = decltype(tag);

@@ -20,6 +20,8 @@
 // checkpoint damaged or edited since: a changed digit in "config" as much as a flipped bit in a
 // weight. Because the format is plain safetensors, numpy or the `safetensors` Python
 // package can read the weights back ("model." prefix stripped, they are a PyTorch state dict).
+// Each tensor keeps its dtype: a bfloat16 buffer is written as BF16 and read back as bfloat16,
+// bit for bit (files without one read as they always did).
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -57,9 +59,9 @@ void save_checkpoint(const std::string& path, const nn::Module& model, const Opt
 // was. Returns the metadata.
 CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, Optimizer* opt);
 
-// True when no element of the float tensor `t` is NaN or ±inf. Checkpoints hold finite values only:
-// the Trainer stops rather than save a diverged model or optimizer state, and load_checkpoint
-// refuses one.
+// True when no element of the float (or bfloat16) tensor `t` is NaN or ±inf. Checkpoints hold
+// finite values only: the Trainer stops rather than save a diverged model or optimizer state, and
+// load_checkpoint refuses one.
 bool all_finite(const Tensor& t);
 
 // The name of the first float tensor in `named` (name–tensor pairs: a state dict, named
@@ -67,7 +69,7 @@ bool all_finite(const Tensor& t);
 template <class Named>
 std::optional<std::string> first_non_finite(const Named& named) {
   for (const auto& [name, t] : named)
-    if (t.is_floating() && !all_finite(t)) return name;
+    if (t.dtype() != DType::Int64 && !all_finite(t)) return name;
   return std::nullopt;
 }
 

@@ -19,12 +19,15 @@ tensor_printer.uwaga_tensor_rows = 16`, and `uwaga_tensor_values` per row, show 
 read here is core/tensor.h's TensorImpl and core/storage.h's Storage under libstdc++
 (std::shared_ptr's _M_ptr, std::vector's _M_impl). Loaded by core/gdb/uwaga_gdb.py.
 """
+import struct
+
 import gdb
 import gdb.printing
 
 uwaga_tensor_values = 8  # per row (a 1-D tensor: in all)
 uwaga_tensor_rows = 6
-DTYPES = {0: ("float32", "float"), 1: ("float64", "double"), 2: ("int64", "long")}
+DTYPES = {0: ("float32", "float"), 1: ("float64", "double"), 2: ("int64", "long"),
+          3: ("bfloat16", "unsigned short")}
 
 
 def _shared_ptr_target(sp):
@@ -39,7 +42,11 @@ def _vector_items(v):
 
 
 def _format(x, dtype):
-    return str(int(x)) if dtype == "int64" else f"{float(x):.6g}"
+    if dtype == "int64":
+        return str(int(x))
+    if dtype == "bfloat16":  # its 16 bits are the upper half of a float32's
+        return f"{struct.unpack('<f', struct.pack('<I', int(x) << 16))[0]:.6g}"
+    return f"{float(x):.6g}"
 
 
 def _row_label(row, shape):

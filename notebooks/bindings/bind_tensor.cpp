@@ -178,6 +178,10 @@ py::array to_numpy(const Tensor& t) {
     case DType::Float32: return view_of<float>(t);
     case DType::Float64: return view_of<double>(t);
     case DType::Int64: return view_of<std::int64_t>(t);
+    case DType::BFloat16:  // NumPy has no bfloat16: a uint16 array would pass its bits for numbers
+      throw py::type_error("numpy: NumPy has no bfloat16 dtype, so a bfloat16 tensor (shape " +
+                           shape_str(t.shape()) + ") has no array; convert it with "
+                           "t.to(uwaga.float32) first");
   }
   return {};
 }
@@ -199,6 +203,8 @@ Tensor from_numpy(const py::handle& obj, std::optional<DType> dtype) {
     case DType::Float32: return copy_into<float>(a, d);
     case DType::Float64: return copy_into<double>(a, d);
     case DType::Int64: return copy_into<std::int64_t>(a, d);
+    case DType::BFloat16:  // through float32, rounded by core/bfloat16.h's rule
+      return copy_into<float>(a, DType::Float32).to(DType::BFloat16);
   }
   return {};
 }
@@ -207,10 +213,12 @@ void bind_tensor(py::module_& m) {
   py::enum_<DType>(m, "DType")
       .value("float32", DType::Float32)
       .value("float64", DType::Float64)
-      .value("int64", DType::Int64);
+      .value("int64", DType::Int64)
+      .value("bfloat16", DType::BFloat16);
   m.attr("float32") = DType::Float32;
   m.attr("float64") = DType::Float64;
   m.attr("int64") = DType::Int64;
+  m.attr("bfloat16") = DType::BFloat16;
 
   py::class_<Generator>(m, "Generator",
                         "A seeded source of random numbers (xoshiro256**, Box-Muller).")

@@ -1,4 +1,4 @@
-// safetensors: round trips, an independent reader, damaged files, and atomic saves.
+// safetensors: round trips (bfloat16 too), an independent reader, damaged files, and atomic saves.
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/bfloat16.h"
 #include "core/safetensors.h"
 #include "core/tensor.h"
 #include "tests/support/temp_dir.h"
@@ -129,7 +130,7 @@ std::map<std::string, MiniTensor> mini_read(const std::string& file, json* metad
     REQUIRE(offsets[1] <= data.size());
     std::uint64_t count = 1;
     for (auto d : t.shape) count *= static_cast<std::uint64_t>(d);
-    std::uint64_t width = t.dtype == "F32" ? 4 : 8;
+    std::uint64_t width = t.dtype == "F32" ? 4 : t.dtype == "BF16" ? 2 : 8;
     CHECK(offsets[1] - offsets[0] == count * width);
     t.bytes = data.substr(offsets[0], offsets[1] - offsets[0]);
     covered += offsets[1] - offsets[0];
@@ -293,6 +294,43 @@ TEST_CASE("safetensors: F16 and BF16 tensors are read as float32", "[safetensors
   CHECK(bv[5] == 3.140625);
   CHECK(read_safetensors_header(path).tensors.at("b").storage ==
         SafetensorsEntry::Storage::bfloat16);
+}
+
+TEST_CASE("safetensors: bfloat16 tensors are written as BF16 and read back bit for bit",
+          "[safetensors][bf16]") {
+  TempDir dir;
+  const std::string path = dir.file("bf16.safetensors");
+  // ±0, ±inf, NaNs with payloads (kept as they are: a file is not a conversion), a denormal,
+  // the largest finite value; and an empty one, a 0-d one.
+  const std::vector<bfloat16_bits> bits = {0x0000, 0x8000, 0x7F80, 0xFF80, 0x7FC1,
+                                           0xFFA5, 0x0001, 0x7F7F, 0x3F80, 0xC049};
+  Tensor b = Tensor::empty({2, 5}, DType::BFloat16);
+  std::memcpy(b.raw_data(), bits.data(), bits.size() * 2);
+  std::map<std::string, Tensor> tensors = {
+      {"b", b},
+      {"empty", Tensor::zeros({0, 4}, DType::BFloat16)},
+      {"scalar", Tensor::scalar(-2.0, DType::BFloat16)},
+      {"f32", Tensor::full({3}, 0.25)}};
+  save_safetensors(path, tensors);
+
+  json metadata;
+  const auto mini = mini_read(read_file_bytes(path), &metadata);  // the independent reader
+  CHECK(mini.at("b").dtype == "BF16");
+  CHECK(mini.at("b").shape == std::vector<std::int64_t>{2, 5});
+  CHECK(mini.at("b").bytes == bytes_of(bits));
+  CHECK(mini.at("scalar").dtype == "BF16");
+
+  SafetensorsFile kept = load_safetensors(path, Bf16Entries::as_bfloat16);
+  for (const auto& [name, t] : tensors) check_identical(name, kept.tensors.at(name), t);
+  // By default (what GPT-2's import asks for) BF16 entries are widened to float32, exactly.
+  SafetensorsFile widened = load_safetensors(path);
+  CHECK(widened.tensors.at("b").dtype() == DType::Float32);
+  const Tensor back = widened.tensors.at("b");
+  for (std::size_t i = 0; i < bits.size(); ++i) {
+    const float want = bfloat16_to_float(bits[i]);
+    CHECK(std::memcmp(&back.data<float>()[i], &want, 4) == 0);
+  }
+  CHECK(widened.tensors.at("scalar").item() == -2.0);
 }
 
 TEST_CASE("safetensors: damaged files give errors naming the file and the problem",

@@ -66,16 +66,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # ---- the safetensors format, by hand (struct + json + numpy) ---------------------------------
 
-NUMPY_DTYPES = {"F32": np.dtype("<f4"), "F64": np.dtype("<f8"), "I64": np.dtype("<i8")}
+# BF16 has no NumPy dtype: its tensors travel as their bit patterns, uint16.
+NUMPY_DTYPES = {"F32": np.dtype("<f4"), "F64": np.dtype("<f8"), "I64": np.dtype("<i8"),
+                "BF16": np.dtype("<u2")}
 
 
-def save_safetensors(path, tensors, metadata=None):
-    """tensors: {name: numpy array of float32/float64/int64}; metadata: {str: str}."""
+def save_safetensors(path, tensors, metadata=None, dtypes=None):
+    """tensors: {name: numpy array of float32/float64/int64}; metadata: {str: str};
+    dtypes: {name: "BF16"} for the tensors given as uint16 arrays of bfloat16 bit patterns."""
     header, chunks, offset = {}, [], 0
     for name in sorted(tensors):
         a = np.asarray(tensors[name])
-        code = {np.dtype("float32"): "F32", np.dtype("float64"): "F64",
-                np.dtype("int64"): "I64"}[a.dtype]
+        code = (dtypes or {}).get(name) or {np.dtype("float32"): "F32", np.dtype("float64"): "F64",
+                                            np.dtype("int64"): "I64"}[a.dtype]
         data = np.ascontiguousarray(a, dtype=NUMPY_DTYPES[code]).tobytes()
         header[name] = {"dtype": code, "shape": list(a.shape),
                         "data_offsets": [offset, offset + len(data)]}

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -123,6 +124,59 @@ TEST_CASE("checkpoint round trip restores model, Adam state and metadata", "[opt
   Adam adam_d(make_param_groups(d, 0.01), AdamOptions{});
   train_a_little(d, adam_d, 3, 7);
   CHECK(parameter_values(c) == parameter_values(d));
+}
+
+namespace {
+
+// A model that keeps a bfloat16 copy of its weight beside it, as a buffer: a tensor a checkpoint
+// must store as it is.
+class WithBfloat16Copy : public nn::Module {
+ public:
+  WithBfloat16Copy(Generator& gen, DType copy_dtype = DType::BFloat16) {
+    Tensor& w = register_parameter("weight", Tensor::randn({3, 4}, gen));
+    register_buffer("weight_copy", w.detach().to(copy_dtype));
+  }
+  Tensor copy() const { return named_buffers().at(0).second; }
+};
+
+}  // namespace
+
+TEST_CASE("a checkpoint stores a bfloat16 tensor as BF16 and restores it bit for bit",
+          "[optim][checkpoint][bf16]") {
+  TempDir dir("ckpt-bf16");
+  const std::string path = dir.file("checkpoint.safetensors");
+  Generator gen_a(1), gen_b(2);
+  WithBfloat16Copy a(gen_a), b(gen_b);
+  // Values a float32 would hold differently: a denormal, -0, the largest finite bfloat16.
+  const std::vector<bfloat16_bits> edges = {0x0001, 0x8000, 0x7F7F};
+  std::memcpy(a.copy().raw_data(), edges.data(), edges.size() * 2);
+  save_checkpoint(path, a, nullptr, CheckpointInfo{});
+
+  const SafetensorsHeader header = read_safetensors_header(path);
+  CHECK(header.tensors.at("model.weight_copy").storage == SafetensorsEntry::Storage::bfloat16);
+  CHECK(header.tensors.at("model.weight").storage == SafetensorsEntry::Storage::native);
+
+  REQUIRE(std::memcmp(a.copy().raw_data(), b.copy().raw_data(), 24) != 0);
+  load_checkpoint(path, b, nullptr);
+  CHECK(b.copy().dtype() == DType::BFloat16);
+  CHECK(std::memcmp(a.copy().raw_data(), b.copy().raw_data(), 24) == 0);
+  CHECK(parameter_values(a) == parameter_values(b));
+
+  SECTION("a model whose copy is float32 does not fit, and says so") {
+    Generator gen(3);
+    WithBfloat16Copy f32(gen, DType::Float32);
+    CHECK(error_of([&] { load_checkpoint(path, f32, nullptr); }) ==
+          "load_checkpoint: '" + path + "': the checkpoint does not fit the model. Dtype "
+          "mismatch (1): weight_copy: checkpoint BF16, model F32.");
+  }
+  SECTION("a bfloat16 NaN or inf is refused as a float32 one is") {
+    const bfloat16_bits inf = 0x7F80;
+    std::memcpy(a.copy().raw_data(), &inf, 2);
+    save_checkpoint(path, a, nullptr, CheckpointInfo{});
+    CHECK(error_of([&] { load_checkpoint(path, b, nullptr); }) ==
+          "load_checkpoint: '" + path + "': parameter 'weight_copy' holds NaN or inf (saved "
+          "from a run that diverged?)");
+  }
 }
 
 TEST_CASE("generator states travel as text exactly", "[optim][checkpoint]") {

@@ -69,6 +69,17 @@ class TensorAndNumpy(unittest.TestCase):
                           (ta[-1, ::2], a[-1, ::2]), (ta.exp(), np.exp(a))]:
             np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
 
+    def test_bfloat16_is_stored_and_converted_not_viewed(self):
+        t = uwaga.tensor([1.0, 0.1, -3.0]).to(uwaga.bfloat16)
+        self.assertEqual(t.dtype, uwaga.bfloat16)
+        np.testing.assert_array_equal(t.to(uwaga.float32).numpy(),
+                                      np.array([1.0, 0.10009765625, -3.0], np.float32))
+        self.assertEqual(uwaga.tensor([0.5], dtype=uwaga.bfloat16).dtype, uwaga.bfloat16)
+        with self.assertRaisesRegex(TypeError, "NumPy has no bfloat16"):
+            t.numpy()
+        with self.assertRaisesRegex(uwaga.Error, "bfloat16 only stores values"):
+            t + t
+
     def test_iteration_and_errors(self):
         t = uwaga.tensor(np.arange(6.0).reshape(3, 2))
         self.assertEqual(len(list(t)), 3)

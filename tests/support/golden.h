@@ -118,6 +118,10 @@ inline std::vector<double> values_of(const Tensor& t) {
       std::transform(t.data<std::int64_t>(), t.data<std::int64_t>() + out.size(), out.begin(),
                      [](std::int64_t v) { return static_cast<double>(v); });
       break;
+    case DType::BFloat16:
+      std::transform(t.data<bfloat16_bits>(), t.data<bfloat16_bits>() + out.size(), out.begin(),
+                     [](bfloat16_bits v) { return static_cast<double>(bfloat16_to_float(v)); });
+      break;
   }
   return out;
 }
