@@ -10,8 +10,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/bf16_gemm.h"
 #include "core/blas_kernels.h"
 #include "core/graph.h"
+#include "core/matmul_precision.h"
 #include "core/small_gemm.h"
 #include "core/threads.h"
 
@@ -227,7 +229,16 @@ void gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, T al
     return;
   }
   init_threads();
-  if constexpr (std::is_same_v<T, float>) own_kernel();  // reads (or refuses) UWAGA_GEMM_KERNEL
+  if constexpr (std::is_same_v<T, float>) {
+    // Under MatmulPrecision::bfloat16 (core/matmul_precision.h) every float product of the models
+    // (forward and gradients) comes through here, so this one branch makes them all bfloat16.
+    // bf16_gemm shares out its own blocks among the threads.
+    if (matmul_in_bfloat16()) {
+      bf16_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, row_bias);
+      return;
+    }
+    own_kernel();  // reads (or refuses) UWAGA_GEMM_KERNEL
+  }
   const int threads = num_threads();
   if (threads == 1 || omp_in_parallel() || M < 2 * threads || M * N * K < kParallelGemmWork) {
     blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, row_bias);

@@ -17,7 +17,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
 // C = alpha · op(A) op(B) + beta · C for row-major matrices, op(X) = X or Xᵀ; op(A) is M×K and
 // op(B) is K×N; then row_bias (N values), when given, is added to every row of C. gemm calls
-// BLAS; gemm_reference is three plain loops, kept to test it against.
+// BLAS; gemm_reference is three plain loops, kept to test it against. Under
+// MatmulPrecision::bfloat16 (core/matmul_precision.h) the float gemm is bf16_gemm.
 template <class T>
 void gemm(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K, T alpha,
           const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,

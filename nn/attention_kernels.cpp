@@ -10,6 +10,7 @@
 #include "core/matmul.h"
 #include "core/shape_ops.h"
 #include "core/threads.h"
+#include "nn/dropout.h"
 
 namespace uwaga::nn {
 namespace {
@@ -132,17 +133,28 @@ struct Operand {
   std::int64_t ld() const { return layout.row_stride; }
 };
 
-// Forward for every batch·head n:  E = Q Kᵀ/√d_k,  A = softmax(E + mask),  Y = A V.
+// Ã = A ⊙ M over one head's (T × S) weights (`count` = T·S values): attention dropout's
+// dropped weights, into `dropped`.
+template <class T>
+void dropped_weights(T* dropped, const T* A, const T* M, std::int64_t count) {
+#pragma omp simd
+  for (std::int64_t k = 0; k < count; ++k) dropped[k] = A[k] * M[k];
+}
+
+// Forward for every batch·head n:  E = Q Kᵀ/√d_k,  A = softmax(E + mask),  Y = A V — or, with
+// attention dropout's mask M (N, T, S) (null without), Y = Ã V with Ã = A ⊙ M.
 // A (N, T, S) is kept for the backward pass.
 template <class T>
 void attention_forward(const AttentionDims& d, const AttentionLayouts& l, const unsigned char* pad,
                        bool causal, double scale, const Tensor& Q, const Tensor& K,
-                       const Tensor& V, Tensor A, Tensor Y) {
+                       const Tensor& V, const T* M, Tensor A, Tensor Y) {
   const Operand<const T> q{Q.data<T>(), l.q}, k{K.data<T>(), l.k}, v{V.data<T>(), l.v};
   const Operand<T> y{Y.data<T>(), l.y};
   T* a = A.data<T>();
   const std::int64_t heads_per_row = d.N / d.B;  // batch element of n is n / heads_per_row
   parallel_for(d.N, d.N * d.T * d.S > 4096, [&](std::int64_t n0, std::int64_t n1) {
+    // Ã of one (T, S) matrix at a time, in a buffer of this piece's own (with dropout only).
+    Tensor scratch = M ? Tensor::empty({d.T, d.S}, Q.dtype()) : Tensor();
     for (std::int64_t n = n0; n < n1; ++n) {
       T* An = a + n * d.T * d.S;  // (T, S)
       if (n + 1 < n1) {  // the next head's Q, K and V, while this one computes
@@ -153,21 +165,29 @@ void attention_forward(const AttentionDims& d, const AttentionLayouts& l, const 
       // E = Q Kᵀ / √d_k, written into A's buffer and turned into A in place.
       gemm<T>(false, true, d.T, d.S, d.dk, T(scale), q[n], q.ld(), k[n], k.ld(), T(0), An, d.S);
       masked_softmax_rows<T>(An, d.T, d.S, causal, pad ? pad + (n / heads_per_row) * d.S : nullptr);
-      // Y = A V
-      gemm<T>(false, false, d.T, d.dv, d.S, T(1), An, d.S, v[n], v.ld(), T(0), y[n], y.ld());
+      const T* weights = An;  // what Y averages with: A, or Ã = A ⊙ M with dropout
+      if (M) {
+        dropped_weights(scratch.data<T>(), An, M + n * d.T * d.S, d.T * d.S);
+        weights = scratch.data<T>();
+      }
+      // Y = A V  (Ã V)
+      gemm<T>(false, false, d.T, d.dv, d.S, T(1), weights, d.S, v[n], v.ld(), T(0), y[n], y.ld());
     }
   });
 }
 
 // Backward, for each batch·head. In the forward pass Y = A V, so
 //   dV = Aᵀ dY   and   dA = dY Vᵀ.
+// With attention dropout the forward pass was Y = Ã V, Ã = A ⊙ M (M fixed, saved), so
+//   dV = Ãᵀ dY,   dÃ = dY Vᵀ,   and since Ã_ij = A_ij M_ij,   dA = dÃ ⊙ M
+// — the same mask, as dropout's backward; the softmax below is A's, undropped.
 // A = softmax(E) row-wise, whose Jacobian gives  dE = A ⊙ (dA − rowsum(dA ⊙ A))
 // (masked entries have A = 0, so their dE is 0). E = Q Kᵀ/√d_k, so
 //   dQ = dE K / √d_k   and   dK = dEᵀ Q / √d_k.
 template <class T>
 void attention_backward(const AttentionDims& d, const AttentionLayouts& l, double scale,
                         const Tensor& Q, const Tensor& K, const Tensor& V, const Tensor& A,
-                        const Tensor& dY, Tensor dQ, Tensor dK, Tensor dV) {
+                        const T* M, const Tensor& dY, Tensor dQ, Tensor dK, Tensor dV) {
   const Operand<const T> q{Q.data<T>(), l.q}, k{K.data<T>(), l.k}, v{V.data<T>(), l.v};
   const Operand<const T> dy{dY.data<T>(), l.y};
   const Operand<T> dq{dQ.data<T>(), l.q}, dk{dK.data<T>(), l.k}, dv{dV.data<T>(), l.v};
@@ -176,8 +196,11 @@ void attention_backward(const AttentionDims& d, const AttentionLayouts& l, doubl
     // dE of one (T, S) matrix at a time, in a buffer of this piece's own.
     Tensor scratch = Tensor::empty({d.T, d.S}, Q.dtype());
     T* dE = scratch.data<T>();
+    // Ã = A ⊙ M likewise, with dropout only.
+    Tensor dropped = M ? Tensor::empty({d.T, d.S}, Q.dtype()) : Tensor();
     for (std::int64_t n = n0; n < n1; ++n) {
       const T* An = a + n * d.T * d.S;  // (T, S)
+      const T* Mn = M ? M + n * d.T * d.S : nullptr;  // (T, S)
       if (n + 1 < n1) {  // the next head's operands, while this one computes
         prefetch_rows(An + d.T * d.S, 1, 0, d.T * d.S);  // its A
         prefetch_rows(q[n + 1], d.T, q.ld(), d.dk);
@@ -185,14 +208,25 @@ void attention_backward(const AttentionDims& d, const AttentionLayouts& l, doubl
         prefetch_rows(v[n + 1], d.S, v.ld(), d.dv);
         prefetch_rows(dy[n + 1], d.T, dy.ld(), d.dv);
       }
-      // dV = Aᵀ dY
-      gemm<T>(true, false, d.S, d.dv, d.T, T(1), An, d.S, dy[n], dy.ld(), T(0), dv[n], dv.ld());
-      // dA = dY Vᵀ
+      const T* weights = An;  // what Y averaged with: A, or Ã = A ⊙ M
+      if (Mn) {
+        dropped_weights(dropped.data<T>(), An, Mn, d.T * d.S);
+        weights = dropped.data<T>();
+      }
+      // dV = Aᵀ dY  (Ãᵀ dY)
+      gemm<T>(true, false, d.S, d.dv, d.T, T(1), weights, d.S, dy[n], dy.ld(), T(0), dv[n],
+              dv.ld());
+      // dA = dY Vᵀ  (dÃ, with dropout)
       gemm<T>(false, true, d.T, d.S, d.dv, T(1), dy[n], dy.ld(), v[n], v.ld(), T(0), dE, d.S);
       // dE = A ⊙ (dA − rowsum(dA ⊙ A))
       for (std::int64_t i = 0; i < d.T; ++i) {
         T* row = dE + i * d.S;
         const T* arow = An + i * d.S;
+        if (Mn) {  // dA = dÃ ⊙ M
+          const T* mrow = Mn + i * d.S;
+#pragma omp simd
+          for (std::int64_t j = 0; j < d.S; ++j) row[j] *= mrow[j];
+        }
         T dot = 0;  // rowsum(dA ⊙ A)
 #pragma omp simd reduction(+ : dot)
         for (std::int64_t j = 0; j < d.S; ++j) dot += row[j] * arow[j];
@@ -220,15 +254,21 @@ void check_packed_mask(const AttentionMask& mask, std::int64_t B, std::int64_t S
 Tensor fused_attention(const char* op, const AttentionDims& d, const AttentionLayouts& l,
                        const AttentionMask& mask, const std::vector<Tensor>& inputs,
                        std::array<std::size_t, 3> source, const Shape& y_shape,
-                       const Shape& a_shape, Tensor* weights) {
+                       const Shape& a_shape, Tensor* weights, const AttentionDropout& drop) {
   const Tensor &Q = inputs[source[0]], &K = inputs[source[1]], &V = inputs[source[2]];
   const double scale = 1.0 / std::sqrt(static_cast<double>(d.dk));
   Tensor Y = Tensor::empty(y_shape, Q.dtype());
-  AttentionSaved saved{Tensor::empty({d.N, d.T, d.S}, Q.dtype())};  // A (N, T, S)
+  AttentionSaved saved{Tensor::empty({d.N, d.T, d.S}, Q.dtype()), Tensor()};  // A (N, T, S)
+  if (drop.on()) {
+    if (!drop.gen) fail(op, ": attention dropout ", drop.p, " needs a generator");
+    // M (N, T, S): weight (n, i, j) takes the draw dropout() gives element (n, i, j) of A.
+    saved.M = dropout_mask({d.N, d.T, d.S}, Q.dtype(), drop.p, *drop.gen);
+  }
   const std::vector<unsigned char> pad = padding_bytes(mask);
   dispatch_float(Q.dtype(), op, [&](auto tag) {
-    attention_forward<decltype(tag)>(d, l, pad.empty() ? nullptr : pad.data(), mask.causal, scale,
-                                     Q, K, V, saved.A, Y);
+    using T = decltype(tag);
+    attention_forward<T>(d, l, pad.empty() ? nullptr : pad.data(), mask.causal, scale, Q, K, V,
+                         saved.M.defined() ? saved.M.data<T>() : nullptr, saved.A, Y);
   });
   std::vector<Tensor> returned;  // A, when the caller gets it back: backward() checks it is unchanged
   if (weights) {
@@ -242,16 +282,17 @@ Tensor fused_attention(const char* op, const AttentionDims& d, const AttentionLa
     std::vector<Tensor> grads;
     for (const Tensor& in : inputs) grads.push_back(Tensor::empty(in.shape(), in.dtype()));
     dispatch_float(g.dtype(), op, [&](auto tag) {
-      attention_backward<decltype(tag)>(d, l, scale, inputs[source[0]], inputs[source[1]],
-                                        inputs[source[2]], saved.A, g, grads[source[0]],
-                                        grads[source[1]], grads[source[2]]);
+      using T = decltype(tag);
+      attention_backward<T>(d, l, scale, inputs[source[0]], inputs[source[1]], inputs[source[2]],
+                            saved.A, saved.M.defined() ? saved.M.data<T>() : nullptr, g,
+                            grads[source[0]], grads[source[1]], grads[source[2]]);
     });
     return grads;
   }, std::move(returned));
 }
 
 Tensor attention_heads(const Tensor& qkv, std::int64_t heads, const AttentionMask& mask,
-                       Tensor* weights) {
+                       Tensor* weights, const AttentionDropout& drop) {
   const char* op = "attention_heads";
   check_float(qkv, op);
   if (qkv.dim() != 3 || heads < 1 || qkv.size(2) % (3 * heads) != 0)
@@ -265,11 +306,12 @@ Tensor attention_heads(const Tensor& qkv, std::int64_t heads, const AttentionMas
                            OperandLayout::packed(heads, T, 3 * D, dk, D),
                            OperandLayout::packed(heads, T, 3 * D, dk, 2 * D),
                            OperandLayout::packed(heads, T, D, dk, 0)};
-  return fused_attention(op, d, l, mask, {qkv}, {0, 0, 0}, {B, T, D}, {B, heads, T, T}, weights);
+  return fused_attention(op, d, l, mask, {qkv}, {0, 0, 0}, {B, T, D}, {B, heads, T, T}, weights,
+                         drop);
 }
 
 Tensor attention_heads(const Tensor& q, const Tensor& kv, std::int64_t heads,
-                       const AttentionMask& mask, Tensor* weights) {
+                       const AttentionMask& mask, Tensor* weights, const AttentionDropout& drop) {
   const char* op = "attention_heads";
   check_float(q, op);
   check_float(kv, op);
@@ -287,7 +329,8 @@ Tensor attention_heads(const Tensor& q, const Tensor& kv, std::int64_t heads,
                            OperandLayout::packed(heads, S, 2 * D, dk, 0),
                            OperandLayout::packed(heads, S, 2 * D, dk, D),
                            OperandLayout::packed(heads, T, D, dk, 0)};
-  return fused_attention(op, d, l, mask, {q, kv}, {0, 1, 1}, {B, T, D}, {B, heads, T, S}, weights);
+  return fused_attention(op, d, l, mask, {q, kv}, {0, 1, 1}, {B, T, D}, {B, heads, T, S}, weights,
+                         drop);
 }
 
 }  // namespace uwaga::nn

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "nn/attention_dropout.h"
 #include "nn/attention_mask.h"
 
 namespace uwaga::nn {
@@ -22,6 +23,7 @@ namespace uwaga::nn {
 // What the backward pass keeps from the forward pass.
 struct AttentionSaved {
   Tensor A;  // (N, T, S) attention weights
+  Tensor M;  // (N, T, S) attention dropout's mask, 0 or 1/(1 − p); undefined without dropout
 };
 
 // The sizes of one fused call.
@@ -61,11 +63,12 @@ struct AttentionLayouts {
 // Runs the fused forward and records the node. `source` says which input holds Q, K and V (for
 // self-attention's packed projections all three live in input 0, so the node has one input and
 // one gradient); the layouts say where in it. `y_shape` and `a_shape` are the shapes Y and A are
-// returned with; `weights`, when given, receives A. The caller has checked the shapes.
+// returned with; `weights`, when given, receives A. With `drop` on, Y = (A ⊙ M) V
+// (nn/attention_dropout.h), M drawn for A (N, T, S) in order. The caller has checked the shapes.
 Tensor fused_attention(const char* op, const AttentionDims& d, const AttentionLayouts& l,
                        const AttentionMask& mask, const std::vector<Tensor>& inputs,
                        std::array<std::size_t, 3> source, const Shape& y_shape,
-                       const Shape& a_shape, Tensor* weights);
+                       const Shape& a_shape, Tensor* weights, const AttentionDropout& drop = {});
 
 // Every head of multi-head attention at once (SEEDS §4), read straight out of the projections
 // and written side by side, so no head is copied out or back in:
@@ -73,12 +76,14 @@ Tensor fused_attention(const char* op, const AttentionDims& d, const AttentionLa
 //   of Q is columns i·d … (i+1)·d of Q, and likewise for K and V. Returns (B, T, h·d) =
 //   Concat(head_1, …, head_h), head_i = softmax(Q_i K_iᵀ/√d_k + mask) V_i. `weights` receives
 //   A (B, h, T, T). The same numbers as split_heads → scaled_dot_product_attention →
-//   merge_heads (nn/multi_head_attention.h), as one autograd node.
+//   merge_heads (nn/multi_head_attention.h), as one autograd node. With `drop` on (training),
+//   head_i = (A_i ⊙ M_i) V_i, the mask M (B, h, T, T) drawn in that order.
 Tensor attention_heads(const Tensor& qkv, std::int64_t heads, const AttentionMask& mask = {},
-                       Tensor* weights = nullptr);
+                       Tensor* weights = nullptr, const AttentionDropout& drop = {});
 // Cross-attention: q (B, T, h·d) from the queries' sequence, kv (B, S, 2·h·d) = [K | V] from the
-// memory. `weights` receives A (B, h, T, S).
+// memory. `weights` receives A (B, h, T, S); `drop` as above.
 Tensor attention_heads(const Tensor& q, const Tensor& kv, std::int64_t heads,
-                       const AttentionMask& mask = {}, Tensor* weights = nullptr);
+                       const AttentionMask& mask = {}, Tensor* weights = nullptr,
+                       const AttentionDropout& drop = {});
 
 }  // namespace uwaga::nn

@@ -13,17 +13,12 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator& gen) {
     fail("dropout: p must be in [0, 1), got ", p, " (p = 1 would drop every element)");
   if (!training || p == 0.0) return x;
 
-  // The mask is drawn in one sequential loop: element i always takes the i-th draw, so the same
-  // seed gives the same mask however many threads run the multiply.
+  const Tensor mask = dropout_mask(x.shape(), x.dtype(), p, gen);  // (x.shape): 0 or 1/(1 − p)
   const std::int64_t n = x.numel();
-  Tensor mask = Tensor::empty_like(x);  // (x.shape): 0 or 1/(1 − p)
   Tensor out = Tensor::empty_like(x);
   dispatch_float(x.dtype(), "dropout", [&](auto tag) {
     using T = decltype(tag);
-    const T keep_scale = static_cast<T>(1.0 / (1.0 - p));
-    T* m = mask.data<T>();
-    for (std::int64_t i = 0; i < n; ++i) m[i] = gen.uniform() < p ? T(0) : keep_scale;
-    const T* in = x.data<T>();
+    const T *in = x.data<T>(), *m = mask.data<T>();
     T* y = out.data<T>();
     parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
       for (std::int64_t i = i0; i < i1; ++i) y[i] = in[i] * m[i];
@@ -42,6 +37,20 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator& gen) {
     });
     return {dx};
   });
+}
+
+Tensor dropout_mask(const Shape& shape, DType dtype, double p, Generator& gen) {
+  if (!(p >= 0.0 && p < 1.0)) fail("dropout_mask: p must be in [0, 1), got ", p);
+  // One sequential loop: element i always takes the i-th draw, so the same seed gives the same
+  // mask however many threads later use it.
+  Tensor mask = Tensor::empty(shape, dtype);
+  dispatch_float(dtype, "dropout_mask", [&](auto tag) {
+    using T = decltype(tag);
+    const T keep_scale = static_cast<T>(1.0 / (1.0 - p));
+    T* m = mask.data<T>();
+    for (std::int64_t i = 0; i < mask.numel(); ++i) m[i] = gen.uniform() < p ? T(0) : keep_scale;
+  });
+  return mask;
 }
 
 Dropout::Dropout(double p, std::uint64_t seed) : p_(p), gen_(seed) {

@@ -14,6 +14,12 @@ namespace uwaga::nn {
 
 Tensor dropout(const Tensor& x, double p, bool training, Generator& gen);
 
+// The mask dropout multiplies by, (shape) in `dtype`: each element 0 with probability p, else
+// 1/(1 − p). Element i (in row-major order) takes the generator's i-th draw, so a caller that
+// draws its mask here drops exactly the elements dropout() would (attention dropout's fused
+// kernel, nn/attention_dropout.h).
+Tensor dropout_mask(const Shape& shape, DType dtype, double p, Generator& gen);
+
 class Dropout : public Module {
  public:
   explicit Dropout(double p, std::uint64_t seed = 0);

@@ -25,6 +25,8 @@ void MultiHeadAttentionOptions::validate() const {
   if (heads < 1) fail("MultiHeadAttentionOptions: heads must be positive, got ", heads);
   if (dim % heads != 0)
     fail("MultiHeadAttentionOptions: dim ", dim, " is not divisible by heads ", heads);
+  if (!(attention_dropout >= 0 && attention_dropout < 1))
+    fail("MultiHeadAttentionOptions: attention_dropout must be in [0, 1), got ", attention_dropout);
 }
 
 Tensor split_heads(const Tensor& x, std::int64_t heads) {
@@ -57,6 +59,14 @@ MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& o, Gener
                           std::make_shared<Linear>(LinearOptions{.in = D, .out = 3 * D}, gen));
   }
   proj = register_module("proj", std::make_shared<Linear>(LinearOptions{.in = D, .out = D}, gen));
+  // No parameters and no draw from `gen`: the weights are those of a model without it.
+  if (o.attention_dropout > 0)
+    attn_drop = register_module("attn_drop", std::make_shared<Dropout>(o.attention_dropout));
+}
+
+AttentionDropout MultiHeadAttention::weight_dropout() {
+  if (!attn_drop || !is_training()) return {};
+  return {.p = attn_drop->p(), .gen = &attn_drop->generator()};
 }
 
 Tensor MultiHeadAttention::forward(const Tensor& x, const AttentionMask& mask) {
@@ -72,7 +82,7 @@ Tensor MultiHeadAttention::forward(const Tensor& x, const AttentionMask& mask) {
   }
   // Every head at once, read in place from QKV: head_i = softmax(Q_i K_iᵀ/√d_k + mask) V_i, side
   // by side as Concat(head_1, …, head_h); then the output projection W_O.
-  Tensor heads = attention_heads(QKV, options.heads, mask, kept());
+  Tensor heads = attention_heads(QKV, options.heads, mask, kept(), weight_dropout());
   return proj->forward(heads);
 }
 
@@ -108,7 +118,8 @@ Tensor MultiHeadAttention::forward(const Tensor& x, const Tensor& memory,
     std::vector<Tensor> parts = chunk(kv->forward(memory), 2, -1);  // K, V, each (B, S, D)
     return reference_heads(Q, parts[0], parts[1], mask);
   }
-  Tensor heads = attention_heads(q->forward(x), kv->forward(memory), options.heads, mask, kept());
+  Tensor heads = attention_heads(q->forward(x), kv->forward(memory), options.heads, mask, kept(),
+                                 weight_dropout());
   return proj->forward(heads);
 }
 
@@ -122,7 +133,9 @@ Tensor MultiHeadAttention::reference_heads(const Tensor& Q, const Tensor& K, con
   Tensor V_heads = split_heads(V, options.heads);  // (B, h, S, d_v)
   // head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V) for i = 1…h, each on its own (SEEDS §4):
   //   E = Q_i K_iᵀ / √d_k,  masked keys −∞,  A = softmax(E) by rows,  head_i = A V_i  (SEEDS §2)
-  Tensor heads = scaled_dot_product_attention_composed(Q_heads, K_heads, V_heads, mask, kept());
+  //   (with attention dropout, in training: head_i = (A ⊙ M) V_i)
+  Tensor heads = scaled_dot_product_attention_composed(Q_heads, K_heads, V_heads, mask, kept(),
+                                                       weight_dropout());
   // MultiHead = Concat(head_1, …, head_h) W_O  (SEEDS §4)
   Tensor concat = merge_heads(heads);  // (B, T, h·d_v)
   return proj->forward(concat);        // (B, T, D)

@@ -23,7 +23,12 @@
 //   fast       every head at once in the fused kernel (nn/attention_kernels.h), which reads the
 //              heads in place from the projections and has a hand-derived backward. Training
 //              uses this one.
+// With attention dropout (attention_dropout > 0, training only; nn/attention_dropout.h) every
+// head's weights are dropped before they average the values, head_i = (A_i ⊙ M_i) V_i, in both
+// ways; the mask comes from attn_drop's generator (timm's name), which Model::seed_dropout
+// reseeds with the model's other dropouts.
 #include "core/random.h"
+#include "nn/dropout.h"
 #include "nn/linear.h"
 #include "nn/scaled_dot_product_attention.h"
 
@@ -37,6 +42,7 @@ struct MultiHeadAttentionOptions {
   std::int64_t heads = 1;  // h; must divide D
   bool cross = false;      // separate q and kv projections (keys and values from a memory)
   AttentionPath path = AttentionPath::fast;
+  double attention_dropout = 0.0;  // probability of dropping each weight of A; 0: off
 
   // Throws an Error naming the offending field when the options cannot work.
   void validate() const;
@@ -56,7 +62,7 @@ class MultiHeadAttention : public Module {
   // before them (undefined: none yet) and grow by the new tokens' own. The prompt's tokens
   // (no earlier ones) attend causally among themselves; a later token (n = 1) attends to every
   // cached key, all of which come before it, and to itself. -> (B, n, D), the rows forward()
-  // with a causal mask gives for those tokens.
+  // with a causal mask gives for those tokens. Generation is evaluation: no attention dropout.
   Tensor forward_cached(const Tensor& x, Tensor& K, Tensor& V);
 
   // With keep_attention(true) each forward keeps the per-head weights A (B, h, T, S).
@@ -66,6 +72,7 @@ class MultiHeadAttention : public Module {
   const MultiHeadAttentionOptions options;
   const std::int64_t head_dim;  // d_k = d_v = D / h
   std::shared_ptr<Linear> qkv, q, kv, proj;
+  std::shared_ptr<Dropout> attn_drop;  // its generator draws M; only when attention_dropout > 0
 
  private:
   // AttentionPath::reference: Q (B, T, D), K and V (B, S, D), every head's side by side ->
@@ -73,6 +80,8 @@ class MultiHeadAttention : public Module {
   Tensor reference_heads(const Tensor& Q, const Tensor& K, const Tensor& V,
                          const AttentionMask& mask);
   Tensor* kept() { return keep_attention_ ? &attention_ : nullptr; }
+  // Attention dropout as the kernels take it: on in training when attention_dropout > 0.
+  AttentionDropout weight_dropout();
   bool keep_attention_ = false;
   Tensor attention_;
 };

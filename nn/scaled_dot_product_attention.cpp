@@ -9,6 +9,7 @@
 #include "core/matmul.h"
 #include "core/shape_ops.h"
 #include "nn/attention_kernels.h"
+#include "nn/dropout.h"
 #include "nn/softmax.h"
 
 namespace uwaga::nn {
@@ -169,7 +170,8 @@ template void attention_backward_reference<double>(double*, double*, double*, co
 // ---- the autograd nodes ------------------------------------------------------------------------
 
 Tensor scaled_dot_product_attention(const Tensor& Q, const Tensor& K, const Tensor& V,
-                                    const AttentionMask& mask, Tensor* weights) {
+                                    const AttentionMask& mask, Tensor* weights,
+                                    const AttentionDropout& drop) {
   const char* op = "scaled_dot_product_attention";
   const AttentionDims d = check_attention_args(Q, K, V, mask, op);
   // Q, K, V, Y each one (rows × width) matrix after the other.
@@ -179,11 +181,12 @@ Tensor scaled_dot_product_attention(const Tensor& Q, const Tensor& K, const Tens
   Shape y_shape = Q.shape(), a_shape = Q.shape();
   y_shape.back() = d.dv;
   a_shape.back() = d.S;
-  return fused_attention(op, d, l, mask, {Q, K, V}, {0, 1, 2}, y_shape, a_shape, weights);
+  return fused_attention(op, d, l, mask, {Q, K, V}, {0, 1, 2}, y_shape, a_shape, weights, drop);
 }
 
 Tensor scaled_dot_product_attention_composed(const Tensor& Q, const Tensor& K, const Tensor& V,
-                                             const AttentionMask& mask, Tensor* weights) {
+                                             const AttentionMask& mask, Tensor* weights,
+                                             const AttentionDropout& drop) {
   const AttentionDims d =
       check_attention_args(Q, K, V, mask, "scaled_dot_product_attention_composed");
   const double minus_infinity = -std::numeric_limits<double>::infinity();
@@ -217,6 +220,9 @@ Tensor scaled_dot_product_attention_composed(const Tensor& Q, const Tensor& K, c
     A = softmax_composed(E, -1) * (1.0 - no_key);
   }
   if (weights) *weights = A.detach();
+  // Attention dropout, in training: Ã = A ⊙ M, each weight dropped with probability p and the
+  // rest scaled by 1/(1 − p) (nn/attention_dropout.h). Masked weights are 0 and stay 0.
+  if (drop.on()) A = dropout(A, drop.p, /*training=*/true, *drop.gen);
   // Y = A V: each output row a weighted average of the value rows (SEEDS §2)
   return matmul(A, V);  // (..., T, d_v)
 }

@@ -9,25 +9,30 @@
 #include <cstdint>
 
 #include "core/tensor.h"
+#include "nn/attention_dropout.h"
 #include "nn/attention_mask.h"
 
 namespace uwaga::nn {
 
 // Q (..., T, d_k), K (..., S, d_k), V (..., S, d_v), with identical leading dims (e.g. (B, H)).
 // Returns Y (..., T, d_v). When `weights` is given it receives A (..., T, S).
+// With `drop` on (training), Y = (A ⊙ M) V with a dropout mask M on the weights
+// (nn/attention_dropout.h); `weights` still receives A.
 // A query row whose keys are all masked gets A = 0 and Y = 0 (rather than 0/0 = NaN); its
 // gradient is 0.
 // The fast path: one autograd node with a hand-derived backward, the fused kernel of
 // nn/attention_kernels.h.
 Tensor scaled_dot_product_attention(const Tensor& Q, const Tensor& K, const Tensor& V,
-                                    const AttentionMask& mask = {}, Tensor* weights = nullptr);
+                                    const AttentionMask& mask = {}, Tensor* weights = nullptr,
+                                    const AttentionDropout& drop = {});
 
 // The reference: the same formula line by line from matmul, masked_fill and softmax_composed, so
 // autograd derives its backward; tests check the fast path against it. Arguments and results as
 // above.
 Tensor scaled_dot_product_attention_composed(const Tensor& Q, const Tensor& K, const Tensor& V,
                                              const AttentionMask& mask = {},
-                                             Tensor* weights = nullptr);
+                                             Tensor* weights = nullptr,
+                                             const AttentionDropout& drop = {});
 
 // The plain loops of one (T × S) problem (one batch element and head), contiguous: Q (T, d_k),
 // K (S, d_k), V (S, d_v) give Y (T, d_v) and A (T, S). `causal`: query i sees keys j ≤ i; `pad`

@@ -14,6 +14,9 @@ void TransformerEncoderBlockOptions::validate() const {
     fail("TransformerEncoderBlockOptions: drop_path must be in [0, 1), got ", drop_path);
   if (!(dropout >= 0 && dropout < 1))
     fail("TransformerEncoderBlockOptions: dropout must be in [0, 1), got ", dropout);
+  if (!(attention_dropout >= 0 && attention_dropout < 1))
+    fail("TransformerEncoderBlockOptions: attention_dropout must be in [0, 1), got ",
+         attention_dropout);
 }
 
 TransformerEncoderBlock::TransformerEncoderBlock(const TransformerEncoderBlockOptions& o,
@@ -21,9 +24,9 @@ TransformerEncoderBlock::TransformerEncoderBlock(const TransformerEncoderBlockOp
     : options(o) {
   o.validate();
   norm1 = register_module("norm1", std::make_shared<LayerNorm>(o.dim));
-  attn = register_module("attn", std::make_shared<MultiHeadAttention>(
-                                     MultiHeadAttentionOptions{.dim = o.dim, .heads = o.heads, .path = o.attention},
-                                     gen));
+  const MultiHeadAttentionOptions attention{.dim = o.dim, .heads = o.heads, .path = o.attention,
+                                            .attention_dropout = o.attention_dropout};
+  attn = register_module("attn", std::make_shared<MultiHeadAttention>(attention, gen));
   norm2 = register_module("norm2", std::make_shared<LayerNorm>(o.dim));
   mlp = register_module("mlp", std::make_shared<MLP>(
                                  MLPOptions{.dim = o.dim, .hidden = o.mlp_dim, .gelu = o.gelu}, gen));

@@ -9,7 +9,9 @@
 // (nn/drop_path.h). With dropout (dropout > 0, training only; nn/dropout.h) each branch's output
 // is dropped element by element first, as in the original Transformer and s-chh's ViT:
 //   z′_ℓ = Dropout(MSA(LN(z_{ℓ−1}))) + z_{ℓ−1},  z_ℓ = Dropout(MLP(LN(z′_ℓ))) + z′_ℓ
-// Evaluation, and both at 0, compute the first two lines exactly.
+// With attention dropout (attention_dropout > 0, training only) the MSA drops weights of its
+// softmax inside (nn/attention_dropout.h, attn.attn_drop).
+// Evaluation, and all three at 0, compute the first two lines exactly.
 #include "nn/drop_path.h"
 #include "nn/dropout.h"
 #include "nn/layer_norm.h"
@@ -25,6 +27,7 @@ struct TransformerEncoderBlockOptions {
   AttentionPath attention = AttentionPath::fast;  // nn/multi_head_attention.h
   double drop_path = 0.0;    // probability of dropping each branch per example; 0: off
   double dropout = 0.0;      // probability of dropping each element of a branch's output; 0: off
+  double attention_dropout = 0.0;  // probability of dropping each attention weight; 0: off
   GeluApproximation gelu = GeluApproximation::none;  // the MLP's GELU (GPT-2: tanh)
 
   // Throws an Error naming the offending field when the options cannot work.

@@ -29,7 +29,8 @@ VitBackboneOptions VitConfig::backbone() const {
   return {.image_height = image_size, .image_width = image_size, .channels = channels,
           .patch = patch, .dim = dim, .depth = depth, .heads = heads, .mlp_dim = mlp_dim,
           .class_token = class_token(), .attention = attention,
-          .drop_path = drop_path, .dropout = dropout, .stem = backbone_stem()};
+          .drop_path = drop_path, .dropout = dropout, .attention_dropout = attention_dropout,
+          .stem = backbone_stem()};
 }
 
 void VitConfig::validate() const {
@@ -52,6 +53,8 @@ void VitConfig::validate() const {
   if (!(drop_path >= 0 && drop_path < 1))
     fail("vit config: drop path must be in [0, 1), got ", drop_path);
   if (!(dropout >= 0 && dropout < 1)) fail("vit config: dropout must be in [0, 1), got ", dropout);
+  if (!(attention_dropout >= 0 && attention_dropout < 1))
+    fail("vit config: attention dropout must be in [0, 1), got ", attention_dropout);
   if (stem != "patch" && stem != "conv" && stem != "cct")
     fail("vit config: stem must be patch, conv or cct, got '", stem, "'");
   if (pool != "cls" && pool != "seq")
@@ -71,6 +74,8 @@ VitConfig VitConfig::from_json(const std::string& text) {
   // had none.
   if (j.is_object() && !j.contains("drop_path")) j["drop_path"] = 0.0;
   if (j.is_object() && !j.contains("dropout")) j["dropout"] = 0.0;
+  // Those from before attention dropout had none.
+  if (j.is_object() && !j.contains("attention_dropout")) j["attention_dropout"] = 0.0;
   // Those from before the conv stem have no stem: they embedded patches.
   if (j.is_object() && !j.contains("stem")) j["stem"] = "patch";
   // Those from before sequence pooling read the class token.

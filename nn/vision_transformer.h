@@ -47,6 +47,7 @@ struct VitConfig {
   AttentionPath attention = AttentionPath::fast;
   double drop_path = 0.0;  // stochastic depth of the last block (nn/vit_backbone.h); 0: off
   double dropout = 0.0;    // on z_0 and the blocks' branch outputs (nn/vit_backbone.h); 0: off
+  double attention_dropout = 0.0;  // on the blocks' attention weights (vit_backbone.h); 0: off
   // How the patches become tokens: "patch" (a Linear on each P×P patch, SEEDS §6) or "conv"
   // (3×3 stride-2 convolutions with ReLU, then a Linear: nn/vit_backbone.h's conv stem).
   std::string stem = "patch";  // or "cct": 3×3 convolutions with max pooling (vit_backbone.h)
@@ -81,6 +82,7 @@ struct VitConfig {
     field("num_classes", &VitConfig::num_classes);
     field("drop_path", &VitConfig::drop_path);
     field("dropout", &VitConfig::dropout);
+    field("attention_dropout", &VitConfig::attention_dropout);
     field("stem", &VitConfig::stem);
     field("pool", &VitConfig::pool);
   }

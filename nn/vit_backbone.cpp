@@ -53,6 +53,8 @@ void VitBackboneOptions::validate(const char* what) const {
   if (!(drop_path >= 0 && drop_path < 1))
     fail(what, ": drop path must be in [0, 1), got ", drop_path);
   if (!(dropout >= 0 && dropout < 1)) fail(what, ": dropout must be in [0, 1), got ", dropout);
+  if (!(attention_dropout >= 0 && attention_dropout < 1))
+    fail(what, ": attention dropout must be in [0, 1), got ", attention_dropout);
   const char* stem_name = stem == Stem::cct ? "a cct stem" : "a conv stem";
   if (stem != Stem::patch && (patch & (patch - 1)) != 0)
     fail(what, ": ", stem_name, " halves the image log2 P times, so patch ", patch,
@@ -105,7 +107,8 @@ VitBackbone::VitBackbone(const VitBackboneOptions& o, Generator& gen) : options(
         std::make_shared<TransformerEncoderBlock>(
             TransformerEncoderBlockOptions{.dim = o.dim, .heads = o.heads, .mlp_dim = o.mlp_dim,
                                            .attention = o.attention,
-                                           .drop_path = rate, .dropout = o.dropout},
+                                           .drop_path = rate, .dropout = o.dropout,
+                                           .attention_dropout = o.attention_dropout},
             gen)));
   }
   norm = register_module("norm", std::make_shared<LayerNorm>(o.dim));

@@ -72,6 +72,9 @@ struct VitBackboneOptions {
   // Dropout (training only): on z_0, and on each block's two branch outputs before their residual
   // sums (nn/transformer_encoder_block.h), as in the original ViT and s-chh's. 0: off.
   double dropout = 0.0;
+  // Attention dropout (training only): each block's attention weights A, before they average the
+  // values (nn/attention_dropout.h), as in CCT. 0: off.
+  double attention_dropout = 0.0;
   // How the image becomes tokens (above): patches, the stride-2 conv stem, or CCT's tokenizer.
   Stem stem = Stem::patch;
 

@@ -8,10 +8,10 @@
 #      median seconds a step, peak RSS, and the fraction of the FLOP bound — 6·N·tokens for the
 #      matrix products of N weights (every parameter but the position table) plus 12·L·T·D per
 #      token for attention's QKᵀ and AV (forward and backward), at the GFLOP/s of a 1024³ sgemm
-#      on the same threads (uwaga-bench --mode sgemm).
+#      on the same threads measured just before each round (uwaga-bench --mode sgemm).
 #   bash apps/bench/gpt2_finetune.sh          (about 15 minutes on 2 cores)
-# Environment: BUILD_DIR (build), THREADS (2), ROUNDS (3), STEPS (5 timed steps a run, after one
-# warm-up), WINDOWS ("64 256"), MODEL (a directory holding model.safetensors and config.json:
+# Environment: DEMO (1; 0 skips part 1), BUILD_DIR (build), THREADS (2), ROUNDS (3), STEPS (5
+# timed steps a run, after one warm-up), WINDOWS ("64 256"), MODEL (a directory holding model.safetensors and config.json:
 # the real gpt2 from Hugging Face; default: random GPT-2 small weights written by
 # apps/bench/gpt2_torch.py), OUT (runs/gpt2-finetune/<date>-<time>, git-ignored).
 # Needs data/cache/gpt2-tokenizer and data/cache/tinyshakespeare (data/fetch.sh), python3-torch.
@@ -45,6 +45,7 @@ print(s[len(s) // 2])' "$1" "$2"
 }
 
 # 1. The demo.
+if [[ ${DEMO:-1} != 0 ]]; then
 before=$("$bin" eval --checkpoint "$model/model.safetensors" --tokenizer "$tok" --window 64 \
            --eval-windows 20 --threads "$threads" --json | tail -1)
 rm -rf "$out/demo"
@@ -57,23 +58,28 @@ printf 'demo: 40 steps in %.1f s wall (peak RSS %s GiB); validation loss %s -> %
   "$($python -c 'import json,sys; print(round(json.loads(sys.argv[1])["loss"], 4))' "$before")" \
   "$($python -c 'import json,sys; print(round(json.loads(sys.argv[1])["valid_loss"], 4))' "$after")"
 sed -n '/sample after step 40/,/^---$/p' "$out/demo.out" | head -20
+fi
 
-# 2. Steps, alternated with PyTorch.
-sgemm=$("$build/apps/uwaga-bench" --mode sgemm --shapes 1024x1024x1024 --threads "$threads" | $python -c '
+# 2. Steps, alternated with PyTorch. This host's speed drifts (its sgemm 1024³ read 200 to 298
+# GFLOP/s within one hour), so each round measures the sgemm just before its uwaga run and the
+# fraction of the bound is taken round by round, its median reported.
+sgemm_now() {
+  "$build/apps/uwaga-bench" --mode sgemm --shapes 1024x1024x1024 --threads "$threads" | $python -c '
 import json, sys
 best = 0.0  # the better of uwaga gemm and one cblas_sgemm call
 for line in sys.stdin:
     try: best = max(best, json.loads(line)["median_gflops"])
     except (ValueError, KeyError): pass
-print(best)')
-echo "sgemm 1024^3 at $threads threads: $sgemm GFLOP/s"
+print(best)'
+}
 for T in $windows; do
   flops=$($python -c 'import sys
 V, C, D, L, B, T = 50257, 1024, 768, 12, 4, int(sys.argv[1])
 N = V * D + L * (12 * D * D + 13 * D) + 2 * D  # every parameter but the position table
 print(B * T * (6 * N + 12 * L * T * D))' "$T")
-  u=() p=()
+  u=() p=() g=()
   for r in $(seq 1 "$rounds"); do
+    g+=("$(sgemm_now)")
     rm -rf "$out/t$T"
     /usr/bin/time -v "$bin" train --preset gpt2-shakespeare --init "$model/model.safetensors" \
       --tokenizer "$tok" --window "$T" --threads "$threads" --log-every 1 --eval-windows 1 \
@@ -85,15 +91,17 @@ print(B * T * (6 * N + 12 * L * T * D))' "$T")
     p+=("$($python -c 'import json,sys; print(json.load(open(sys.argv[1]))["seconds_per_step"])' "$out/torch$T.json")")
     rss_p=$(peak_gib "$out/torch$T.time")
   done
-  $python - "$T" "$flops" "$sgemm" "$rss_u" "$rss_p" "${u[*]}" "${p[*]}" <<'PY' | tee -a "$out/summary.txt"
+  $python - "$T" "$flops" "$rss_u" "$rss_p" "${u[*]}" "${p[*]}" "${g[*]}" <<'PY' | tee -a "$out/summary.txt"
 import statistics, sys
-T, flops, sgemm, rss_u, rss_p = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5]
-u = statistics.median(map(float, sys.argv[6].split()))
-p = statistics.median(map(float, sys.argv[7].split()))
-bound = flops / (sgemm * 1e9)
-print(f"B 4, T {T}: uwaga {u:.3f} s a step ({100 * bound / u:.0f} % of the bound {bound:.3f} s; "
-      f"peak RSS {rss_u} GiB), PyTorch {p:.3f} s (peak RSS {rss_p} GiB); uwaga / PyTorch {p / u:.2f}x "
-      f"(medians of rounds: uwaga {sys.argv[6]}, PyTorch {sys.argv[7]})")
+T, flops, rss_u, rss_p = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4]
+us, ps, gs = ([float(x) for x in a.split()] for a in sys.argv[5:8])
+u, p = statistics.median(us), statistics.median(ps)
+fractions = [flops / (g * 1e9) / x for x, g in zip(us, gs)]  # each round against its own sgemm
+print(f"B 4, T {T}: uwaga {u:.3f} s a step ({100 * statistics.median(fractions):.0f} % of the "
+      f"FLOP bound, the median of rounds {' / '.join(f'{100 * f:.0f}' for f in fractions)} %; "
+      f"peak RSS {rss_u} GiB), PyTorch {p:.3f} s (peak RSS {rss_p} GiB); uwaga / PyTorch "
+      f"{p / u:.2f}x (rounds: uwaga {' '.join(f'{x:.3f}' for x in us)} s, PyTorch "
+      f"{' '.join(f'{x:.3f}' for x in ps)} s, sgemm {' '.join(f'{x:.1f}' for x in gs)} GFLOP/s)")
 PY
 done
 echo "results in $out"

@@ -5,7 +5,8 @@ uwaga's parameter names, so a parameter count or a state dict compares one to on
 Attention comes in two styles:
   Attention          written out as uwaga computes it: qkv = Linear(D, 3D) (or, across, q = Linear(D, D)
                      on x and kv = Linear(D, 2D) on the memory), per head E = Q Kᵀ/√d_k, masked
-                     scores -inf, A = softmax(E), Y = A V, then proj. No fused kernel: vit_torch.py's
+                     scores -inf, A = softmax(E), Y = A V (in training with attention dropout
+                     Y = dropout(A) V, nn/attention_dropout.h), then proj. No fused kernel: vit_torch.py's
                      ViT and the translator, the programs compared op by op with uwaga.
   FusedAttention     as a PyTorch 2 user writes it: F.scaled_dot_product_attention (causal or not)
                      where PyTorch has it (2.0 on), softmax(Q Kᵀ · 1/√d_k) V written out where it has
@@ -25,11 +26,11 @@ import torch.nn.functional as F
 class Attention(nn.Module):
     """Multi-head attention, every step explicit. Self-attention: qkv = Linear(D, 3D).
     Cross-attention: q = Linear(D, D) on x, kv = Linear(D, 2D) on the memory. mask (broadcast to
-    (B, h, T, S)) is True where a key is hidden."""
+    (B, h, T, S)) is True where a key is hidden. attn_drop: attention dropout on A in training."""
 
-    def __init__(self, dim, heads, cross=False):
+    def __init__(self, dim, heads, cross=False, attn_drop=0.0):
         super().__init__()
-        self.heads, self.d_k = heads, dim // heads
+        self.heads, self.d_k, self.attn_drop = heads, dim // heads, attn_drop
         if cross:
             self.q, self.kv = nn.Linear(dim, dim), nn.Linear(dim, 2 * dim)
         else:
@@ -51,6 +52,8 @@ class Attention(nn.Module):
         if mask is not None:
             E = E.masked_fill(mask, float("-inf"))
         A = E.softmax(dim=-1)
+        if self.training and self.attn_drop > 0:
+            A = F.dropout(A, self.attn_drop)
         Y = A @ V  # (B, h, T, d_k)
         return self.proj(Y.transpose(1, 2).reshape(B, T, D))
 
@@ -58,11 +61,13 @@ class Attention(nn.Module):
 class FusedAttention(nn.Module):
     """Self-attention as a PyTorch 2 user writes it: one qkv projection, then
     F.scaled_dot_product_attention (use_sdpa), or on PyTorch < 2.0 the same product written out,
-    with the keys after each query masked (causal: a buffer of `context` × `context`)."""
+    with the keys after each query masked (causal: a buffer of `context` × `context`).
+    attn_drop: attention dropout on the softmax's weights in training."""
 
-    def __init__(self, dim, heads, use_sdpa, causal=False, context=0):
+    def __init__(self, dim, heads, use_sdpa, causal=False, context=0, attn_drop=0.0):
         super().__init__()
         self.heads, self.d_k, self.use_sdpa, self.causal = heads, dim // heads, use_sdpa, causal
+        self.attn_drop = attn_drop
         self.qkv = nn.Linear(dim, 3 * dim)
         self.proj = nn.Linear(dim, dim)
         if causal and not use_sdpa:
@@ -73,12 +78,16 @@ class FusedAttention(nn.Module):
         B, T, D = x.shape
         q, k, v = self.qkv(x).reshape(B, T, 3, self.heads, self.d_k).permute(2, 0, 3, 1, 4).unbind(0)
         if self.use_sdpa:
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)  # (B, h, T, d_k)
+            p = self.attn_drop if self.training else 0.0
+            y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=self.causal)  # (B, h, T, d_k)
         else:
             att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(self.d_k))
             if self.causal:
                 att = att.masked_fill(~self.causal_mask[:T, :T], float("-inf"))
-            y = att.softmax(dim=-1) @ v
+            att = att.softmax(dim=-1)
+            if self.training and self.attn_drop > 0:
+                att = F.dropout(att, self.attn_drop)
+            y = att @ v
         return self.proj(y.transpose(1, 2).reshape(B, T, D))
 
 
@@ -206,9 +215,11 @@ class VisionTransformer(nn.Module):
       use_sdpa None  uwaga's ViT as vit_torch.py compares it: written-out Attention, uwaga's init;
       True / False   as a PyTorch 2 user writes it (vit_torch2.py): FusedAttention (SDPA or its
                      written-out fallback), PyTorch's default init, positions and class token
-                     trunc-normal(0, 0.02)."""
+                     trunc-normal(0, 0.02).
+    dropout, drop_path, attention_dropout: the recipe's (nn/vit_backbone.h), in training only."""
 
-    def __init__(self, c, use_sdpa=None, patch_embed="linear", dropout=0.0, drop_path=0.0):
+    def __init__(self, c, use_sdpa=None, patch_embed="linear", dropout=0.0, drop_path=0.0,
+                 attention_dropout=0.0):
         super().__init__()
         self.dropout = dropout
         self.c, self.patch_embed_kind = c, patch_embed
@@ -225,7 +236,9 @@ class VisionTransformer(nn.Module):
         self.pos_embed = nn.Parameter(torch.zeros(1, c.tokens(), c.dim))
 
         def attention():
-            return Attention(c.dim, c.heads) if use_sdpa is None else FusedAttention(c.dim, c.heads, use_sdpa)
+            if use_sdpa is None:
+                return Attention(c.dim, c.heads, attn_drop=attention_dropout)
+            return FusedAttention(c.dim, c.heads, use_sdpa, attn_drop=attention_dropout)
 
         # drop path rising linearly over the blocks to `drop_path` in the last (nn/vit_backbone.cpp)
         rates = [drop_path * i / (c.depth - 1) if c.depth > 1 else drop_path for i in range(c.depth)]

@@ -15,6 +15,8 @@
 //                                                         (apps/bench/translator_throughput.h)
 //   uwaga-bench --mode gpt --threads 2 --model shakespeare-small   uwaga-gpt's training steps,
 //                                                         tokens/s (apps/bench/gpt_throughput.h)
+// --precision bf16 runs the models' matrix products in bfloat16 (core/matmul_precision.h); train
+// then reports itself as "uwaga-bf16" (a column of apps/bench/vit_speed.sh with BF16=1).
 // Every timing is a median over --repeats repeats after --warmup calls. The data are random:
 // throughput does not depend on the values.
 #include <cblas.h>
@@ -43,6 +45,7 @@
 #include "apps/translate/translate_training.h"
 #include "core/bf16_gemm.h"
 #include "core/bfloat16.h"
+#include "core/matmul_precision.h"
 #include "core/small_gemm.h"
 #include "core/uwaga.h"
 #include "nn/attention_kernels.h"
@@ -551,6 +554,9 @@ int run(int argc, char** argv) {
        "OpenBLAS; default: the library's, see core/matmul.h)", cxxopts::value<std::int64_t>())
       ("gemm-kernel", "kernels for the small products and the pieces: openblas or uwaga "
        "(default: the library's, see core/matmul.h)", cxxopts::value<std::string>())
+      ("precision", "train, eval, gpt: fp32, or bf16 (the matrix products in bfloat16 with float32 "
+       "sums, core/matmul_precision.h; float32 on a CPU without AVX512-BF16)",
+       cxxopts::value<std::string>()->default_value("fp32"))
       ("model", "train, eval: mnist-tiny, cifar10-small, cifar10-vit, cifar10-cct or vit-d192; gpt, "
        "gpt-config: shakespeare-tiny, shakespeare-small or smoke (default: mnist-tiny, shakespeare-tiny)",
        cxxopts::value<std::string>())
@@ -584,6 +590,11 @@ int run(int argc, char** argv) {
       fail("--gemm-kernel must be openblas or uwaga, got '", kernel, "'");
     set_gemm_kernel(kernel == "uwaga" ? GemmKernel::uwaga : GemmKernel::openblas);
   }
+  const std::string precision = args["precision"].as<std::string>();
+  if (precision != "fp32" && precision != "bf16")
+    fail("--precision must be fp32 or bf16, got '", precision, "'");
+  // The whole process is the scope: every product the bench times.
+  if (precision == "bf16") set_matmul_precision(MatmulPrecision::bfloat16);
   const std::string mode = args["mode"].as<std::string>();
   const bool gpt = mode == "gpt" || mode == "gpt-config";
   o.model = args.count("model") ? args["model"].as<std::string>()
@@ -594,7 +605,12 @@ int run(int argc, char** argv) {
   set_num_threads(o.threads);
 
   if (mode == "train") {
-    std::cout << bench_train(o).dump() << std::endl;
+    json j = bench_train(o);
+    if (precision == "bf16") {  // a column of its own in vit_speed.sh (BF16=1)
+      j["impl"] = "uwaga-bf16";
+      j["bf16_path"] = bf16_gemm_path();
+    }
+    std::cout << j.dump() << std::endl;
   } else if (mode == "eval") {
     std::cout << bench_eval(o).dump() << std::endl;
   } else if (mode == "sgemm") {

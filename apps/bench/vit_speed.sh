@@ -14,7 +14,7 @@
 #   built: bash apps/bench/run.sh builds it), OUT (default runs/vit-speed/<date>-<time>,
 #   git-ignored), UWAGA_SPINCOUNT (10000), TORCH_WAIT (GOMP_SPINCOUNT=10000), PYTHON (the
 #   interpreter with PyTorch; /usr/bin/python3, Debian's 1.13), BF16 (0; 1: PyTorch under bfloat16
-#   autocast as a third column, vit_torch2.py --bf16).
+#   autocast as a third column, vit_torch2.py --bf16, and uwaga's --precision bf16 as a fourth).
 # Writes OUT/raw.jsonl (each process's JSON line with its round and load average) and
 # OUT/meta.json. The table also gives uwaga's speed-up over its smallest thread count. Exit status 0
 # when uwaga is at least 2x PyTorch float32 everywhere, 1 when not, 2 on errors.
@@ -55,6 +55,7 @@ measure() {
     torch) cmd=("${torch_env[@]}" OMP_NUM_THREADS=$t "$python" apps/bench/vit_torch2.py) ;;
     torch-compile) cmd=("${torch_env[@]}" OMP_NUM_THREADS=$t "$python" apps/bench/vit_torch2.py
                         --compile --impl torch-compile) ;;
+    uwaga-bf16) cmd=("${uwaga_env[@]}" OMP_NUM_THREADS=$t "$bin" --mode train --precision bf16) ;;
     torch-bf16) cmd=("${torch_env[@]}" OMP_NUM_THREADS=$t "$python" apps/bench/vit_torch2.py
                      --bf16 --impl torch-bf16) ;;
   esac
@@ -68,7 +69,7 @@ measure() {
 
 impls=(uwaga torch)
 [[ ${COMPILE:-0} == 1 ]] && impls+=(torch-compile)
-[[ ${BF16:-0} == 1 ]] && impls+=(torch-bf16)
+[[ ${BF16:-0} == 1 ]] && impls+=(torch-bf16 uwaga-bf16)
 echo "round  model          batch threads  images/s: ${impls[*]}"
 for ((round = 1; round <= rounds; ++round)); do
   for model in $models; do
@@ -92,7 +93,9 @@ pooled, notes = {}, {}
 for j in lines:
     key = (j["model"], j["batch"], j["threads_asked"], j["impl"])
     pooled.setdefault(key, []).extend(j["images_per_s"])
-    if j["impl"] != "uwaga":
+    if j["impl"] == "uwaga-bf16":
+        notes["uwaga-bf16"] = f'--precision bf16, bf16_gemm on {j.get("bf16_path")}'
+    elif j["impl"] != "uwaga":
         notes[j["impl"]] = f'PyTorch {j.get("torch_version", "?")}, attention {j.get("attention")}, compile {j.get("compile")}'
     else:
         notes.setdefault("uwaga", f'OpenBLAS core {j.get("blas_core")}, {j.get("blas_config")}')

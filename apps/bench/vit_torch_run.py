@@ -10,7 +10,8 @@ recipe and the data.
 builds
   the model    torch_models.VisionTransformer as uwaga builds it (nn/vision_transformer.h): the
                same shape and initialisation (trunc-normal 0.02; convolutions kaiming-uniform), dropout on z_0 and on each
-               block's attention and MLP outputs, drop path rising to its rate in the last block;
+               block's attention and MLP outputs, attention dropout on the softmax's weights, drop
+               path rising to its rate in the last block;
   the batches  uwaga's own DataLoader through the Python bindings (uwaga.apps.vit_loader): batch b
                of epoch e is the very batch uwaga-vit trained on at that step, augmented alike;
   the step     cross-entropy with the run's label smoothing, gradient clipping to the run's
@@ -21,7 +22,7 @@ builds
 and evaluates the test set after every --eval-every epochs (and the last). It writes DIR/log.jsonl
 with one record per epoch in uwaga's fields ("type": "epoch", "test_accuracy", ...), so
 `bash apps/bench/cifar_recipe.sh report DIR` reads either. Only the random draws inside the model
-differ (the initial weights, dropout and drop path masks): PyTorch's generator, not uwaga's.
+differ (the initial weights, dropout, attention dropout and drop path masks): PyTorch's generator, not uwaga's.
 The model may have CCT's tokenizer and sequence pooling (the cifar10-vit preset's), and the
 moving average of the weights (--ema) is kept as optim::WithEma keeps it; Mixup and CutMix are
 not done here: a run with them is refused.
@@ -157,7 +158,8 @@ def main():
     c.image_size, c.channels, c.patch, c.dim, c.depth, c.heads, c.mlp_dim = (
         m.image_size, m.channels, m.patch, m.dim, m.depth, m.heads, m.mlp_dim)
     c.num_classes, c.stem, c.pool = m.num_classes, m.stem, m.pool
-    model = VisionTransformer(c, dropout=m.dropout, drop_path=m.drop_path)
+    model = VisionTransformer(c, dropout=m.dropout, drop_path=m.drop_path,
+                              attention_dropout=m.attention_dropout)
     average = WeightAverage(model, run.ema)
     opt = torch.optim.AdamW(param_groups(model, run.weight_decay), lr=run.lr, betas=(0.9, 0.999), eps=1e-8)
     per_epoch = train_loader.batches_per_epoch()

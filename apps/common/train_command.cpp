@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "apps/common/command_line.h"
@@ -9,6 +11,8 @@
 #include "apps/common/run_summary.h"
 #include "apps/common/svg_canvas.h"
 #include "apps/common/training_plot.h"
+#include "core/bf16_gemm.h"
+#include "core/matmul_precision.h"
 #include "optim/gradient_reduction.h"
 
 namespace uwaga::apps {
@@ -23,6 +27,23 @@ RunLength run_length_of(const std::string& run_json) {
   const nlohmann::json run = nlohmann::json::parse(run_json);
   return {run.value("epochs", std::int64_t{0}), run.value("batch_size", std::int64_t{0}),
           run.value("grad_accum", std::int64_t{1})};
+}
+
+// --precision as the run configuration holds it (older runs: fp32), as core/matmul_precision.h
+// names it.
+MatmulPrecision precision_of(const std::string& run_json) {
+  const nlohmann::json run = nlohmann::json::parse(run_json);
+  return run.value("precision", std::string("fp32")) == "bf16" ? MatmulPrecision::bfloat16
+                                                                : MatmulPrecision::float32;
+}
+
+// Why a bf16 run's products stay float32 here: gemm keeps them float32 where bf16_gemm would have
+// to emulate bfloat16 through the float32 kernels (core/matmul_precision.h).
+const char* why_float32() {
+  const char* env = std::getenv("UWAGA_BF16_KERNEL");
+  return env && std::strcmp(env, "reference") == 0 ? "UWAGA_BF16_KERNEL=reference asks for no "
+                                                     "AVX512-BF16"
+                                                   : "this CPU has no AVX512-BF16";
 }
 
 }  // namespace
@@ -74,6 +95,7 @@ int train_command(TrainProgram& program, int argc, char** argv) {
   check_same_settings(*processes, shared);
 
   program.start(options);
+  const MatmulPrecision precision = precision_of(settings.run_json);
   if (root) {
     program.print_summary(options.parallel);
     const RunSummary summary(text);
@@ -89,11 +111,19 @@ int train_command(TrainProgram& program, int argc, char** argv) {
     else if (options.save_every > 1)
       summary.line("save", "a checkpoint every %lld epochs and after the last",
                    static_cast<long long>(options.save_every));
+    const bool bf16_kernel = std::strcmp(bf16_gemm_path(), "avx512-bf16") == 0;
+    if (precision == MatmulPrecision::bfloat16 && bf16_kernel)
+      summary.line("precision", "bf16 matrix products (float32 sums); the weights, AdamW, "
+                   "LayerNorm, softmax and the loss in float32");
+    else if (precision == MatmulPrecision::bfloat16)
+      std::printf("--precision bf16: %s; training in float32\n", why_float32());
     if (attention_path(r) == nn::AttentionPath::reference)
       summary.line("attention", "the reference path, as the formula reads "
                    "(nn/multi_head_attention.cpp)");
     std::fflush(stdout);
   }
+  // Every product of the training and of its evaluations, on every thread, in the run's precision.
+  const MatmulPrecisionScope matmul_precision_scope(precision);
   const optim::TrainSummary summary = program.fit();  // prints its own reason for stopping early
   if (summary.stopped_non_finite) return 1;
   if (summary.interrupted) return 130;

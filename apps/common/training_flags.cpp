@@ -88,6 +88,10 @@ void add_training_flags(cxxopts::Options& o, const std::string& examples,
   if (label_smoothing) o.add_options()("label-smoothing", "label smoothing in [0, 1)", value<double>());
   o.add_options()
       ("clip", "clip the global gradient norm to this (0: off)", value<double>())
+      ("precision", "fp32, or bf16: the matrix products in bfloat16 with float32 sums, as "
+                    "PyTorch's CPU autocast; weights, optimizer, LayerNorm, softmax and loss stay "
+                    "float32 (a CPU without AVX512-BF16 trains in fp32, saying so)",
+       value<std::string>())
       ("seed", "seed for " + seeded, value<std::uint64_t>())
       ("log-every", "steps between log lines", value<std::int64_t>()->default_value("50"))
       ("eval-every", "epochs between evaluations (the last epoch is always evaluated)",

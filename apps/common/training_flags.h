@@ -31,14 +31,15 @@ struct TrainingOutput {
 TrainingOutput training_output(const cxxopts::ParseResult& r);
 
 // The optimisation flags of every train command: --epochs, --batch-size (`examples` per step),
-// --lr, --min-lr, --weight-decay, --warmup, --label-smoothing (without `label_smoothing`: a loss
-// with no classes to smooth), --clip, --seed (of `seeded`, e.g. "initialisation and shuffling"),
-// --log-every and --eval-every.
+// --grad-accum, --lr, --min-lr, --weight-decay, --warmup, --label-smoothing (without
+// `label_smoothing`: a loss with no classes to smooth), --clip, --precision, --seed (of `seeded`,
+// e.g. "initialisation and shuffling"), --log-every and --eval-every.
 void add_training_flags(cxxopts::Options& o, const std::string& examples,
                         const std::string& seeded, bool label_smoothing = true);
 
-// --epochs, --batch-size, --lr, --min-lr, --weight-decay, --warmup, --label-smoothing, --clip and
-// --seed onto the fields of the same meaning that every program's run configuration has.
+// --epochs, --batch-size, --grad-accum, --lr, --min-lr, --weight-decay, --warmup,
+// --label-smoothing, --clip, --precision and --seed onto the fields of the same meaning that every
+// program's run configuration has.
 template <class RunConfig>
 void override_training_flags(const cxxopts::ParseResult& r, RunConfig& run) {
   override_from(r, "epochs", run.epochs);
@@ -50,6 +51,7 @@ void override_training_flags(const cxxopts::ParseResult& r, RunConfig& run) {
   override_from(r, "warmup", run.warmup);
   override_from(r, "label-smoothing", run.label_smoothing);
   override_from(r, "clip", run.clip_norm);
+  override_from(r, "precision", run.precision);
   override_from(r, "seed", run.seed);
 }
 

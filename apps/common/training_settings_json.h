@@ -1,7 +1,8 @@
 #pragma once
 // The optimisation settings both programs' run configurations (VitRunConfig, TranslateRunConfig)
 // have under the same names, as fields of the JSON that travels in a checkpoint: epochs,
-// batch_size, grad_accum, lr, min_lr, weight_decay, warmup, label_smoothing and clip_norm; and their checks.
+// batch_size, grad_accum, lr, min_lr, weight_decay, warmup, label_smoothing, clip_norm and
+// precision; and their checks.
 // Header-only: the Python bindings compile the apps' run configurations without the
 // uwaga_apps_common library.
 #include <cstdint>
@@ -27,6 +28,7 @@ void training_settings_fields(Field& field) {
   field("warmup", &RunConfig::warmup);
   field("label_smoothing", &RunConfig::label_smoothing);
   field("clip_norm", &RunConfig::clip_norm);
+  field("precision", &RunConfig::precision);
 }
 
 // The examples of one optimizer step: --grad-accum batches of --batch-size, each its own
@@ -48,9 +50,11 @@ std::string step_batch_text(const RunConfig& run) {
 }
 
 // A run configuration saved before a training setting existed, completed with the value such runs
-// trained with (grad_accum 1); each RunConfig::from_json calls it before reading the fields.
+// trained with (grad_accum 1, precision fp32); each RunConfig::from_json calls it before reading
+// the fields.
 inline void complete_older_training_settings(nlohmann::json& j) {
   if (j.is_object() && !j.contains("grad_accum")) j["grad_accum"] = 1;
+  if (j.is_object() && !j.contains("precision")) j["precision"] = "fp32";
 }
 
 // Throws an Error naming the flag that sets the first setting that cannot work.
@@ -74,6 +78,8 @@ void check_training_settings(const RunConfig& run) {
   if (!(run.label_smoothing >= 0 && run.label_smoothing < 1))
     fail("--label-smoothing must be in [0, 1), got ", run.label_smoothing);
   if (!(run.clip_norm >= 0)) fail("--clip must be >= 0 (0: off), got ", run.clip_norm);
+  if (run.precision != "fp32" && run.precision != "bf16")
+    fail("--precision must be fp32 or bf16, got '", run.precision, "'");
 }
 
 }  // namespace uwaga::apps

@@ -38,6 +38,7 @@ struct GptRunConfig {
   std::int64_t steps_per_epoch = 250;  // an "epoch" is this many batches of random windows
   std::int64_t batch_size = 64;        // windows of model.context characters per step
   std::int64_t grad_accum = 1;  // batches of batch_size whose gradients make one step
+  std::string precision = "fp32";  // of the matrix products: fp32 or bf16 (train_command.h)
   double lr = 1e-3;
   double min_lr = 1e-4;
   double weight_decay = 0.1;

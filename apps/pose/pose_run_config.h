@@ -23,6 +23,7 @@ struct PoseRunConfig {
   std::int64_t epochs = 10;
   std::int64_t batch_size = 64;
   std::int64_t grad_accum = 1;  // batches of batch_size whose gradients make one step
+  std::string precision = "fp32";  // of the matrix products: fp32 or bf16 (train_command.h)
   double lr = 1e-3;
   double min_lr = 1e-5;
   double weight_decay = 0.1;

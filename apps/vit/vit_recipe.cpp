@@ -203,6 +203,7 @@ void add_recipe_flags(cxxopts::Options& o) {
       ("mix-prob", "probability of mixing a batch when --mixup or --cutmix is on", value<double>())
       ("drop-path", "stochastic depth: the last block's drop probability (0: off)", value<double>())
       ("dropout", "dropout on the embeddings and each block's attention and MLP outputs (0: off)", value<double>())
+      ("attention-dropout", "dropout on each block's attention weights, the softmax's output (0: off)", value<double>())
       ("ema", "evaluate a moving average of the weights with this decay, e.g. 0.999 (0: off)", value<double>());
 }
 
@@ -223,6 +224,7 @@ void apply_recipe_flags(VitRunConfig& run, const cxxopts::ParseResult& r) {
   set("mix-prob", run.mix_probability);
   set("drop-path", run.model.drop_path);
   set("dropout", run.model.dropout);
+  set("attention-dropout", run.model.attention_dropout);
   set("ema", run.ema);
   check_recipe(run);
 }

@@ -53,6 +53,47 @@ fi
 expect_error "grad_accum = 2 and the flags ask for 4" train --out "$tmp/a2" --resume --grad-accum 4
 expect_error "--grad-accum must be from 1" train --preset smoke --text "$text" --grad-accum 0 --out "$tmp/a0"
 
+# 2c. --precision bf16: the run records it, and a resume keeps it. Without AVX512-BF16 (forced here
+# by UWAGA_BF16_KERNEL=reference) it says so in one line and trains as fp32 does, bit for bit;
+# with it (this CPU permitting) the products round to bfloat16 and the weights differ a little.
+precision_of() {  # the run configuration's precision, from the checkpoint's metadata
+  /usr/bin/python3 -c 'import json, struct, sys
+f = open(sys.argv[1] + "/checkpoint.safetensors", "rb")
+meta = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))["__metadata__"]
+print(next(json.loads(v)["precision"] for v in meta.values() if v.startswith("{") and "precision" in v))' "$1"
+}
+small_run=(train --preset smoke --text "$text" --threads 1 --max-steps 6 --log-every 1)
+if "$bin" "${small_run[@]}" --out "$tmp/p32" >"$tmp/p32.out" 2>&1 &&
+   UWAGA_BF16_KERNEL=reference "$bin" "${small_run[@]}" --precision bf16 --out "$tmp/pref" \
+       >"$tmp/pref.out" 2>&1 &&
+   "$bin" "${small_run[@]}" --precision bf16 --out "$tmp/p16" >"$tmp/p16.out" 2>&1; then
+  [[ $(precision_of "$tmp/p32") == fp32 && $(precision_of "$tmp/p16") == bf16 ]] &&
+    pass "precision: the run configuration records fp32 and bf16" ||
+    failed "precision: the checkpoints record $(precision_of "$tmp/p32"), $(precision_of "$tmp/p16")"
+  [[ $(grep -c -- "--precision bf16" "$tmp/pref.out") -eq 1 ]] &&
+    grep -qF -- "--precision bf16: UWAGA_BF16_KERNEL=reference asks for no AVX512-BF16; training in float32" "$tmp/pref.out" &&
+    pass "precision: without AVX512-BF16, one line says it trains in float32" ||
+    { failed "precision: no one line about float32"; cat "$tmp/pref.out"; }
+  /usr/bin/python3 "$compare" "$tmp/p32" "$tmp/pref" >"$tmp/cmp.out" 2>&1 &&
+    pass "precision: bf16 without AVX512-BF16 trains as fp32, bit for bit" ||
+    { failed "precision: bf16 without AVX512-BF16 differs from fp32"; cat "$tmp/cmp.out"; }
+  if grep -q "precision *bf16 matrix products" "$tmp/p16.out"; then
+    if /usr/bin/python3 "$compare" "$tmp/p32" "$tmp/p16" >"$tmp/cmp.out" 2>&1; then
+      failed "precision: bf16 trained the same weights as fp32 (were the products bfloat16?)"
+    else
+      pass "precision: bf16 products (AVX512-BF16) trained slightly different weights"
+    fi
+  else
+    grep -q -- "--precision bf16: this CPU has no AVX512-BF16" "$tmp/p16.out" &&
+      pass "precision: this CPU has no AVX512-BF16, said in one line" ||
+      { failed "precision: neither the bf16 summary line nor the float32 line"; cat "$tmp/p16.out"; }
+  fi
+else
+  failed "precision runs exited with $?"; cat "$tmp/p32.out" "$tmp/pref.out" "$tmp/p16.out"
+fi
+expect_error 'precision = "bf16" and the flags ask for "fp32"' train --out "$tmp/p16" --resume --precision fp32
+expect_error "--precision must be fp32 or bf16, got 'fp16'" train --preset smoke --text "$text" --precision fp16 --out "$tmp/p0"
+
 # 3. eval --json: bits per character is the loss over ln 2.
 if "$bin" eval --checkpoint "$ckpt" --json >"$tmp/eval.out" 2>&1; then
   json=$(tail -1 "$tmp/eval.out")

@@ -71,10 +71,12 @@ TEST_CASE("run configuration JSON: the presets' text is what checkpoints hold", 
         R"({"augment":true,"batch_size":128,"class_names":[],"clip_norm":1.0,"crop_scale":0.0,)"
         R"("cutmix":0.0,"dataset":"mnist","ema":0.0,"epochs":15,"erase":0.0,"grad_accum":1,)"
         R"("label_smoothing":0.0,"lr":0.001,"mean":[],"min_lr":1e-05,"mix_probability":1.0,)"
-        R"("mixup":0.0,"model":{"channels":1,"depth":6,"dim":64,"drop_path":0.0,"dropout":0.0,)"
+        R"("mixup":0.0,"model":{"attention_dropout":0.0,"channels":1,"depth":6,"dim":64,)"
+        R"("drop_path":0.0,"dropout":0.0,)"
         R"("heads":4,"image_size":28,"mlp_dim":128,"num_classes":10,"patch":7,"pool":"cls",)"
         R"("stem":"patch"},)"
-        R"("policy":"none","preset":"mnist-tiny","randaugment_magnitude":9,"randaugment_ops":2,)"
+        R"("policy":"none","precision":"fp32","preset":"mnist-tiny","randaugment_magnitude":9,)"
+        R"("randaugment_ops":2,)"
         R"("seed":0,)"
         R"("std":[],"train_size":0,"warmup":469,"weight_decay":0.05})");
   CHECK(translate_preset("tiny").to_json() ==
@@ -84,7 +86,8 @@ TEST_CASE("run configuration JSON: the presets' text is what checkpoints hold", 
         R"("lr":0.003,)"
         R"("min_lr":1e-05,"model":{"decoder_layers":1,"dim":32,"dropout":0.0,)"
         R"("encoder_layers":1,"heads":2,"max_length":32,"mlp_dim":64,"pad_id":0,)"
-        R"("positions":"sinusoidal","src_vocab":0,"tgt_vocab":0},"preset":"tiny","seed":0,)"
+        R"("positions":"sinusoidal","src_vocab":0,"tgt_vocab":0},"precision":"fp32",)"
+        R"("preset":"tiny","seed":0,)"
         R"("src_vocab":{"tokens":["<pad>","<bos>","<eos>","<unk>"]},)"
         R"("tgt_vocab":{"tokens":["<pad>","<bos>","<eos>","<unk>"]},"warmup":10,)"
         R"("weight_decay":0.0})");
@@ -112,6 +115,30 @@ TEST_CASE("run configuration JSON: a run saved before --grad-accum trained witho
   CHECK(VitRunConfig::from_json(vit.to_json()).grad_accum == 4);
   vit.grad_accum = 0;
   CHECK_THROWS_WITH(vit.validate(), Contains("--grad-accum must be from 1 to 65,536, got 0"));
+}
+
+TEST_CASE("run configuration JSON: a run saved before --precision trained in fp32, in every "
+          "program", "[apps][json]") {
+  auto without_precision = [](const std::string& json) {
+    nlohmann::json j = nlohmann::json::parse(json);
+    REQUIRE(j.at("precision") == "fp32");
+    j.erase("precision");
+    return j.dump();
+  };
+  VitRunConfig vit = vit_preset("mnist-tiny");
+  vit.mean = {0.5f}, vit.std = {0.25f};
+  CHECK(VitRunConfig::from_json(without_precision(vit.to_json())).to_json() == vit.to_json());
+  const TranslateRunConfig translate = translate_run();
+  CHECK(TranslateRunConfig::from_json(without_precision(translate.to_json())).to_json() ==
+        translate.to_json());
+  const PoseRunConfig pose = pose_preset("smoke");
+  CHECK(PoseRunConfig::from_json(without_precision(pose.to_json())).to_json() == pose.to_json());
+  const GptRunConfig gpt = gpt_char_run_config();
+  CHECK(GptRunConfig::from_json(without_precision(gpt.to_json())).to_json() == gpt.to_json());
+  vit.precision = "bf16";  // and a saved one is read back
+  CHECK(VitRunConfig::from_json(vit.to_json()).precision == "bf16");
+  vit.precision = "fp16";
+  CHECK_THROWS_WITH(vit.validate(), Contains("--precision must be fp32 or bf16, got 'fp16'"));
 }
 
 TEST_CASE("run configuration JSON: from_json reads back what to_json wrote", "[apps][json]") {
@@ -154,26 +181,30 @@ TEST_CASE("run configuration JSON: the image statistics must be those of pixels 
   }
 }
 
-TEST_CASE("run configuration JSON: a checkpoint from before drop path, dropout or the conv stem "
-          "has none", "[apps][json]") {
+TEST_CASE("run configuration JSON: a checkpoint from before drop path, dropout, attention "
+          "dropout or the conv stem has none", "[apps][json]") {
   nlohmann::json j = nlohmann::json::parse(vit_run().to_json());
   j["model"]["drop_path"] = 0.1;
   j["model"]["dropout"] = 0.2;
+  j["model"]["attention_dropout"] = 0.05;
   j["model"]["patch"] = 4;
   j["model"]["stem"] = "conv";
   j["model"]["pool"] = "seq";
   const VitRunConfig saved = VitRunConfig::from_json(j.dump());
   CHECK(saved.model.drop_path == 0.1);
   CHECK(saved.model.dropout == 0.2);
+  CHECK(saved.model.attention_dropout == 0.05);
   CHECK(saved.model.stem == "conv");
   CHECK(saved.model.pool == "seq");
   j["model"].erase("drop_path");
   j["model"].erase("dropout");
+  j["model"].erase("attention_dropout");
   j["model"].erase("stem");
   j["model"].erase("pool");
   const VitRunConfig old = VitRunConfig::from_json(j.dump());
   CHECK(old.model.drop_path == 0.0);
   CHECK(old.model.dropout == 0.0);
+  CHECK(old.model.attention_dropout == 0.0);
   CHECK(old.model.stem == "patch");
   CHECK(old.model.pool == "cls");
   j["model"]["stem"] = "pixels";
@@ -212,6 +243,9 @@ TEST_CASE("run configuration JSON: a checkpoint from before the augmentation rec
   run.ema = 0.0;
   run.model.dropout = -0.1;
   CHECK_THROWS_WITH(run.validate(), Contains("--dropout must be in [0, 1)"));
+  run.model.dropout = 0.0;
+  run.model.attention_dropout = 1.0;
+  CHECK_THROWS_WITH(run.validate(), Contains("--attention-dropout must be in [0, 1)"));
 }
 
 TEST_CASE("run configuration: fashion-mnist-best is fashion-mnist on a conv stem's 4x4 patches, with erasing",
@@ -242,7 +276,8 @@ TEST_CASE("run configuration: cifar10-vit is CCT-4/3x2's shape with the recipe",
   Generator gen(0);
   CHECK(nn::VisionTransformer(run.model, gen).num_parameters() == 500171);  // README.md's figure
   CHECK(run.model.to_json() ==
-        R"({"channels":3,"depth":4,"dim":128,"drop_path":0.1,"dropout":0.0,"heads":2,)"
+        R"({"attention_dropout":0.0,"channels":3,"depth":4,"dim":128,"drop_path":0.1,)"
+        R"("dropout":0.0,"heads":2,)"
         R"("image_size":32,"mlp_dim":128,"num_classes":10,"patch":4,"pool":"seq","stem":"cct"})");
 }
 
@@ -250,7 +285,7 @@ TEST_CASE("run configuration: cifar10-cct is cifar10-vit's model under CCT's own
           "[apps][json]") {
   VitRunConfig cct = vit_preset("cifar10-cct");
   cct.mean = {0.5f, 0.5f, 0.5f}, cct.std = {0.25f, 0.25f, 0.25f};
-  CHECK(describe_recipe(cct) == "autoaugment, shift 4, flip; drop path 0.1");
+  CHECK(describe_recipe(cct) == "autoaugment, shift 4, flip; drop path 0.1; attention dropout 0.1");
   CHECK(training_augment(cct).policy == AugmentPolicy::auto_augment);
   // examples/main.py's: AdamW lr 5e-4, weight decay 3e-2, batch 128, 200 epochs, 5 of them
   // warm-up (390 steps each: the last partial batch is dropped), cosine to 0, no clipping,
@@ -266,13 +301,17 @@ TEST_CASE("run configuration: cifar10-cct is cifar10-vit's model under CCT's own
   CHECK(cct.ema == 0.0);
   CHECK(cct.augment);
   CHECK(cct.model.drop_path == 0.1);
-  // The model is cifar10-vit's: 500,171 parameters (CCT-4/3x2's 482,123 plus the Linear after
-  // the tokenizer and the qkv biases, 16,512 + 1,536).
+  CHECK(cct.model.attention_dropout == 0.1);  // cct.py's default, on the softmax's weights
+  // The model is cifar10-vit's, with attention dropout: 500,171 parameters (CCT-4/3x2's 482,123
+  // plus the Linear after the tokenizer and the qkv biases, 16,512 + 1,536).
   VitRunConfig vit = vit_preset("cifar10-vit");
-  CHECK(cct.model.to_json() == vit.model.to_json());
+  nn::VitConfig without = cct.model;
+  without.attention_dropout = 0.0;
+  CHECK(without.to_json() == vit.model.to_json());
   Generator gen(0);
   CHECK(nn::VisionTransformer(cct.model, gen).num_parameters() == 500171);
-  // Read back from a checkpoint's text, and nothing differs from cifar10-vit but the recipe.
+  // Read back from a checkpoint's text, and nothing differs from cifar10-vit but the recipe and
+  // attention dropout.
   CHECK(VitRunConfig::from_json(cct.to_json()).to_json() == cct.to_json());
   vit.mean = cct.mean, vit.std = cct.std;
   nlohmann::json a = nlohmann::json::parse(cct.to_json()), b = nlohmann::json::parse(vit.to_json());
@@ -280,6 +319,7 @@ TEST_CASE("run configuration: cifar10-cct is cifar10-vit's model under CCT's own
     for (const char* key : {"preset", "epochs", "lr", "min_lr", "weight_decay", "clip_norm",
                             "ema", "policy"})
       j->erase(key);
+  a["model"].erase("attention_dropout"), b["model"].erase("attention_dropout");
   CHECK(a == b);
   const std::vector<std::string> names = vit_preset_names();
   CHECK(std::find(names.begin(), names.end(), "cifar10-cct") != names.end());

@@ -37,6 +37,21 @@ else
   failed "resume exited with $?"; cat "$tmp/resume.out"
 fi
 
+# 2a. --precision bf16 through the readable attention path (encoder, decoder and cross-attention
+# products in bfloat16 where the CPU has AVX512-BF16): it learns, and the checkpoint records it.
+if "$bin" train --preset tiny --max-steps 30 --log-every 5 --precision bf16 --attention reference \
+     --out "$tmp/bf16" >"$tmp/bf16.out" 2>&1; then
+  losses=$(grep '"type":"step"' "$tmp/bf16/log.jsonl" | grep -o '"loss":[-0-9.e]*' | cut -d: -f2)
+  if awk -v a="$(head -1 <<<"$losses")" -v b="$(tail -1 <<<"$losses")" 'BEGIN { exit !(b < a - 0.5) }' &&
+     grep -aq '\\"precision\\":\\"bf16\\"' "$tmp/bf16/checkpoint.safetensors"; then
+    pass "train --precision bf16 --attention reference: the loss fell, the checkpoint records bf16"
+  else
+    failed "train --precision bf16: losses $(tr '\n' ' ' <<<"$losses"), or no precision in the checkpoint"
+  fi
+else
+  failed "train --precision bf16 exited with $?"; cat "$tmp/bf16.out"
+fi
+
 # 2b. With dropout and two replicas, 20 steps + --resume to 40 end where 40 straight steps do:
 # the dropout masks come from the task's saved seed generator, whichever replica draws them. The
 # resumed run is given its flags again, as a user repeating the command would.

@@ -260,6 +260,7 @@ expect_error "'augmix' is not a policy" augment --data-dir "$tmp/no-data" --time
 expect_error "'augmix' is not a policy" train --out "$tmp/bad" --data-dir "$data" --policy augmix
 expect_error "--drop-path must be in [0, 1)" train --out "$tmp/bad" --data-dir "$data" --drop-path 1
 expect_error "--dropout must be in [0, 1)" train --out "$tmp/bad" --data-dir "$data" --dropout 1
+expect_error "--attention-dropout must be in [0, 1)" train --out "$tmp/bad" --data-dir "$data" --attention-dropout 1
 expect_error "--ema must be in [0, 1)" train --out "$tmp/bad" --data-dir "$data" --ema 2
 # A conv stem in place of the patch embedding: it trains, says so, and its checkpoint evaluates.
 if "$bin" train "${small[@]}" --patch 4 --stem conv --epochs 1 --max-steps 5 --out "$tmp/stem" \

@@ -4,6 +4,7 @@
 #include "nn/dropout.h"
 #include "nn/transformer_encoder_block.h"
 #include "nn/vision_transformer.h"
+#include "tests/support/dropout_in_training.h"
 #include "tests/support/gradcheck.h"
 #include "tests/support/same_parameters.h"
 
@@ -137,17 +138,7 @@ TEST_CASE("a ViT with dropout: the same weights, dropout on z_0 and in every blo
   REQUIRE(!plain.backbone->dropout);
   REQUIRE(dropping.backbone->dropout->p() == Approx(0.1));
   for (auto& block : dropping.backbone->blocks) REQUIRE(block->dropout->p() == Approx(0.1));
-  Generator gx(6);
-  Tensor images = Tensor::randn({3, 1, 28, 28}, gx);
-  const auto expected = plain.forward(images).to_vector();
-  dropping.eval();
-  REQUIRE(dropping.forward(images).to_vector() == expected);
-  dropping.train();
-  dropping.seed_dropout(1);
-  const auto first = dropping.forward(images).to_vector();
-  REQUIRE(first != expected);
-  dropping.seed_dropout(1);  // the masks depend only on the step's seed
-  REQUIRE(dropping.forward(images).to_vector() == first);
+  require_dropout_in_training_only(plain, dropping);
   // Configurations from before dropout read as dropout 0; a saved one keeps it.
   REQUIRE(VitConfig::from_json(R"({"image_size":28,"channels":1,"patch":7,"dim":64,"depth":6,)"
                                R"("heads":4,"mlp_dim":128,"num_classes":10})").dropout == 0.0);
