@@ -315,7 +315,7 @@ bool Run::end_epoch(const Evaluate& evaluate) {
 void Run::start() {
   // Marks where this run's records begin (a directory whose earlier run never saved a
   // checkpoint, e.g. one stopped by a NaN, can hold another run's log before it).
-  const std::string& text = options_.config;
+  const std::string& text = options_.log_config.empty() ? options_.config : options_.log_config;
   json config = text.empty() ? json() : json::parse(text, nullptr, false);
   if (config.is_discarded()) config = text;  // not JSON: kept as the task wrote it
   log_.write({{"type", "start"},

@@ -20,6 +20,9 @@ struct TrainerOptions {
   bool resume = false;                // continue from out_dir/checkpoint.safetensors; without
                                       // it, an out_dir holding one is refused, not overwritten
   std::string config;                 // the run's configuration (JSON), kept in checkpoints
+  std::string log_config;             // the same as the log's first record shows it; empty:
+                                      // config (a configuration carrying large tables, e.g. GPT-2's
+                                      // vocabulary, leaves them to the checkpoint)
   std::string eval_split = "test";    // what evaluate() measures, as the log names it
   std::int64_t log_every = 50;        // steps between log lines (and JSONL records); 0: none
   std::int64_t checkpoint_every = 0;  // steps between checkpoints; 0: only at epoch ends

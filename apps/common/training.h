@@ -41,7 +41,8 @@ std::shared_ptr<Model> initial_model(const RunConfig& run, bool weights_to_load)
 }
 
 // `options` (files, budget, threads, log) with the run's epochs, clipping and seed, its
-// configuration (saved in every checkpoint, checked on --resume) and the name of the split its
+// configuration (saved in every checkpoint, checked on --resume; the log's shorter one where the
+// run has to_log_json) and the name of the split its
 // evaluation scores ("test", "valid": the log's "<split>_<metric>" keys).
 template <class RunConfig>
 optim::TrainerOptions with_run(optim::TrainerOptions options, const RunConfig& run,
@@ -50,6 +51,7 @@ optim::TrainerOptions with_run(optim::TrainerOptions options, const RunConfig& r
   options.clip_norm = run.clip_norm;
   options.seed = run.seed;
   options.config = run.to_json();
+  if constexpr (requires { run.to_log_json(); }) options.log_config = run.to_log_json();
   options.eval_split = eval_split;
   return options;
 }

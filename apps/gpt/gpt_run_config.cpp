@@ -141,6 +141,14 @@ std::string GptRunConfig::to_json() const {
   return j.dump();
 }
 
+std::string GptRunConfig::to_log_json() const {
+  nlohmann::json j = nlohmann::json::parse(to_json());
+  if (tokenizer != "char")
+    j["bpe"] = {{"tokens", bpe.size()}, {"merges", bpe.merge_count()},
+                {"tables", "in the checkpoint's configuration"}};
+  return j.dump();
+}
+
 std::string text_path_for_run(const std::string& typed) {
   if (typed.empty()) fail("--text must name a text file");
   return path_for_run("--text", typed);

@@ -68,6 +68,9 @@ struct GptRunConfig {
   std::int64_t window_length() const { return window > 0 ? window : model.context; }  // T
 
   std::string to_json() const;
+  // to_json as the log's first record shows it: a BPE tokenizer's tables (GPT-2's 50,257 tokens
+  // and 50,000 merges: about 1 MB) given by their sizes; the checkpoint keeps them whole.
+  std::string to_log_json() const;
   static GptRunConfig from_json(const std::string& json);
   // Throws an Error naming the flag when a value cannot work.
   void validate() const;

@@ -223,6 +223,10 @@ open(sys.argv[1] + "/vocab.bpe", "w").write("#version: 0.2\n")' "$tmp/tok256"
     grep -q "sample after step 2:" "$tmp/ft.out" && grep -q "init .*model.safetensors" "$tmp/ft.out" &&
       pass "fine-tune: 4 steps from GPT-2, a sample, the init file named" ||
       { failed "fine-tune: no sample or init line"; head -12 "$tmp/ft.out"; }
+    start=$(head -1 "$tmp/ft/log.jsonl")
+    (( ${#start} < 20000 )) && [[ $start == *'"tokens":50257'* ]] &&
+      pass "fine-tune: the log's first record gives the tokenizer's size, not its tables (${#start} bytes)" ||
+      failed "fine-tune: the log's first record is ${#start} bytes"
     sha=$(sha256sum "$g2" | cut -c1-64)
     grep -q "$sha" "$tmp/ft/run.json" 2>/dev/null || grep -aq "$sha" "$tmp/ft/checkpoint.safetensors" &&
       pass "fine-tune: the run records the SHA-256 of --init" || failed "fine-tune: no SHA-256 of --init recorded"

@@ -161,6 +161,26 @@ TEST_CASE("run configuration JSON: from_json reads back what to_json wrote", "[a
   CHECK(translate_back.tgt_vocab == translate.tgt_vocab);
 }
 
+TEST_CASE("run configuration JSON: the log's copy of a BPE run gives the tables' sizes, the "
+          "checkpoint's copy the tables", "[apps][json]") {
+  GptRunConfig run = gpt_char_run_config();
+  run.tokenizer = "bpe:40";
+  run.bpe = BpeTokenizer::train("the cat sat on the mat; the cat ate the rat. " +
+                                     std::string(200, 'a'), 40);
+  run.model.vocab = run.bpe.size();
+  const nlohmann::json full = nlohmann::json::parse(run.to_json());
+  nlohmann::json logged = nlohmann::json::parse(run.to_log_json());
+  REQUIRE(run.bpe.merge_count() > 10);
+  CHECK(logged["bpe"] == nlohmann::json{{"tokens", run.bpe.size()},
+                                        {"merges", run.bpe.merge_count()},
+                                        {"tables", "in the checkpoint's configuration"}});
+  CHECK(GptRunConfig::from_json(run.to_json()).bpe == run.bpe);
+  logged["bpe"] = full["bpe"];  // everything else as the checkpoint holds it
+  CHECK(logged == full);
+  // A character run has no tables to leave out.
+  CHECK(gpt_char_run_config().to_log_json() == gpt_char_run_config().to_json());
+}
+
 TEST_CASE("run configuration JSON: a checkpoint from before --train-size trains on all images",
           "[apps][json]") {
   nlohmann::json j = nlohmann::json::parse(vit_run().to_json());
