@@ -197,12 +197,33 @@ void pass_on(const Node& node, std::vector<Tensor> dinputs,
   if (g_observer) g_observer->gradients_passed_on(node);
 }
 
+// The node's gradient for input 0 added straight into that leaf's gradient by the node's
+// accumulate_into_input0, where it has one, the leaf already holds a gradient and no other input
+// needs one (a tied embedding table, after the output layer's gradient): true when it was.
+bool accumulated_into_leaf(const Node& node, const Tensor& dout) {
+  if (!node.accumulate_into_input0 || node.inputs.empty()) return false;
+  const Tensor& leaf = node.inputs[0];
+  if (!leaf.defined() || !leaf.requires_grad() || leaf.grad_fn() || !leaf.impl().grad) return false;
+  for (std::size_t i = 1; i < node.inputs.size(); ++i)
+    if (node.inputs[i].defined() && node.inputs[i].requires_grad()) return false;
+  Tensor acc(leaf.impl().grad);
+  if (acc.shape() != leaf.shape() || acc.dtype() != leaf.dtype()) return false;
+  check_versions(&node);
+  if (g_observer) g_observer->rule_started(node);
+  acc.bump_version();
+  node.accumulate_into_input0(dout, acc);
+  if (g_observer) g_observer->rule_returned(node);
+  if (g_observer) g_observer->gradients_passed_on(node);
+  return true;
+}
+
 // Releases what the node held, so memory goes as the pass moves on; a second pass through it fails.
 void free_node(Node& node) {
   node.inputs.clear();
   node.saved.clear();
   node.versions.clear();
   node.backward = nullptr;
+  node.accumulate_into_input0 = nullptr;
   node.freed = true;
 }
 
@@ -253,7 +274,7 @@ void run_backward(const Tensor& root, const Tensor& grad_output, bool retain_gra
       explicit RunsOnce(bool once) { g_rule_runs_once = once; }
       ~RunsOnce() { g_rule_runs_once = before; }
     } runs_once(!retain_graph);
-    pass_on(*node, call_rule(*node, dout), grads);
+    if (!accumulated_into_leaf(*node, dout)) pass_on(*node, call_rule(*node, dout), grads);
     if (!retain_graph) free_node(*node);
   }
 }

@@ -99,4 +99,11 @@ Tensor record(Tensor out, const char* op, std::vector<Tensor> inputs, BackwardFn
   return out;
 }
 
+Tensor record_accumulating(Tensor out, const char* op, std::vector<Tensor> inputs,
+                           BackwardFn backward, AccumulateFn accumulate_into_input0) {
+  out = record(std::move(out), op, std::move(inputs), std::move(backward));
+  if (out.grad_fn()) out.grad_fn()->accumulate_into_input0 = std::move(accumulate_into_input0);
+  return out;
+}
+
 }  // namespace uwaga

@@ -15,11 +15,20 @@
 namespace uwaga {
 
 using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad_output)>;
+// Adds dL/dinput_0 into `acc` (see Node::accumulate_into_input0).
+using AccumulateFn = std::function<void(const Tensor& grad_output, Tensor& acc)>;
 
 struct Node {
   const char* op = "";         // the op's name, e.g. "matmul"
   std::vector<Tensor> inputs;  // parents; kept alive until the graph is freed
   BackwardFn backward;         // dL/dout -> {dL/dinput_i}
+  // Optional, for a gradient that is sparse in a large input (an embedding table: only the rows
+  // of the batch's tokens): adds dL/dinput_0 straight into `acc`, the gradient input 0 already
+  // holds, where `backward` would make a dense tensor, mostly zeros, for the engine to add (GPT-2's
+  // tied table: 154 MB made, zeroed and added every step). The engine calls it in backward's place
+  // when input 0 is a leaf that already has a gradient and no other input needs one;
+  // `backward` stays the rule (apply_backward_rule, gradcheck) and both must agree (a test).
+  AccumulateFn accumulate_into_input0;
   // What the backward rule reads besides the inputs (the op's own output, for exp or softmax),
   // and the storage versions of the inputs, then of these, when the op ran.
   std::vector<Tensor> saved;
@@ -65,6 +74,9 @@ bool needs_grad(const std::vector<Tensor>& inputs);
 // backward() checks their storage versions first and fails naming the op.
 Tensor record(Tensor out, const char* op, std::vector<Tensor> inputs, BackwardFn backward,
               std::vector<Tensor> saved = {});
+// record() with Node::accumulate_into_input0 as well.
+Tensor record_accumulating(Tensor out, const char* op, std::vector<Tensor> inputs,
+                           BackwardFn backward, AccumulateFn accumulate_into_input0);
 
 // True while backward() runs a rule of a graph it frees as it goes (retain_graph false), on this
 // thread: nothing will read what the rule saved again, so the rule may write its gradient into a

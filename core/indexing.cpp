@@ -161,20 +161,27 @@ Tensor embedding(const Tensor& weight, const Tensor& ids) {
   });
 
   // Backward: row i of the output is row id[i] of W, so dW[id[i]] += dy[i]. One loop, in order:
-  // a token that occurs many times would race with itself in a parallel loop.
-  return record(out, "embedding", {weight, ids},
-                [ids, V, D](const Tensor& g) -> std::vector<Tensor> {
-                  Tensor dW = Tensor::zeros({V, D}, g.dtype());  // (V, D)
-                  const std::int64_t* id = ids.data<std::int64_t>();
-                  dispatch_float(g.dtype(), "embedding backward", [&](auto tag) {
-                    using T = decltype(tag);
-                    const T* dy = g.data<T>();  // (n, D)
-                    T* dw = dW.data<T>();
-                    for (std::int64_t i = 0; i < ids.numel(); ++i)
-                      for (std::int64_t k = 0; k < D; ++k) dw[id[i] * D + k] += dy[i * D + k];
-                  });
-                  return {dW, Tensor()};
-                });
+  // a token that occurs many times would race with itself in a parallel loop. The rule adds into
+  // a (V, D) of zeros; where W already holds a gradient (GPT-2's table, tied to its output layer)
+  // the engine has the same loop add into that one instead (Node::accumulate_into_input0).
+  auto add_rows = [ids, D](const Tensor& g, Tensor& dW) {
+    const std::int64_t* id = ids.data<std::int64_t>();
+    dispatch_float(g.dtype(), "embedding backward", [&](auto tag) {
+      using T = decltype(tag);
+      const T* dy = g.data<T>();  // (n, D)
+      T* dw = dW.data<T>();       // (V, D)
+      for (std::int64_t i = 0; i < ids.numel(); ++i)
+        for (std::int64_t k = 0; k < D; ++k) dw[id[i] * D + k] += dy[i * D + k];
+    });
+  };
+  return record_accumulating(
+      out, "embedding", {weight, ids},
+      [add_rows, V, D](const Tensor& g) -> std::vector<Tensor> {
+        Tensor dW = Tensor::zeros({V, D}, g.dtype());
+        add_rows(g, dW);
+        return {dW, Tensor()};
+      },
+      add_rows);
 }
 
 }  // namespace uwaga

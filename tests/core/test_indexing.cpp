@@ -101,6 +101,20 @@ TEST_CASE("embedding looks up rows and accumulates repeated ids", "[core][indexi
   require_gradcheck([&](const std::vector<Tensor>& in) {
     return matmul(embedding(in[0], many), transpose(in[0], 0, 1));
   }, {w});
+  // Where the table already holds a gradient (tied to an output layer whose gradient came
+  // first), the engine has the rows added into it (Node::accumulate_into_input0), asking the
+  // allocator for nothing, where the rule makes a dense (V, D) of zeros: the same sums.
+  Tensor A = leaf({5, 3}, 4);
+  Tensor rows = embedding(A, many);  // (3, 2, 3)
+  const Tensor dy = leaf({3, 2, 3}, 5).detach();
+  const Tensor rule = apply_backward_rule(*rows.grad_fn(), dy)[0];
+  sum(A * 2.0).backward();  // A.grad = 2 everywhere
+  const AllocatorStats before = allocator_stats();
+  rows.backward(dy);
+  const AllocatorStats after = allocator_stats();
+  CHECK(after.system_allocations + after.cache_hits ==
+        before.system_allocations + before.cache_hits);
+  CHECK_THAT(A.grad().to_vector(), Catch::Matchers::Approx((rule + 2.0).to_vector()).margin(1e-15));
   // float32 weights give float32 rows.
   REQUIRE(embedding(Tensor::ones({2, 2}), Tensor::from_indices({1}, {1})).dtype() ==
           DType::Float32);
