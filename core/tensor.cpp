@@ -240,7 +240,8 @@ void Tensor::copy_from(const Tensor& src) {
     bfloat16_to_float(src.data<bfloat16_bits>(), data<float>(), numel());
     return;
   }
-  for (std::int64_t i = 0; i < numel(); ++i) write(*this, i, read(src, i));
+  const std::int64_t n = numel();
+  for (std::int64_t i = 0; i < n; ++i) write(*this, i, read(src, i));
 }
 
 void Tensor::fill_(double value) {

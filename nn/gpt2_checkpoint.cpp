@@ -1,5 +1,6 @@
 #include "nn/gpt2_checkpoint.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -68,11 +69,20 @@ std::map<std::string, Gpt2Tensor> expected_tensors(const GptConfig& c) {
 std::int64_t first_non_finite_index(const Tensor& t) {
   std::int64_t at = -1;
   if (!t.is_floating()) return at;
+  const std::int64_t n = t.numel();
   dispatch_float(t.dtype(), "load_gpt2", [&](auto tag) {
     using T = decltype(tag);
     const T* p = t.data<T>();
-    for (std::int64_t i = 0; i < t.numel() && at < 0; ++i)
-      if (!std::isfinite(p[i])) at = i;
+    // Block by block, each first checked whole by a loop without an early exit (it vectorises),
+    // then searched only when it holds one.
+    constexpr std::int64_t kBlock = 4096;
+    for (std::int64_t b = 0; b < n && at < 0; b += kBlock) {
+      const std::int64_t end = std::min(n, b + kBlock);
+      bool finite = true;
+      for (std::int64_t i = b; i < end; ++i) finite &= std::isfinite(p[i]);
+      for (std::int64_t i = b; !finite && i < end && at < 0; ++i)
+        if (!std::isfinite(p[i])) at = i;
+    }
   });
   return at;
 }

@@ -263,17 +263,19 @@ CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, Optim
 }
 
 bool all_finite(const Tensor& t) {
+  // n read once, and no early exit: the loops vectorise (a checkpoint of GPT-2 small checks
+  // 373 M values; with numel() in the loop's condition that took a second).
+  const std::int64_t n = t.numel();
+  bool finite = true;
   if (t.dtype() == DType::BFloat16) {
     const bfloat16_bits* p = t.data<bfloat16_bits>();
-    for (std::int64_t i = 0; i < t.numel(); ++i)
-      if (!std::isfinite(bfloat16_to_float(p[i]))) return false;
-    return true;
+    for (std::int64_t i = 0; i < n; ++i) finite &= std::isfinite(bfloat16_to_float(p[i]));
+    return finite;
   }
-  bool finite = true;
   dispatch_float(t.dtype(), "all_finite", [&](auto tag) {
     using T = decltype(tag);
     const T* p = t.data<T>();
-    for (std::int64_t i = 0; i < t.numel(); ++i) finite &= std::isfinite(p[i]);
+    for (std::int64_t i = 0; i < n; ++i) finite &= std::isfinite(p[i]);
   });
   return finite;
 }

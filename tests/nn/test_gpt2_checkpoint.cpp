@@ -200,6 +200,15 @@ TEST_CASE("gpt2 checkpoint: a tensor holding NaN or inf is refused, named", "[nn
                                std::string(std::isnan(bad) ? "NaN" : bad > 0 ? "inf" : "-inf") +
                                " at index 70"));
   }
+  // Past the first block of 4,096 values the search goes by, the first of two named: the table's
+  // (300 × 64) index 4,101, not its last, 19,199.
+  auto tensors = hf_tensors(model, "transformer.");
+  float* wte = tensors.at("transformer.wte.weight").data<float>();
+  wte[19199] = std::nanf("");
+  wte[4101] = INFINITY;
+  save_safetensors(path, tensors);
+  CHECK_THROWS_WITH(load_gpt2(path),
+                    Contains("the tensor transformer.wte.weight holds inf at index 4101"));
   save_safetensors(path, hf_tensors(model, "transformer."));
   CHECK_NOTHROW(load_gpt2(path));
 }
