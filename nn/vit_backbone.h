@@ -36,10 +36,12 @@
 //     cells × D are the tokens, x_p E replaced by s_n's cell (r, c);
 //   - the blocks' qkv projections have no bias (nn/multi_head_attention.h, qkv_bias), and their
 //     second LayerNorm sits between the branches (nn/transformer_encoder_block.h, BlockNorm);
-//   - CCT's init: the convolutions Kaiming normal, std √(2 / fan_in) (fan_in = C_in·3·3, the ReLU
-//     gain), E_pos trunc-normal(0, 0.2); Linear and LayerNorm as below. Drawn in the order below
-//     (each convolution's PyTorch default first, then its Kaiming draw, as CCT's init_weight
-//     overwrites it), so the model without cct_details draws exactly as before.
+//   - CCT's init: the convolutions Kaiming normal, std = √2 / √fan_in (the ReLU gain √2,
+//     fan_in = C_in·3·3), E_pos trunc-normal(0, 0.2); Linear and LayerNorm as below. (uwaga's
+//     trunc-normal cuts at ±2σ, PyTorch's trunc_normal_ at ±2 absolute: for CCT's stds hardly a
+//     cut, so their draws are about 12 % wider in rms.) Drawn in the order below, each
+//     convolution's PyTorch default first and then its Kaiming draw (CCT's init_weight overwrites
+//     it too), so that a model without cct_details draws exactly as before.
 //
 // Parameter names follow timm: patch_embed (a Linear, weight (D, P²·C) = Eᵀ over patches
 // flattened in (P, P, C) order, plus a bias b_E that the notes' z_0 leaves out; timm's is a Conv2d
