@@ -61,6 +61,11 @@ void kaiming_uniform(Tensor& t, Generator& gen, std::int64_t fan_in, double a) {
   uniform(t, gen, gain * std::sqrt(3.0 / static_cast<double>(fan_in)));
 }
 
+void kaiming_normal(Tensor& t, Generator& gen, std::int64_t fan_in) {
+  if (fan_in < 1) fail("kaiming_normal: fan_in must be positive, got ", fan_in);
+  normal(t, gen, std::sqrt(2.0 / static_cast<double>(fan_in)));
+}
+
 void zeros(Tensor& t) {
   if (!is_declared_only(t)) t.fill_(0);
 }

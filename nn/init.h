@@ -16,6 +16,9 @@ void uniform(Tensor& t, Generator& gen, double bound);  // U(-bound, bound)
 //   gain = √(2 / (1 + a²)),  bound = gain · √(3 / fan_in),  t ~ U(−bound, bound).
 // PyTorch's convolutions and linear layers use a = √5, which makes bound = 1/√fan_in.
 void kaiming_uniform(Tensor& t, Generator& gen, std::int64_t fan_in, double a);
+// He/Kaiming normal for ReLU layers, as PyTorch's kaiming_normal_(t) (fan_in mode, a = 0):
+//   gain = √2,  std = gain / √fan_in = √(2 / fan_in),  t ~ N(0, std²)  (not truncated).
+void kaiming_normal(Tensor& t, Generator& gen, std::int64_t fan_in);
 void zeros(Tensor& t);
 void ones(Tensor& t);
 

@@ -50,13 +50,15 @@ Tensor merge_heads(const Tensor& heads) {
 MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& o, Generator& gen)
     : options(o), head_dim(checked_head_dim(o)) {
   const std::int64_t D = o.dim;
+  const bool b = o.qkv_bias;
   if (o.cross) {
-    q = register_module("q", std::make_shared<Linear>(LinearOptions{.in = D, .out = D}, gen));
-    kv = register_module("kv",
-                         std::make_shared<Linear>(LinearOptions{.in = D, .out = 2 * D}, gen));
+    q = register_module(
+        "q", std::make_shared<Linear>(LinearOptions{.in = D, .out = D, .bias = b}, gen));
+    kv = register_module(
+        "kv", std::make_shared<Linear>(LinearOptions{.in = D, .out = 2 * D, .bias = b}, gen));
   } else {
-    qkv = register_module("qkv",
-                          std::make_shared<Linear>(LinearOptions{.in = D, .out = 3 * D}, gen));
+    qkv = register_module(
+        "qkv", std::make_shared<Linear>(LinearOptions{.in = D, .out = 3 * D, .bias = b}, gen));
   }
   proj = register_module("proj", std::make_shared<Linear>(LinearOptions{.in = D, .out = D}, gen));
   // No parameters and no draw from `gen`: the weights are those of a model without it.
@@ -73,7 +75,7 @@ Tensor MultiHeadAttention::forward(const Tensor& x, const AttentionMask& mask) {
   if (options.cross)
     fail("MultiHeadAttention: this layer is cross-attention; call forward(x, memory, mask)");
   check_input(x, options.dim, "input");
-  // [Q | K | V] = X [W_Q | W_K | W_V] + b: every head's queries, keys and values in one product
+  // [Q | K | V] = X [W_Q | W_K | W_V] + b (no b without qkv_bias): every head's queries, keys and values in one product
   // (SEEDS §3), (B, T, 3D).
   Tensor QKV = qkv->forward(x);
   if (options.path == AttentionPath::reference) {

@@ -10,7 +10,9 @@
 // Linear computes x Wᵀ + b with W stored (out, in), so in the notes' symbols (d = D/h):
 //   W_i^Q = qkv.weight[i·d : (i+1)·d, :]ᵀ,  W_i^K = qkv.weight[D + i·d : D + (i+1)·d, :]ᵀ,
 //   W_i^V = qkv.weight[2D + i·d : 2D + (i+1)·d, :]ᵀ,  W_O = proj.weightᵀ ∈ R^{h·d_v × D};
-// and every projection adds its bias (qkv.bias, proj.bias), which the notes leave out.
+// and every projection adds its bias (qkv.bias, proj.bias), which the notes leave out. With
+// qkv_bias false the query, key and value projections have none (CCT's qkv: Q = X W_Q exactly,
+// as in the notes); proj keeps its bias.
 // Cost per layer (SEEDS §7), n tokens of width D: the scores E and A V are O(n²·D), the
 // projections O(n·D²). A recurrent layer costs O(n·D²) too but in n sequential steps, so
 // self-attention is the cheaper one while n < D; apps/bench measures the n² growth.
@@ -43,6 +45,7 @@ struct MultiHeadAttentionOptions {
   bool cross = false;      // separate q and kv projections (keys and values from a memory)
   AttentionPath path = AttentionPath::fast;
   double attention_dropout = 0.0;  // probability of dropping each weight of A; 0: off
+  bool qkv_bias = true;  // qkv (or q and kv) add a bias; false: X W_Q, X W_K, X W_V alone (CCT)
 
   // Throws an Error naming the offending field when the options cannot work.
   void validate() const;

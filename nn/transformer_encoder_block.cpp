@@ -25,7 +25,8 @@ TransformerEncoderBlock::TransformerEncoderBlock(const TransformerEncoderBlockOp
   o.validate();
   norm1 = register_module("norm1", std::make_shared<LayerNorm>(o.dim));
   const MultiHeadAttentionOptions attention{.dim = o.dim, .heads = o.heads, .path = o.attention,
-                                            .attention_dropout = o.attention_dropout};
+                                            .attention_dropout = o.attention_dropout,
+                                            .qkv_bias = o.qkv_bias};
   attn = register_module("attn", std::make_shared<MultiHeadAttention>(attention, gen));
   norm2 = register_module("norm2", std::make_shared<LayerNorm>(o.dim));
   mlp = register_module("mlp", std::make_shared<MLP>(
@@ -44,6 +45,11 @@ Tensor TransformerEncoderBlock::regularised(const Tensor& branch) {
 template <class Attention>
 Tensor TransformerEncoderBlock::residual_steps(const Tensor& z, Attention&& msa) {
   // z is z_{ℓ−1}, z1 is z′_ℓ; regularised() is the identity in evaluation.
+  if (options.norm == BlockNorm::between) {
+    // z′_ℓ = LN₂(z_{ℓ−1} + MSA(LN₁(z_{ℓ−1}))), then z_ℓ = z′_ℓ + MLP(z′_ℓ)
+    Tensor z1 = norm2->forward(z + regularised(msa(norm1->forward(z))));
+    return z1 + regularised(mlp->forward(z1));
+  }
   Tensor z1 = regularised(msa(norm1->forward(z))) + z;        // z′_ℓ = MSA(LN(z_{ℓ−1})) + z_{ℓ−1}
   return regularised(mlp->forward(norm2->forward(z1))) + z1;  // z_ℓ  = MLP(LN(z′_ℓ)) + z′_ℓ
 }

@@ -3,6 +3,13 @@
 //   z′_ℓ = MSA(LN(z_{ℓ−1})) + z_{ℓ−1}   multi-head self-attention: the only place vectors interact
 //   z_ℓ  = MLP(LN(z′_ℓ)) + z′_ℓ          the MLP works on each vector on its own
 // for block ℓ = 1…L, taking z_{ℓ−1} and returning z_ℓ.
+// With norm `between` (CCT's TransformerEncoderLayer, Hassani et al. 2021) the second LayerNorm
+// normalises the residual stream itself, between the branches, and the MLP adds to that:
+//   z′_ℓ = LN₂(z_{ℓ−1} + MSA(LN₁(z_{ℓ−1})))
+//   z_ℓ  = z′_ℓ + MLP(z′_ℓ)
+// (CCT's pre_norm is LN₁, norm1, and its norm1 is LN₂, norm2: the parameter names stay ViT's).
+// Pre-LN leaves the residual stream un-normalised from z_0 to z_L; between-LN rescales it once
+// per block, so the MLP's input and the stream it adds to are one and the same.
 // The residual additions need the attention output to have the input's width D.
 // With stochastic depth (drop_path > 0, training only) each branch is dropped per example:
 //   z′_ℓ = DropPath(MSA(LN(z_{ℓ−1}))) + z_{ℓ−1},  z_ℓ = DropPath(MLP(LN(z′_ℓ))) + z′_ℓ
@@ -20,6 +27,10 @@
 
 namespace uwaga::nn {
 
+// Where the block's second LayerNorm sits (formulas above): on the MLP's input (pre, ViT's) or on
+// the residual stream between the branches (between, CCT's).
+enum class BlockNorm { pre, between };
+
 struct TransformerEncoderBlockOptions {
   std::int64_t dim = 0;      // D
   std::int64_t heads = 1;    // h; must divide D
@@ -29,6 +40,8 @@ struct TransformerEncoderBlockOptions {
   double dropout = 0.0;      // probability of dropping each element of a branch's output; 0: off
   double attention_dropout = 0.0;  // probability of dropping each attention weight; 0: off
   GeluApproximation gelu = GeluApproximation::none;  // the MLP's GELU (GPT-2: tanh)
+  BlockNorm norm = BlockNorm::pre;  // pre-LN (ViT) or LN between the branches (CCT)
+  bool qkv_bias = true;             // the attention's qkv projection adds a bias (CCT: none)
 
   // Throws an Error naming the offending field when the options cannot work.
   void validate() const;

@@ -30,7 +30,7 @@ VitBackboneOptions VitConfig::backbone() const {
           .patch = patch, .dim = dim, .depth = depth, .heads = heads, .mlp_dim = mlp_dim,
           .class_token = class_token(), .attention = attention,
           .drop_path = drop_path, .dropout = dropout, .attention_dropout = attention_dropout,
-          .stem = backbone_stem()};
+          .stem = backbone_stem(), .cct_details = cct_details};
 }
 
 void VitConfig::validate() const {
@@ -59,6 +59,9 @@ void VitConfig::validate() const {
     fail("vit config: stem must be patch, conv or cct, got '", stem, "'");
   if (pool != "cls" && pool != "seq")
     fail("vit config: pool must be cls or seq, got '", pool, "'");
+  if (cct_details && (stem != "cct" || pool != "seq"))
+    fail("vit config: cct_details needs stem cct and pool seq, got stem ", stem, " and pool ",
+         pool);
   if (stem != "patch") backbone().validate("vit config");  // P a power of 2, D to fit
   if (num_patches() > 100000)
     fail("vit config: image size ", image_size, " with patch ", patch, " makes ", num_patches(),
@@ -80,6 +83,8 @@ VitConfig VitConfig::from_json(const std::string& text) {
   if (j.is_object() && !j.contains("stem")) j["stem"] = "patch";
   // Those from before sequence pooling read the class token.
   if (j.is_object() && !j.contains("pool")) j["pool"] = "cls";
+  // Those from before cct_details were uwaga's model.
+  if (j.is_object() && !j.contains("cct_details")) j["cct_details"] = false;
   fields_from_json(j, c, "vit config");
   c.validate();
   return c;

@@ -53,6 +53,10 @@ struct VitConfig {
   std::string stem = "patch";  // or "cct": 3×3 convolutions with max pooling (vit_backbone.h)
   // What the head reads: "cls", the class token's state, or "seq", sequence pooling (above).
   std::string pool = "cls";
+  // With stem "cct" and pool "seq": CCT's own model, exactly as their code (nn/vit_backbone.h):
+  // no Linear after the tokenizer, no qkv bias, LayerNorm between the block's branches, CCT's
+  // init. CCT-4/3x2's shape then has its 482,123 parameters.
+  bool cct_details = false;
 
   std::int64_t num_patches() const;  // N = (H/P)²; fails unless 1 ≤ P ≤ H
   bool class_token() const { return pool == "cls"; }
@@ -85,6 +89,7 @@ struct VitConfig {
     field("attention_dropout", &VitConfig::attention_dropout);
     field("stem", &VitConfig::stem);
     field("pool", &VitConfig::pool);
+    field("cct_details", &VitConfig::cct_details);
   }
 };
 

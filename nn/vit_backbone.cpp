@@ -37,7 +37,8 @@ std::int64_t VitBackboneOptions::forward_flops() const {
                                  + 2 * 2 * T * T * D  // Q Kᵀ and A V over all heads
                                  + 2 * T * D * D      // output projection W_O
                                  + 2 * 2 * T * D * mlp_dim;  // fc1 and fc2
-  return stem_flops + 2 * num_patches() * embed_in() * D + depth * per_block;
+  const std::int64_t embed_flops = cct_details ? 0 : 2 * num_patches() * embed_in() * D;
+  return stem_flops + embed_flops + depth * per_block;
 }
 
 void VitBackboneOptions::validate(const char* what) const {
@@ -62,6 +63,9 @@ void VitBackboneOptions::validate(const char* what) const {
   if (stem == Stem::conv && dim % patch != 0)
     fail(what, ": a conv stem's widths double up to D/2 from D/P, so dim ", dim,
          " must be divisible by patch ", patch);
+  if (cct_details && (stem != Stem::cct || stem_layers() < 1))
+    fail(what, ": cct details need the cct stem with at least one convolution (patch >= 2), got ",
+         stem == Stem::cct ? "patch 1" : "another stem");
   if (stem == Stem::cct && stem_layers() > 1 && dim % 2 != 0)
     fail(what, ": a cct stem's hidden convolutions have D/2 channels, so dim ", dim,
          " must be even");
@@ -92,12 +96,23 @@ VitBackbone::VitBackbone(const VitBackboneOptions& o, Generator& gen) : options(
         "stem." + std::to_string(i - 1),
         std::make_shared<Conv2d>(i == 1 ? o.channels : o.stem_width(i - 1), o.stem_width(i), 3,
                                  conv, gen)));
-  patch_embed = register_module(
-      "patch_embed",
-      std::make_shared<Linear>(LinearOptions{.in = o.embed_in(), .out = o.dim}, gen));
+  if (o.cct_details) {
+    // CCT's Tokenizer.init_weight: Kaiming normal over PyTorch's default, for the ReLUs.
+    for (auto& conv : stem) {
+      const std::int64_t fan_in = conv->weight.size(1) * 3 * 3;  // C_in · kh · kw
+      init::kaiming_normal(conv->weight, gen, fan_in);
+    }
+  } else {
+    patch_embed = register_module(
+        "patch_embed",
+        std::make_shared<Linear>(LinearOptions{.in = o.embed_in(), .out = o.dim}, gen));
+  }
   const Init trunc_normal = [&](Tensor& w) { init::trunc_normal(w, gen, 0.02); };
   if (o.class_token) cls_token = register_parameter("cls_token", {1, 1, o.dim}, trunc_normal);
-  pos_embed = register_parameter("pos_embed", {1, o.tokens(), o.dim}, trunc_normal);
+  // CCT draws its learnable positions with std 0.2, ten times ViT's.
+  const double position_std = o.cct_details ? 0.2 : 0.02;
+  const Init position_init = [&](Tensor& w) { init::trunc_normal(w, gen, position_std); };
+  pos_embed = register_parameter("pos_embed", {1, o.tokens(), o.dim}, position_init);
   // No parameters and no draw from `gen`, like the blocks' dropout and drop path.
   if (o.dropout > 0) dropout = register_module("dropout", std::make_shared<Dropout>(o.dropout));
   for (std::int64_t i = 0; i < o.depth; ++i) {
@@ -108,7 +123,10 @@ VitBackbone::VitBackbone(const VitBackboneOptions& o, Generator& gen) : options(
             TransformerEncoderBlockOptions{.dim = o.dim, .heads = o.heads, .mlp_dim = o.mlp_dim,
                                            .attention = o.attention,
                                            .drop_path = rate, .dropout = o.dropout,
-                                           .attention_dropout = o.attention_dropout},
+                                           .attention_dropout = o.attention_dropout,
+                                           .norm = o.cct_details ? BlockNorm::between
+                                                                 : BlockNorm::pre,
+                                           .qkv_bias = !o.cct_details},
             gen)));
   }
   norm = register_module("norm", std::make_shared<LayerNorm>(o.dim));
@@ -133,6 +151,7 @@ Tensor VitBackbone::embed_patches(const Tensor& images) {
   }                                                    // s_n  (B, D/2 or D, H/P, W/P)
   const std::int64_t B = s.size(0), width = s.size(1);
   s = reshape(permute(s, {0, 2, 3, 1}), {B, options.num_patches(), width});  // cell (r, c) -> token
+  if (options.cct_details) return s;                         // CCT: the cells are the tokens
   return patch_embed->forward(s);                            // the 1×1 convolution  (B, N, D)
 }
 

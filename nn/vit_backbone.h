@@ -30,6 +30,19 @@
 // stride-2 stem above sees every other, for 16× the multiply-adds at the second layer; the
 // tokens' cells overlap in the same way. P must be a power of 2, and D even when n > 1.
 //
+// With cct_details (and the CCT stem) the backbone is CCT's own model, as their code builds it
+// (SHI-Labs/Compact-Transformers src/cct.py, src/utils/transformers.py):
+//   - no patch_embed: the last convolution already has D channels, and its (H/P)·(W/P) grid
+//     cells × D are the tokens, x_p E replaced by s_n's cell (r, c);
+//   - the blocks' qkv projections have no bias (nn/multi_head_attention.h, qkv_bias), and their
+//     second LayerNorm sits between the branches (nn/transformer_encoder_block.h, BlockNorm);
+//   - CCT's init: the convolutions Kaiming normal, std = √2 / √fan_in (the ReLU gain √2,
+//     fan_in = C_in·3·3), E_pos trunc-normal(0, 0.2); Linear and LayerNorm as below. (uwaga's
+//     trunc-normal cuts at ±2σ, PyTorch's trunc_normal_ at ±2 absolute: for CCT's stds hardly a
+//     cut, so their draws are about 12 % wider in rms.) Drawn in the order below, each
+//     convolution's PyTorch default first and then its Kaiming draw (CCT's init_weight overwrites
+//     it too), so that a model without cct_details draws exactly as before.
+//
 // Parameter names follow timm: patch_embed (a Linear, weight (D, P²·C) = Eᵀ over patches
 // flattened in (P, P, C) order, plus a bias b_E that the notes' z_0 leaves out; timm's is a Conv2d
 // patch_embed.proj), cls_token, pos_embed, blocks.<i>.{norm1, attn.qkv, attn.proj, norm2, mlp.fc1,
@@ -77,6 +90,9 @@ struct VitBackboneOptions {
   double attention_dropout = 0.0;
   // How the image becomes tokens (above): patches, the stride-2 conv stem, or CCT's tokenizer.
   Stem stem = Stem::patch;
+  // CCT's own model (above): no patch_embed, no qkv bias, LN between the branches, CCT's init.
+  // Needs the CCT stem with at least one convolution (P ≥ 2).
+  bool cct_details = false;
 
   std::int64_t grid_height() const { return image_height / patch; }  // H/P
   std::int64_t grid_width() const { return image_width / patch; }    // W/P
@@ -89,7 +105,8 @@ struct VitBackboneOptions {
   // then D for the last for the CCT stem.
   std::int64_t stem_width(std::int64_t i) const;
   // What patch_embed embeds per token: P²·C values of a patch, or the last convolution's
-  // channels at a grid cell (C when P = 1 leaves the stem no convolution).
+  // channels at a grid cell (C when P = 1 leaves the stem no convolution). With cct_details
+  // there is no patch_embed: the cell's D channels are the token.
   std::int64_t embed_in() const;
   // Multiply-adds ×2 of one forward pass on one image: the patch embedding (with the stem's
   // convolutions) and the blocks' matrix products.
@@ -127,7 +144,7 @@ class VitBackbone : public Module {
   const VitBackboneOptions options;
   std::vector<std::shared_ptr<Conv2d>> stem;  // Conv_1 … Conv_n; empty with patches
   std::shared_ptr<Linear> patch_embed;  // x_p E + b_E: (P²·C) -> D; its weight is Eᵀ (D/2 -> D
-                                        // after a stem)
+                                        // after a stem); null with cct_details
   Tensor cls_token;                     // x_class (1, 1, D); undefined without a class token
   Tensor pos_embed;                     // E_pos (1, T, D)
   std::shared_ptr<Dropout> dropout;     // on z_0; only when options.dropout > 0

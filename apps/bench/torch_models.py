@@ -11,7 +11,8 @@ Attention comes in two styles:
   FusedAttention     as a PyTorch 2 user writes it: F.scaled_dot_product_attention (causal or not)
                      where PyTorch has it (2.0 on), softmax(Q Kᵀ · 1/√d_k) V written out where it has
                      not (Debian's 1.13): vit_torch2.py's ViTs and gpt_torch.py's GPT.
-Every model is pre-LN (z += attn(LN(z)); z += MLP(LN(z))), LayerNorm ε 1e-5, MLP fc2(GELU(fc1))
+Every model is pre-LN (z += attn(LN(z)); z += MLP(LN(z))) — but a ViT with cct_details, whose
+blocks are CCT's (z = LN(z + attn(LN(z))); z += MLP(z)) —, LayerNorm ε 1e-5, MLP fc2(GELU(fc1))
 with exact (erf) GELU. Runs on PyTorch 1.13 and 2.x.
 """
 import math
@@ -26,15 +27,16 @@ import torch.nn.functional as F
 class Attention(nn.Module):
     """Multi-head attention, every step explicit. Self-attention: qkv = Linear(D, 3D).
     Cross-attention: q = Linear(D, D) on x, kv = Linear(D, 2D) on the memory. mask (broadcast to
-    (B, h, T, S)) is True where a key is hidden. attn_drop: attention dropout on A in training."""
+    (B, h, T, S)) is True where a key is hidden. attn_drop: attention dropout on A in training.
+    qkv_bias False: no bias on the query, key and value projections (CCT's)."""
 
-    def __init__(self, dim, heads, cross=False, attn_drop=0.0):
+    def __init__(self, dim, heads, cross=False, attn_drop=0.0, qkv_bias=True):
         super().__init__()
         self.heads, self.d_k, self.attn_drop = heads, dim // heads, attn_drop
         if cross:
-            self.q, self.kv = nn.Linear(dim, dim), nn.Linear(dim, 2 * dim)
+            self.q, self.kv = nn.Linear(dim, dim, bias=qkv_bias), nn.Linear(dim, 2 * dim, bias=qkv_bias)
         else:
-            self.qkv = nn.Linear(dim, 3 * dim)
+            self.qkv = nn.Linear(dim, 3 * dim, bias=qkv_bias)
         self.proj = nn.Linear(dim, dim)
 
     def forward(self, x, memory=None, mask=None):  # x (B, T, D), memory (B, S, D)
@@ -62,13 +64,13 @@ class FusedAttention(nn.Module):
     """Self-attention as a PyTorch 2 user writes it: one qkv projection, then
     F.scaled_dot_product_attention (use_sdpa), or on PyTorch < 2.0 the same product written out,
     with the keys after each query masked (causal: a buffer of `context` × `context`).
-    attn_drop: attention dropout on the softmax's weights in training."""
+    attn_drop: attention dropout on the softmax's weights in training; qkv_bias as Attention's."""
 
-    def __init__(self, dim, heads, use_sdpa, causal=False, context=0, attn_drop=0.0):
+    def __init__(self, dim, heads, use_sdpa, causal=False, context=0, attn_drop=0.0, qkv_bias=True):
         super().__init__()
         self.heads, self.d_k, self.use_sdpa, self.causal = heads, dim // heads, use_sdpa, causal
         self.attn_drop = attn_drop
-        self.qkv = nn.Linear(dim, 3 * dim)
+        self.qkv = nn.Linear(dim, 3 * dim, bias=qkv_bias)
         self.proj = nn.Linear(dim, dim)
         if causal and not use_sdpa:
             mask = torch.tril(torch.ones(context, context, dtype=torch.bool))
@@ -102,13 +104,14 @@ class Mlp(nn.Module):
 
 class Block(nn.Module):
     """The pre-LN encoder block (nn/transformer_encoder_block.h): z′ = attn(LN(z)) + z,
-    z = MLP(LN(z′)) + z′; attn is either style, attn_args go to it (the translator's mask)."""
+    z = MLP(LN(z′)) + z′; attn is either style, attn_args go to it (the translator's mask).
+    norm "between" (CCT's TransformerEncoderLayer): z′ = LN₂(z + attn(LN₁(z))), z = z′ + MLP(z′)."""
 
-    def __init__(self, dim, mlp_dim, attn, dropout=0.0, drop_path=0.0):
+    def __init__(self, dim, mlp_dim, attn, dropout=0.0, drop_path=0.0, norm="pre"):
         super().__init__()
         self.norm1, self.attn = nn.LayerNorm(dim, eps=1e-5), attn
         self.norm2, self.mlp = nn.LayerNorm(dim, eps=1e-5), Mlp(dim, mlp_dim)
-        self.dropout, self.drop_path = dropout, drop_path
+        self.dropout, self.drop_path, self.between = dropout, drop_path, norm == "between"
 
     def branch(self, y):
         """A branch's output before its residual sum, in training: dropout, then drop path (the
@@ -122,6 +125,9 @@ class Block(nn.Module):
 
     def forward(self, z, **attn_args):
         z = z + self.branch(self.attn(self.norm1(z), **attn_args))
+        if self.between:
+            z = self.norm2(z)
+            return z + self.branch(self.mlp(z))
         return z + self.branch(self.mlp(self.norm2(z)))
 
 
@@ -172,13 +178,18 @@ class VitConfig:
            "cct"    CCT's tokenizer (nn/vit_backbone.h): log2 P 3×3 stride-1 convolutions
                     without bias, widths D/2 … D, each with ReLU and a 3×3 stride-2 max pooling,
                     then a Linear on each grid cell;
-      pool "cls"    a class token, read by the head; "seq" CCT's sequence pooling, no class token."""
+      pool "cls"    a class token, read by the head; "seq" CCT's sequence pooling, no class token;
+      cct_details   with stem "cct" and pool "seq": CCT's own model (uwaga-vit --cct-details,
+                    nn/vit_backbone.h): no Linear after the tokenizer, no qkv bias, LayerNorm
+                    between each block's branches, CCT's init. Off unless set (the bench's
+                    cifar10-cct is uwaga's model; uwaga-vit's cifar10-cct preset sets it)."""
     num_classes = 10
 
     def __init__(self, name="mnist-tiny"):
         self.name = name
         self.image_size, self.channels, self.patch, self.dim, self.depth, self.heads, self.mlp_dim = VIT_MODELS[name]
         self.stem, self.pool = VIT_LAYOUTS.get(name, ("patch", "cls"))
+        self.cct_details = False
 
     def num_patches(self):
         return (self.image_size // self.patch) ** 2
@@ -205,8 +216,8 @@ class VitConfig:
                 stem += 2 * side * side * w[i] * 9 * w[i + 1]
                 side //= 2
         pool = 2 * T * D if self.pool == "seq" else 0
-        return (stem + 2 * self.num_patches() * self.patch_dim() * D + self.depth * per_block + pool
-                + 2 * D * self.num_classes)
+        embed = 0 if self.cct_details else 2 * self.num_patches() * self.patch_dim() * D
+        return stem + embed + self.depth * per_block + pool + 2 * D * self.num_classes
 
 
 class VisionTransformer(nn.Module):
@@ -227,9 +238,10 @@ class VisionTransformer(nn.Module):
             w = c.stem_widths()
             self.stem = nn.ModuleList(nn.Conv2d(w[i], w[i + 1], 3, stride=1, padding=1, bias=False)
                                       for i in range(len(w) - 1))
+        cct_details = getattr(c, "cct_details", False)
         if patch_embed == "conv" and c.stem == "patch":
             self.patch_embed = nn.Conv2d(c.channels, c.dim, kernel_size=c.patch, stride=c.patch)
-        else:
+        elif not cct_details:  # CCT's own model has none: the last convolution's D channels are the tokens
             self.patch_embed = nn.Linear(c.patch_dim(), c.dim)
         if c.pool == "cls":
             self.cls_token = nn.Parameter(torch.zeros(1, 1, c.dim))
@@ -237,12 +249,14 @@ class VisionTransformer(nn.Module):
 
         def attention():
             if use_sdpa is None:
-                return Attention(c.dim, c.heads, attn_drop=attention_dropout)
-            return FusedAttention(c.dim, c.heads, use_sdpa, attn_drop=attention_dropout)
+                return Attention(c.dim, c.heads, attn_drop=attention_dropout, qkv_bias=not cct_details)
+            return FusedAttention(c.dim, c.heads, use_sdpa, attn_drop=attention_dropout,
+                                  qkv_bias=not cct_details)
 
         # drop path rising linearly over the blocks to `drop_path` in the last (nn/vit_backbone.cpp)
         rates = [drop_path * i / (c.depth - 1) if c.depth > 1 else drop_path for i in range(c.depth)]
-        self.blocks = nn.ModuleList(Block(c.dim, c.mlp_dim, attention(), dropout, rate) for rate in rates)
+        norm = "between" if cct_details else "pre"
+        self.blocks = nn.ModuleList(Block(c.dim, c.mlp_dim, attention(), dropout, rate, norm) for rate in rates)
         self.norm = nn.LayerNorm(c.dim, eps=1e-5)
         if c.pool == "seq":
             self.attention_pool = nn.Linear(c.dim, 1)
@@ -253,6 +267,12 @@ class VisionTransformer(nn.Module):
             nn.init.trunc_normal_(self.pos_embed, std=0.02)
             if c.pool == "cls":
                 nn.init.trunc_normal_(self.cls_token, std=0.02)
+        if cct_details:
+            # CCT's init: positions trunc-normal(0, 0.2) (in ±2σ, as uwaga's), the convolutions
+            # Kaiming normal for ReLU, std √(2 / fan_in).
+            nn.init.trunc_normal_(self.pos_embed, std=0.2, a=-0.4, b=0.4)
+            for conv in self.stem:
+                nn.init.kaiming_normal_(conv.weight)
 
     def forward(self, images):  # (B, C, H, W) -> logits (B, classes)
         c, B = self.c, images.shape[0]
@@ -260,7 +280,9 @@ class VisionTransformer(nn.Module):
             x = images
             for conv in self.stem:
                 x = F.max_pool2d(torch.relu(conv(x)), 3, stride=2, padding=1)
-            x = self.patch_embed(x.flatten(2).transpose(1, 2))  # grid cells in raster order (B, N, D)
+            x = x.flatten(2).transpose(1, 2)  # grid cells in raster order (B, N, D or D/2)
+            if hasattr(self, "patch_embed"):
+                x = self.patch_embed(x)  # (B, N, D)
         elif self.patch_embed_kind == "conv":
             x = self.patch_embed(images).flatten(2).transpose(1, 2)  # (B, N, D)
         else:

@@ -10,7 +10,8 @@ is off by more than float32 rounding (logits 1e-5, gradients 1e-4 relative), 2 o
 
 Checked: the mnist-tiny ViT (vit_torch.py's), cifar10-small with linear patches and the
 written-out fallback of FusedAttention (vit_torch2.py's on PyTorch 1.13), cifar10-cct (the
-cifar10-vit preset's model: CCT's tokenizer and sequence pooling), the GPT untied and tied
+cifar10-vit preset's model: CCT's tokenizer and sequence pooling) and with cct_details (CCT's own
+model, the cifar10-cct preset's), the GPT untied and tied
 (gpt_torch.py's, written-out causal path) and the translator on a batch of uwaga-bench's batch
 file (translate_torch.py's). The PyTorch 2 paths (SDPA, the Conv2d patches) are not uwaga's ops.
 """
@@ -85,14 +86,18 @@ def check(what, u_model, t_model, inputs, targets, ignore=-100):
 def main():
     torch.manual_seed(0)
     ok = True
-    for name, use_sdpa, patches in (("mnist-tiny", None, "linear"), ("cifar10-small", False, "linear"),
-                                    ("cifar10-cct", None, "linear")):
+    for name, use_sdpa, patches, cct_details in (
+            ("mnist-tiny", None, "linear", False), ("cifar10-small", False, "linear", False),
+            ("cifar10-cct", None, "linear", False), ("cifar10-cct", None, "linear", True)):
         c = tm.VitConfig(name)
+        c.cct_details = cct_details
         uc = uwaga.nn.VitConfig()
-        for k in ("image_size", "channels", "patch", "dim", "depth", "heads", "mlp_dim", "stem", "pool"):
+        for k in ("image_size", "channels", "patch", "dim", "depth", "heads", "mlp_dim", "stem", "pool",
+                  "cct_details"):
             setattr(uc, k, getattr(c, k))
         images = torch.randn(8, c.channels, c.image_size, c.image_size)
-        ok &= check(f"ViT {name} ({'Attention' if use_sdpa is None else 'FusedAttention written out'})",
+        details = ", CCT's details" if cct_details else ""
+        ok &= check(f"ViT {name}{details} ({'Attention' if use_sdpa is None else 'FusedAttention written out'})",
                     uwaga.nn.VisionTransformer(uc, uwaga.Generator(1)), tm.VisionTransformer(c, use_sdpa, patches),
                     [images], torch.randint(0, 10, (8,)))
     for tied in (False, True):

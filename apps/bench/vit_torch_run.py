@@ -23,7 +23,8 @@ and evaluates the test set after every --eval-every epochs (and the last). It wr
 with one record per epoch in uwaga's fields ("type": "epoch", "test_accuracy", ...), so
 `bash apps/bench/cifar_recipe.sh report DIR` reads either. Only the random draws inside the model
 differ (the initial weights, dropout, attention dropout and drop path masks): PyTorch's generator, not uwaga's.
-The model may have CCT's tokenizer and sequence pooling (the cifar10-vit preset's), and the
+The model may have CCT's tokenizer and sequence pooling (the cifar10-vit preset's), be CCT's own
+(cct_details: the cifar10-cct preset's; torch_models.VisionTransformer with CCT's init), and the
 moving average of the weights (--ema) is kept as optim::WithEma keeps it; Mixup and CutMix are
 not done here: a run with them is refused.
 Written for Debian's python3-torch 1.13; run with OMP_WAIT_POLICY=PASSIVE.
@@ -157,7 +158,7 @@ def main():
     c = VitConfig()
     c.image_size, c.channels, c.patch, c.dim, c.depth, c.heads, c.mlp_dim = (
         m.image_size, m.channels, m.patch, m.dim, m.depth, m.heads, m.mlp_dim)
-    c.num_classes, c.stem, c.pool = m.num_classes, m.stem, m.pool
+    c.num_classes, c.stem, c.pool, c.cct_details = m.num_classes, m.stem, m.pool, m.cct_details
     model = VisionTransformer(c, dropout=m.dropout, drop_path=m.drop_path,
                               attention_dropout=m.attention_dropout)
     average = WeightAverage(model, run.ema)

@@ -36,6 +36,7 @@ void apply_overrides(VitRunConfig& run, const cxxopts::ParseResult& r) {
   set("mlp-dim", run.model.mlp_dim);
   set("stem", run.model.stem);
   set("pool", run.model.pool);
+  set("cct-details", run.model.cct_details);
   override_training_flags(r, run);
   set("train-size", run.train_size);
   if (r.count("train-size") && run.train_size < 1)
@@ -86,6 +87,9 @@ class VitTrain : public TrainProgram {
         ("pool", "what the head reads: cls (a class token's state) or seq (sequence pooling: a "
                  "learned softmax-weighted mean of every token's state, CCT's SeqPool)",
          value<std::string>())
+        ("cct-details", "with --stem cct --pool seq: CCT's own model, as their code (no Linear "
+                        "after the tokenizer, no qkv bias, LayerNorm between each block's "
+                        "branches, CCT's init); --cct-details=false: uwaga's")
         ("augment", "random shifts (and flips for CIFAR-10 and Fashion-MNIST) while training")
         ("no-augment", "no augmentation");
     add_recipe_flags(o);
@@ -135,7 +139,11 @@ class VitTrain : public TrainProgram {
     summary.line("model", "patch %lld, dim %lld, depth %lld, heads %lld, mlp %lld%s",
                  (long long)m.patch, (long long)m.dim, (long long)m.depth, (long long)m.heads,
                  (long long)m.mlp_dim,
-                 m.stem == "patch" ? "" : m.stem == "conv" ? ", conv stem" : ", cct stem");
+                 m.stem == "patch"  ? ""
+                 : m.stem == "conv" ? ", conv stem"
+                 : m.cct_details    ? ", cct stem, CCT's details (no Linear after it, no qkv "
+                                      "bias, LN between the branches, CCT's init)"
+                                    : ", cct stem");
     const char* pooled = m.class_token() ? " + 1 class token" : " (sequence pooling)";
     if (m.stem != "patch")
       summary.line("tokens", "%lld grid cells of the stem's %lld channels%s = %lld",

@@ -440,6 +440,7 @@ void bind_vit(py::module_& m) {
       .def_readwrite("drop_path", &nn::VitConfig::drop_path)
       .def_readwrite("dropout", &nn::VitConfig::dropout)
       .def_readwrite("attention_dropout", &nn::VitConfig::attention_dropout)
+      .def_readwrite("cct_details", &nn::VitConfig::cct_details)
       .def_readwrite("stem", &nn::VitConfig::stem)
       .def_readwrite("pool", &nn::VitConfig::pool)
       .def("num_patches", &nn::VitConfig::num_patches)

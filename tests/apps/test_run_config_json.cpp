@@ -71,7 +71,8 @@ TEST_CASE("run configuration JSON: the presets' text is what checkpoints hold", 
         R"({"augment":true,"batch_size":128,"class_names":[],"clip_norm":1.0,"crop_scale":0.0,)"
         R"("cutmix":0.0,"dataset":"mnist","ema":0.0,"epochs":15,"erase":0.0,"grad_accum":1,)"
         R"("label_smoothing":0.0,"lr":0.001,"mean":[],"min_lr":1e-05,"mix_probability":1.0,)"
-        R"("mixup":0.0,"model":{"attention_dropout":0.0,"channels":1,"depth":6,"dim":64,)"
+        R"("mixup":0.0,"model":{"attention_dropout":0.0,"cct_details":false,"channels":1,)"
+        R"("depth":6,"dim":64,)"
         R"("drop_path":0.0,"dropout":0.0,)"
         R"("heads":4,"image_size":28,"mlp_dim":128,"num_classes":10,"patch":7,"pool":"cls",)"
         R"("stem":"patch"},)"
@@ -216,12 +217,17 @@ TEST_CASE("run configuration JSON: a checkpoint from before drop path, dropout, 
   CHECK(saved.model.attention_dropout == 0.05);
   CHECK(saved.model.stem == "conv");
   CHECK(saved.model.pool == "seq");
+  nlohmann::json cct = j;
+  cct["model"]["stem"] = "cct", cct["model"]["cct_details"] = true;
+  CHECK(VitRunConfig::from_json(cct.dump()).model.cct_details);
   j["model"].erase("drop_path");
   j["model"].erase("dropout");
   j["model"].erase("attention_dropout");
   j["model"].erase("stem");
   j["model"].erase("pool");
+  j["model"].erase("cct_details");
   const VitRunConfig old = VitRunConfig::from_json(j.dump());
+  CHECK(!old.model.cct_details);  // uwaga's model, as before the field
   CHECK(old.model.drop_path == 0.0);
   CHECK(old.model.dropout == 0.0);
   CHECK(old.model.attention_dropout == 0.0);
@@ -266,6 +272,12 @@ TEST_CASE("run configuration JSON: a checkpoint from before the augmentation rec
   run.model.dropout = 0.0;
   run.model.attention_dropout = 1.0;
   CHECK_THROWS_WITH(run.validate(), Contains("--attention-dropout must be in [0, 1)"));
+  run.model.attention_dropout = 0.0;
+  run.model.cct_details = true;  // cifar10-vit's stem cct, pool seq
+  run.validate();
+  run.model.pool = "cls";
+  CHECK_THROWS_WITH(run.validate(),
+                    Contains("--cct-details needs --stem cct --pool seq, got --stem cct --pool cls"));
 }
 
 TEST_CASE("run configuration: fashion-mnist-best is fashion-mnist on a conv stem's 4x4 patches, with erasing",
@@ -296,7 +308,8 @@ TEST_CASE("run configuration: cifar10-vit is CCT-4/3x2's shape with the recipe",
   Generator gen(0);
   CHECK(nn::VisionTransformer(run.model, gen).num_parameters() == 500171);  // README.md's figure
   CHECK(run.model.to_json() ==
-        R"({"attention_dropout":0.0,"channels":3,"depth":4,"dim":128,"drop_path":0.1,)"
+        R"({"attention_dropout":0.0,"cct_details":false,"channels":3,"depth":4,"dim":128,)"
+        R"("drop_path":0.1,)"
         R"("dropout":0.0,"heads":2,)"
         R"("image_size":32,"mlp_dim":128,"num_classes":10,"patch":4,"pool":"seq","stem":"cct"})");
 }
@@ -322,16 +335,18 @@ TEST_CASE("run configuration: cifar10-cct is cifar10-vit's model under CCT's own
   CHECK(cct.augment);
   CHECK(cct.model.drop_path == 0.1);
   CHECK(cct.model.attention_dropout == 0.1);  // cct.py's default, on the softmax's weights
-  // The model is cifar10-vit's, with attention dropout: 500,171 parameters (CCT-4/3x2's 482,123
-  // plus the Linear after the tokenizer and the qkv biases, 16,512 + 1,536).
+  // The model is CCT-4/3x2 exactly: 482,123 parameters, cifar10-vit's 500,171 less the Linear
+  // after the tokenizer and the qkv biases (16,512 + 1,536). Without cct_details and attention
+  // dropout it is cifar10-vit's.
+  CHECK(cct.model.cct_details);
   VitRunConfig vit = vit_preset("cifar10-vit");
   nn::VitConfig without = cct.model;
-  without.attention_dropout = 0.0;
+  without.attention_dropout = 0.0, without.cct_details = false;
   CHECK(without.to_json() == vit.model.to_json());
   Generator gen(0);
-  CHECK(nn::VisionTransformer(cct.model, gen).num_parameters() == 500171);
-  // Read back from a checkpoint's text, and nothing differs from cifar10-vit but the recipe and
-  // attention dropout.
+  CHECK(nn::VisionTransformer(cct.model, gen).num_parameters() == 482123);  // README.md's figure
+  // Read back from a checkpoint's text, and nothing differs from cifar10-vit but the recipe,
+  // attention dropout and cct_details.
   CHECK(VitRunConfig::from_json(cct.to_json()).to_json() == cct.to_json());
   vit.mean = cct.mean, vit.std = cct.std;
   nlohmann::json a = nlohmann::json::parse(cct.to_json()), b = nlohmann::json::parse(vit.to_json());
@@ -339,7 +354,8 @@ TEST_CASE("run configuration: cifar10-cct is cifar10-vit's model under CCT's own
     for (const char* key : {"preset", "epochs", "lr", "min_lr", "weight_decay", "clip_norm",
                             "ema", "policy"})
       j->erase(key);
-  a["model"].erase("attention_dropout"), b["model"].erase("attention_dropout");
+  for (const char* key : {"attention_dropout", "cct_details"})
+    a["model"].erase(key), b["model"].erase(key);
   CHECK(a == b);
   const std::vector<std::string> names = vit_preset_names();
   CHECK(std::find(names.begin(), names.end(), "cifar10-cct") != names.end());

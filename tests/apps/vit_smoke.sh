@@ -274,6 +274,18 @@ else
 fi
 expect_error "--stem must be patch, conv or cct, got 'pixels'" train --out "$tmp/bad" --data-dir "$data" --stem pixels
 expect_error "--pool must be cls or seq, got 'mean'" train --out "$tmp/bad" --data-dir "$data" --pool mean
+expect_error "--cct-details needs --stem cct --pool seq, got --stem patch --pool cls" train --out "$tmp/bad" --data-dir "$data" --cct-details
+# CCT's own model (no Linear after the tokenizer, no qkv bias, LN between the branches): it
+# trains, says so, and its checkpoint evaluates.
+if "$bin" train "${small[@]}" --patch 4 --stem cct --pool seq --cct-details --epochs 1 \
+     --max-steps 5 --out "$tmp/cct-details" >"$tmp/cct-details.out" 2>&1 &&
+   grep -q "mlp 64, cct stem, CCT's details" "$tmp/cct-details.out" &&
+   "$bin" eval --checkpoint "$tmp/cct-details/checkpoint.safetensors" --data-dir "$data" --json \
+     >"$tmp/cct-details.json" 2>/dev/null && grep -q '"accuracy"' "$tmp/cct-details.json"; then
+  pass "train --cct-details: trains, and eval reads its checkpoint"
+else
+  failed "train --cct-details: $(tail -5 "$tmp/cct-details.out" 2>/dev/null) $(cat "$tmp/cct-details.json" 2>/dev/null)"
+fi
 # CCT's tokenizer and sequence pooling: it trains, says so, and its checkpoint evaluates.
 if "$bin" train "${small[@]}" --patch 4 --stem cct --pool seq --epochs 1 --max-steps 5 \
      --out "$tmp/cct" >"$tmp/cct.out" 2>&1 && grep -q "mlp 64, cct stem" "$tmp/cct.out" &&

@@ -455,6 +455,149 @@ def gen_vit(name, conv_stem=False, stem="patch", pool="cls"):
     return module_case(vit, {"images": images}, lambda images: vit(images), dict(config, batch=B))
 
 
+def define_cct():
+    """CCT (Hassani et al. 2021) as SHI-Labs/Compact-Transformers writes it (src/cct.py,
+    src/utils/tokenizer.py, src/utils/transformers.py; dropouts, drop path and the init left out,
+    the test loads the weights), with their names: uwaga-vit's model with cct_details
+    (nn/vit_backbone.h). The tokenizer's last convolution gives the tokens directly (no Linear),
+    qkv has no bias, and the block normalises the residual stream between its branches:
+        src = src + self_attn(pre_norm(src));  src = norm1(src)
+        src = src + linear2(gelu(linear1(src)))
+    CCT_NAMES maps their state_dict names to uwaga's."""
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+
+    class Tokenizer(nn.Module):
+        def __init__(self, n_conv_layers, n_input_channels, n_output_channels, in_planes):
+            super().__init__()
+            n_filter_list = ([n_input_channels] + [in_planes] * (n_conv_layers - 1)
+                             + [n_output_channels])
+            self.conv_layers = nn.Sequential(*[nn.Sequential(
+                nn.Conv2d(n_filter_list[i], n_filter_list[i + 1], kernel_size=3, stride=1,
+                          padding=1, bias=False),
+                nn.ReLU(),
+                nn.MaxPool2d(kernel_size=3, stride=2, padding=1)) for i in range(n_conv_layers)])
+            self.flattener = nn.Flatten(2, 3)
+
+        def forward(self, x):
+            return self.flattener(self.conv_layers(x)).transpose(-2, -1)
+
+    class Attention(nn.Module):
+        def __init__(self, dim, num_heads):
+            super().__init__()
+            self.num_heads = num_heads
+            self.scale = (dim // num_heads) ** -0.5
+            self.qkv = nn.Linear(dim, dim * 3, bias=False)
+            self.proj = nn.Linear(dim, dim)
+
+        def forward(self, x):
+            B, N, C = x.shape
+            qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, C // self.num_heads)
+            q, k, v = qkv.permute(2, 0, 3, 1, 4)
+            attn = ((q @ k.transpose(-2, -1)) * self.scale).softmax(dim=-1)
+            return self.proj((attn @ v).transpose(1, 2).reshape(B, N, C))
+
+    class TransformerEncoderLayer(nn.Module):
+        def __init__(self, d_model, nhead, dim_feedforward):
+            super().__init__()
+            self.pre_norm = nn.LayerNorm(d_model)
+            self.self_attn = Attention(d_model, nhead)
+            self.linear1 = nn.Linear(d_model, dim_feedforward)
+            self.norm1 = nn.LayerNorm(d_model)
+            self.linear2 = nn.Linear(dim_feedforward, d_model)
+
+        def forward(self, src):
+            src = src + self.self_attn(self.pre_norm(src))
+            src = self.norm1(src)
+            src2 = self.linear2(F.gelu(self.linear1(src)))
+            return src + src2
+
+    class TransformerClassifier(nn.Module):
+        def __init__(self, embedding_dim, num_layers, num_heads, dim_feedforward, num_classes,
+                     sequence_length):
+            super().__init__()
+            self.attention_pool = nn.Linear(embedding_dim, 1)
+            self.positional_emb = nn.Parameter(torch.zeros(1, sequence_length, embedding_dim))
+            nn.init.trunc_normal_(self.positional_emb, std=0.2)
+            self.blocks = nn.ModuleList([
+                TransformerEncoderLayer(embedding_dim, num_heads, dim_feedforward)
+                for _ in range(num_layers)])
+            self.norm = nn.LayerNorm(embedding_dim)
+            self.fc = nn.Linear(embedding_dim, num_classes)
+
+        def forward(self, x):
+            x = x + self.positional_emb
+            for blk in self.blocks:
+                x = blk(x)
+            x = self.norm(x)
+            x = torch.matmul(F.softmax(self.attention_pool(x), dim=1).transpose(-1, -2), x)
+            return self.fc(x.squeeze(-2))
+
+    class CCT(nn.Module):
+        def __init__(self, img_size, n_input_channels, embedding_dim, n_conv_layers, num_layers,
+                     num_heads, mlp_dim, num_classes):
+            super().__init__()
+            self.tokenizer = Tokenizer(n_conv_layers, n_input_channels, embedding_dim,
+                                       embedding_dim // 2)
+            tokens = (img_size >> n_conv_layers) ** 2
+            self.classifier = TransformerClassifier(embedding_dim, num_layers, num_heads, mlp_dim,
+                                                    num_classes, tokens)
+
+        def forward(self, x):
+            return self.classifier(self.tokenizer(x))
+
+    return CCT
+
+
+# CCT's parameter names (define_cct) -> uwaga's (nn/vision_transformer.h), by pattern.
+CCT_NAMES = [
+    (r"^tokenizer\.conv_layers\.(\d+)\.0\.weight$", r"stem.\1.weight"),
+    (r"^classifier\.positional_emb$", "pos_embed"),
+    (r"^classifier\.blocks\.(\d+)\.pre_norm\.", r"blocks.\1.norm1."),
+    (r"^classifier\.blocks\.(\d+)\.self_attn\.", r"blocks.\1.attn."),
+    (r"^classifier\.blocks\.(\d+)\.linear1\.", r"blocks.\1.mlp.fc1."),
+    (r"^classifier\.blocks\.(\d+)\.norm1\.", r"blocks.\1.norm2."),
+    (r"^classifier\.blocks\.(\d+)\.linear2\.", r"blocks.\1.mlp.fc2."),
+    (r"^classifier\.norm\.", "norm."),
+    (r"^classifier\.attention_pool\.", "attention_pool."),
+    (r"^classifier\.fc\.", "head."),
+]
+
+
+def uwaga_name(cct_name):
+    import re
+    for pattern, replacement in CCT_NAMES:
+        name, n = re.subn(pattern, replacement, cct_name)
+        if n:
+            return name
+    raise KeyError(f"no uwaga name for CCT's {cct_name}")
+
+
+def gen_vit_cct_details(name):
+    """uwaga-vit's cct_details model (CCT's own) on gen_vit's small images: 8 x 8 x 2, patch 4
+    (two convolutions 2 -> 4 -> 8), dim 8, 2 blocks, MLP 16, 5 classes."""
+    import torch
+    CCT = define_cct()
+    seed_for(name)
+    config = {"image_size": 8, "channels": 2, "patch": 4, "dim": DIM, "depth": 2,
+              "heads": HEADS, "mlp_dim": 16, "num_classes": 5, "stem": "cct", "pool": "seq",
+              "cct_details": "true"}
+    cct = CCT(8, 2, DIM, 2, 2, HEADS, 16, 5)
+    randomize_layer_norms(cct)
+    images = torch.randn(B, 2, 8, 8)
+    tensors, metadata = module_case(cct, {"images": images}, lambda images: cct(images),
+                                    dict(config, batch=B))
+    renamed = {}
+    for key, value in tensors.items():
+        for prefix in ("grad.param.", "param."):
+            if key.startswith(prefix):
+                key = prefix + uwaga_name(key[len(prefix):])
+                break
+        renamed[key] = value
+    return renamed, metadata
+
+
 def define_vit_pose():
     """ViTPose (nn/pose/vit_pose.h) with mmpose's names: a ViT backbone without a class token whose
     patch tokens, normalised, are laid out as a (H/P) x (W/P) feature map, and either decoder of
@@ -717,6 +860,7 @@ GENERATORS = {
     "vit_conv_stem": lambda n: gen_vit(n, conv_stem=True),
     "vit_cct_seq_pool": lambda n: gen_vit(n, stem="cct", pool="seq"),
     "vit_seq_pool": lambda n: gen_vit(n, pool="seq"),
+    "vit_cct_details": gen_vit_cct_details,
     "vit_pose_classic": lambda n: gen_vit_pose(n, "classic"),
     "vit_pose_simple": lambda n: gen_vit_pose(n, "simple"),
     "gpt": lambda n: gen_gpt(n, tie_weights=False),

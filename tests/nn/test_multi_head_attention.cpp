@@ -108,6 +108,36 @@ TEST_CASE("multi-head self-attention passes gradcheck for h = 1, 2, 4, with mask
         }
 }
 
+TEST_CASE("multi-head attention without qkv bias (CCT's) passes gradcheck on both paths",
+          "[nn][mha]") {
+  for (AttentionPath path : {AttentionPath::fast, AttentionPath::reference})
+    for (bool cross : {false, true}) {
+      INFO(path_name(path) << " path, " << (cross ? "cross" : "self") << "-attention");
+      Generator gen(3);
+      MultiHeadAttention mha({.dim = 8, .heads = 2, .cross = cross, .path = path,
+                              .qkv_bias = false},
+                             gen);
+      mha.to(DType::Float64);
+      for (Tensor& p : mha.parameters()) init::normal(p, gen, 1.0 / std::sqrt(8.0));
+      // Q = X W_Q exactly: no bias on the query, key and value projections; W_O keeps its own.
+      std::vector<std::string> names;
+      for (const auto& [name, p] : mha.named_parameters()) names.push_back(name);
+      const std::vector<std::string> expected =
+          cross ? std::vector<std::string>{"q.weight", "kv.weight", "proj.weight", "proj.bias"}
+                : std::vector<std::string>{"qkv.weight", "proj.weight", "proj.bias"};
+      REQUIRE(names == expected);
+      const AttentionMask mask{.key_padding = Tensor::from_vector({0, 0, 0, 1, 0, 0, 0, 0}, {2, 4})};
+      if (cross)
+        require_gradcheck([&](const std::vector<Tensor>& in) {
+          return mha.forward(in[0], in[1], mask);
+        }, with_params({leaf({2, 3, 8}, 4), leaf({2, 4, 8}, 5)}, mha));
+      else
+        require_gradcheck([&](const std::vector<Tensor>& in) {
+          return mha.forward(in[0], mask);
+        }, with_params({leaf({2, 4, 8}, 4)}, mha));
+    }
+}
+
 TEST_CASE("multi-head cross-attention passes gradcheck, T != S, on both paths", "[nn][mha]") {
   for (AttentionPath path : {AttentionPath::fast, AttentionPath::reference})
     for (std::int64_t h : {1, 2, 4}) {

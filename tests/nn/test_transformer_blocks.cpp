@@ -1,7 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "core/uwaga.h"
 #include "nn/embedding.h"
+#include "nn/init.h"
 #include "nn/linear.h"
 #include "nn/mlp.h"
 #include "nn/positional_encoding.h"
@@ -45,6 +48,37 @@ TEST_CASE("the encoder block matches PyTorch and passes gradcheck", "[nn][block]
   require_gradcheck([&](const std::vector<Tensor>& in) {
     return block.forward(in[0], {.key_padding = kp});
   }, with_params({leaf({2, 4, 8}, 3)}, block));
+}
+
+TEST_CASE("the encoder block with LayerNorm between its branches (CCT's) passes gradcheck",
+          "[nn][block]") {
+  for (AttentionPath path : {AttentionPath::fast, AttentionPath::reference}) {
+    Generator gen(2);
+    TransformerEncoderBlock block({.dim = 8, .heads = 2, .mlp_dim = 16, .attention = path,
+                                   .norm = BlockNorm::between, .qkv_bias = false},
+                                  gen);
+    block.to(DType::Float64);
+    // Every parameter N(0, 1/D), the LayerNorms' γ and β too: neither branch is negligible
+    // beside the residual stream, and a wrong placement of LN₂ cannot hide behind γ = 1, β = 0.
+    for (Tensor& p : block.parameters()) init::normal(p, gen, 1.0 / std::sqrt(8.0));
+    REQUIRE(!block.attn->qkv->bias.defined());
+    Tensor kp = Tensor::from_vector({0, 0, 0, 0, 0, 0, 0, 1}, {2, 4});
+    require_gradcheck([&](const std::vector<Tensor>& in) {
+      return block.forward(in[0], {.key_padding = kp});
+    }, with_params({leaf({2, 4, 8}, 6)}, block));
+    // The formula: z′ = LN₂(z + MSA(LN₁(z))), z_out = z′ + MLP(z′).
+    Tensor z = leaf({2, 4, 8}, 7).detach();
+    Tensor z1 = block.norm2->forward(z + block.attn->forward(block.norm1->forward(z)));
+    REQUIRE(max_abs_diff(block.forward(z), z1 + block.mlp->forward(z1)) < 1e-12);
+    // Not the pre-LN block's: the same weights there give other numbers.
+    Generator same(2);
+    TransformerEncoderBlock pre({.dim = 8, .heads = 2, .mlp_dim = 16, .attention = path,
+                                 .qkv_bias = false},
+                                same);
+    pre.to(DType::Float64);
+    pre.load_state_dict(block.state_dict());
+    REQUIRE(max_abs_diff(pre.forward(z), block.forward(z)) > 1e-3);
+  }
 }
 
 TEST_CASE("the decoder block matches PyTorch and passes gradcheck", "[nn][block][golden]") {

@@ -322,3 +322,75 @@ TEST_CASE("cct stem and seq pool: names, widths, FLOPs, configuration and errors
   bad.dim = 127, bad.heads = 1;
   REQUIRE_THROWS_WITH(bad.validate(), Contains("dim 127 must be even"));
 }
+
+namespace {
+// CCT's own model (cct_details) on small_config's images: Conv 2->4, Conv 4->8, and the 4 grid
+// cells × 8 channels are the tokens.
+VitConfig cct_details_config() {
+  VitConfig c = cct_seq_pool_config();
+  c.cct_details = true;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("the ViT with cct_details matches CCT's PyTorch code", "[nn][vit][golden]") {
+  Generator gen(0);
+  VisionTransformer cct(cct_details_config(), gen);
+  // make_golden.py's define_cct: their names, mapped to these.
+  check_parity("vit_cct_details", cct, [&](auto& in) { return cct.forward(in.at("images")); });
+}
+
+TEST_CASE("the ViT with cct_details passes gradcheck", "[nn][vit]") {
+  require_vit_gradcheck(cct_details_config(), 5);
+}
+
+TEST_CASE("cct_details: CCT-4/3x2's 482,123 parameters, names, init, FLOPs and errors",
+          "[nn][vit]") {
+  VitConfig c;  // CCT-4/3x2 on CIFAR-10: 32 × 32 × 3, patch 4, dim 128, 4 blocks of 2 heads
+  c.image_size = 32, c.channels = 3, c.patch = 4, c.dim = 128, c.depth = 4, c.heads = 2;
+  c.mlp_dim = 128, c.stem = "cct", c.pool = "seq";
+  VitConfig uwaga_model = c;
+  c.cct_details = true;
+  Generator gen(0), gen2(0);
+  VisionTransformer cct(c, gen), plain(uwaga_model, gen2);
+  // No Linear D -> D after the tokenizer (128·128 + 128) and no qkv biases (4 blocks × 3·128).
+  REQUIRE(cct.num_parameters() == 482123);  // src/cct.py's cct_4_3x2_32
+  REQUIRE(plain.num_parameters() - cct.num_parameters() == (128 * 128 + 128) + 4 * 3 * 128);
+  REQUIRE(!cct.backbone->patch_embed);
+  auto names = cct.named_parameters();
+  REQUIRE(names[0].first == "pos_embed");
+  REQUIRE(names[1].first == "stem.0.weight");
+  REQUIRE(names[2].first == "stem.1.weight");
+  REQUIRE(names[3].first == "blocks.0.norm1.weight");  // the names of uwaga's model, less two
+  for (const auto& [name, p] : names) REQUIRE(name.find("qkv.bias") == std::string::npos);
+  REQUIRE(cct.backbone->blocks[0]->options.norm == BlockNorm::between);
+  REQUIRE(plain.backbone->blocks[0]->options.norm == BlockNorm::pre);
+  // CCT's init: positions trunc-normal(0, 0.2), the convolutions N(0, 2 / fan_in).
+  auto rms = [](const Tensor& t) { return std::sqrt(mean(t * t).item()); };
+  REQUIRE(rms(cct.backbone->pos_embed) == Approx(0.2 * 0.88).epsilon(0.05));  // ±2σ truncation
+  REQUIRE(rms(plain.backbone->pos_embed) == Approx(0.02 * 0.88).epsilon(0.05));
+  REQUIRE(rms(cct.backbone->stem[0]->weight) == Approx(std::sqrt(2.0 / 27)).epsilon(0.15));
+  REQUIRE(rms(cct.backbone->stem[1]->weight) == Approx(std::sqrt(2.0 / 576)).epsilon(0.02));
+  // PyTorch's default, U(±1/√fan_in), has rms 1/√(3·fan_in): √6 = 2.45× smaller.
+  REQUIRE(rms(plain.backbone->stem[1]->weight) == Approx(1 / std::sqrt(3.0 * 576)).epsilon(0.02));
+  // FLOPs: the Linear's 2·64·128·128 fewer.
+  REQUIRE(uwaga_model.forward_flops() - c.forward_flops() == 2 * 64 * 128 * 128);
+  REQUIRE(cct.forward(Tensor::zeros({2, 3, 32, 32})).shape() == Shape{2, 10});
+  // JSON: round-trips; configurations from before cct_details are uwaga's model.
+  REQUIRE(VitConfig::from_json(c.to_json()).cct_details);
+  nlohmann::json old = nlohmann::json::parse(c.to_json());
+  old.erase("cct_details");
+  REQUIRE(!VitConfig::from_json(old.dump()).cct_details);
+  // Only CCT's tokenizer and sequence pooling make CCT's model.
+  VitConfig bad = c;
+  bad.pool = "cls";
+  REQUIRE_THROWS_WITH(bad.validate(),
+                      Contains("cct_details needs stem cct and pool seq, got stem cct and pool cls"));
+  bad = c;
+  bad.stem = "conv";
+  REQUIRE_THROWS_WITH(bad.validate(), Contains("cct_details needs stem cct and pool seq"));
+  bad = c;
+  bad.patch = 1, bad.image_size = 8;
+  REQUIRE_THROWS_WITH(bad.validate(), Contains("cct details need the cct stem with at least one "
+                                               "convolution (patch >= 2)"));
+}
