@@ -109,9 +109,12 @@ VitBackbone::VitBackbone(const VitBackboneOptions& o, Generator& gen) : options(
   }
   const Init trunc_normal = [&](Tensor& w) { init::trunc_normal(w, gen, 0.02); };
   if (o.class_token) cls_token = register_parameter("cls_token", {1, 1, o.dim}, trunc_normal);
-  // CCT draws its learnable positions with std 0.2, ten times ViT's.
-  const double position_std = o.cct_details ? 0.2 : 0.02;
-  const Init position_init = [&](Tensor& w) { init::trunc_normal(w, gen, position_std); };
+  // CCT draws its learnable positions from trunc_normal_(std=0.2), ten times ViT's std, whose cut
+  // at ±2 (absolute) is ±10σ: a plain normal.
+  const Init position_init = [&](Tensor& w) {
+    if (o.cct_details) init::normal(w, gen, 0.2);
+    else init::trunc_normal(w, gen, 0.02);
+  };
   pos_embed = register_parameter("pos_embed", {1, o.tokens(), o.dim}, position_init);
   // No parameters and no draw from `gen`, like the blocks' dropout and drop path.
   if (o.dropout > 0) dropout = register_module("dropout", std::make_shared<Dropout>(o.dropout));

@@ -37,9 +37,10 @@
 //   - the blocks' qkv projections have no bias (nn/multi_head_attention.h, qkv_bias), and their
 //     second LayerNorm sits between the branches (nn/transformer_encoder_block.h, BlockNorm);
 //   - CCT's init: the convolutions Kaiming normal, std = √2 / √fan_in (the ReLU gain √2,
-//     fan_in = C_in·3·3), E_pos trunc-normal(0, 0.2); Linear and LayerNorm as below. (uwaga's
-//     trunc-normal cuts at ±2σ, PyTorch's trunc_normal_ at ±2 absolute: for CCT's stds hardly a
-//     cut, so their draws are about 12 % wider in rms.) Drawn in the order below, each
+//     fan_in = C_in·3·3), E_pos normal(0, 0.2), the Linear weights normal(0, 0.02)
+//     (VisionTransformer redraws them), LayerNorm as below. (CCT calls PyTorch's trunc_normal_,
+//     which cuts at ±2 absolute: ±10σ and ±100σ at these stds, no cut at all in practice; uwaga's
+//     trunc_normal cuts at ±2σ, 12 % narrower in rms.) Drawn in the order below, each
 //     convolution's PyTorch default first and then its Kaiming draw (CCT's init_weight overwrites
 //     it too), so that a model without cct_details draws exactly as before.
 //

@@ -367,7 +367,8 @@ TEST_CASE("cct_details: CCT-4/3x2's 482,123 parameters, names, init, FLOPs and e
   REQUIRE(plain.backbone->blocks[0]->options.norm == BlockNorm::pre);
   // CCT's init: positions trunc-normal(0, 0.2), the convolutions N(0, 2 / fan_in).
   auto rms = [](const Tensor& t) { return std::sqrt(mean(t * t).item()); };
-  REQUIRE(rms(cct.backbone->pos_embed) == Approx(0.2 * 0.88).epsilon(0.05));  // ±2σ truncation
+  REQUIRE(rms(cct.backbone->pos_embed) == Approx(0.2).epsilon(0.05));  // as PyTorch's: no cut
+  REQUIRE(rms(cct.backbone->blocks[0]->mlp->fc1->weight) == Approx(0.02).epsilon(0.05));
   REQUIRE(rms(plain.backbone->pos_embed) == Approx(0.02 * 0.88).epsilon(0.05));
   REQUIRE(rms(cct.backbone->stem[0]->weight) == Approx(std::sqrt(2.0 / 27)).epsilon(0.15));
   REQUIRE(rms(cct.backbone->stem[1]->weight) == Approx(std::sqrt(2.0 / 576)).epsilon(0.02));
