@@ -149,8 +149,12 @@ Tensor VitBackbone::embed_patches(const Tensor& images) {
   }
   Tensor s = images;                                   // s_0 = x  (B, C, H, W)
   for (auto& conv : stem) {
-    s = relu(conv->forward(s));
+    // CCT's layer is MaxPool(ReLU(conv(s))), computed as ReLU(MaxPool(conv(s))): the same values
+    // (ReLU keeps order, so the window's largest stays largest) and the same gradients, with
+    // the ReLU on the pooled quarter of the cells.
+    s = conv->forward(s);
     if (options.stem == Stem::cct) s = max_pool2d(s, 3, 2, 1);  // halves H and W
+    s = relu(s);
   }                                                    // s_n  (B, D/2 or D, H/P, W/P)
   const std::int64_t B = s.size(0), width = s.size(1);
   s = reshape(permute(s, {0, 2, 3, 1}), {B, options.num_patches(), width});  // cell (r, c) -> token
