@@ -30,6 +30,11 @@
 #                                              convolutional stem (--stem conv), the same recipe
 #                                              (STEM_FLAGS, default --epochs 12 --warmup 390),
 #                                              the two runs side by side, one thread each
+#   bash apps/bench/cifar_recipe.sh model      cifar10-cct's recipe on CCT's own model (the preset,
+#                                              --cct-details) against uwaga's (--cct-details=false:
+#                                              a Linear after the tokenizer, qkv biases, pre-LN
+#                                              blocks, ViT's init), MODEL_FLAGS (default --epochs 12
+#                                              --warmup 390), side by side, one thread each
 #   bash apps/bench/cifar_recipe.sh report RUN the accuracy every 10 epochs of a run's log.jsonl
 #
 # Environment: THREADS (default 2), OUT (default runs/cifar-recipe), BUILD_DIR (default build),
@@ -43,7 +48,7 @@ threads=${THREADS:-2}
 out=${OUT:-runs/cifar-recipe}
 build_dir=${BUILD_DIR:-build}
 vit=$build_dir/apps/uwaga-vit
-usage() { echo "usage: cifar_recipe.sh full | ablation | pipeline | fashion | torch | jpeg | stem | report RUN_DIR" >&2; exit 2; }
+usage() { echo "usage: cifar_recipe.sh full | ablation | pipeline | fashion | torch | jpeg | stem | model | report RUN_DIR" >&2; exit 2; }
 [[ -n $mode ]] || usage
 
 machine() {
@@ -227,6 +232,19 @@ PY
            "(the test set's too):"
       side_by_side "$out/${as_it_came[$pair]}" "$out/${passed[$pair]}"
     done
+    ;;
+  model)
+    cifar_data
+    threads=1
+    machine
+    read -ra model_flags <<<"--preset cifar10-cct ${MODEL_FLAGS:---epochs 12 --warmup 390}"
+    echo "${model_flags[*]}: CCT's model and uwaga's side by side, one thread each${EXTRA:+, with $EXTRA}"
+    train "$out/model-cct" "${model_flags[@]}" &
+    train "$out/model-uwaga" "${model_flags[@]}" --cct-details=false &
+    wait_all || exit 1
+    grep -H -m1 -E "^  params" "$out/model-cct.out" "$out/model-uwaga.out" || true
+    echo "test accuracy, epoch by epoch:"
+    side_by_side "$out/model-cct" "$out/model-uwaga"
     ;;
   stem)
     cifar_data
