@@ -134,29 +134,156 @@ using TileFn = void (*)(std::int64_t, const std::uint32_t*, const std::uint32_t*
                         float*, std::int64_t, int, int, const float*);
 constexpr TileFn kTiles[3] = {&tile<1>, &tile<2>, &tile<3>};
 
-void bf16_gemm_avx512(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N,
-                      std::int64_t K, float alpha, const float* A, std::int64_t lda,
-                      const float* B, std::int64_t ldb, float beta, float* C, std::int64_t ldc,
-                      const float* row_bias) {
-  const std::int64_t tiles_m = ceil_div(M, kRows), strips_n = ceil_div(N, kCols);
+// The AVX512-BF16 kernel as the blocked driver below wants it: pairs as they come, A and B packed
+// pair by pair (pack_pairs), one register tile of kRows × kCols.
+struct Avx512Bf16Kernel {
+  static constexpr int kRows = uwaga::kRows, kCols = uwaga::kCols;
+  static std::int64_t padded(std::int64_t pairs) { return pairs; }
+  static void pack_a(const float* src, std::int64_t ld, bool k_contiguous, std::int64_t depth,
+                     std::int64_t valid, std::int64_t, std::uint32_t* dst) {
+    pack_pairs(src, ld, k_contiguous, depth, valid, kRows, dst);
+  }
+  static void pack_b(const float* src, std::int64_t ld, bool k_contiguous, std::int64_t depth,
+                     std::int64_t valid, std::int64_t, std::uint32_t* dst) {
+    pack_pairs(src, ld, k_contiguous, depth, valid, kCols, dst);
+  }
+  static void begin() {}
+  static void end() {}
+  static void block(std::int64_t pairs, const std::uint32_t* a, const std::uint32_t* b,
+                    float alpha, float beta, float* C, std::int64_t ldc, int rows, int cols,
+                    const float* bias) {
+    kTiles[(cols + kLanes - 1) / kLanes - 1](pairs, a, b, alpha, beta, C, ldc, rows, cols, bias);
+  }
+};
+
+// ---- AMX: the same product on the tile registers (Intel Sapphire Rapids and later) ------------
+// Eight tile registers of 16 rows × 64 bytes. tdpbf16ps C, A, B: for a 16 × 16 tile of float sums
+// C, a 16 × 32 tile of bfloat16 A (16 rows, 16 pairs of the inner dimension) and a B tile of 16
+// pairs × 16 columns, each row of B one pair-word per column (pack_pairs' layout):
+//   C[m][n] += Σ_p A[m][2p]·B[2p][n] + A[m][2p+1]·B[2p+1][n]        (512 multiply-adds per row)
+// 8,192 multiply-adds in one instruction. A block of kAmxRows × kAmxCols = 32 × 32 sums takes
+// four C tiles (0-3), two of A (4, 5: rows 0-15, 16-31) and two of B (6, 7: columns 0-15,
+// 16-31): four tdpbf16ps for every four tile loads. A is packed row by row (each row's pairs
+// side by side, the rows pairs_pad words apart); the inner dimension is padded with zero pairs
+// to a multiple of 16. Like vdpbf16ps, tdpbf16ps reads bfloat16 denormals as zero.
+#define UWAGA_AMX __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl")))
+
+constexpr int kAmxRows = 32, kAmxCols = 32;
+constexpr std::int64_t kTilePairs = 16;  // pairs of the inner dimension in one A or B tile
+
+// The tiles' shapes (ldtilecfg's 64 bytes, palette 1): all eight 16 rows × 64 bytes.
+struct alignas(64) TileConfig {
+  std::uint8_t palette = 1, start_row = 0, reserved[14] = {};
+  std::uint16_t bytes_per_row[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+  std::uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
+};
+
+struct AmxKernel {
+  static constexpr int kRows = kAmxRows, kCols = kAmxCols;
+  static std::int64_t padded(std::int64_t pairs) { return ceil_div(pairs, kTilePairs) * kTilePairs; }
+  // `valid` ≤ 32 rows of op(A): dst[x·pairs_pad + p] = (op(A)[x][2p], op(A)[x][2p+1]), zeros past
+  // `depth` and past `valid`.
+  static void pack_a(const float* src, std::int64_t ld, bool k_contiguous, std::int64_t depth,
+                     std::int64_t valid, std::int64_t pairs_pad, std::uint32_t* dst) {
+    std::memset(dst, 0, sizeof(std::uint32_t) * kRows * pairs_pad);
+    auto* out = reinterpret_cast<bfloat16_bits*>(dst);  // row x's values at out[x·2·pairs_pad + k]
+    if (k_contiguous) {
+      for (std::int64_t x = 0; x < valid; ++x)
+        float_to_bfloat16(src + x * ld, out + x * 2 * pairs_pad, depth);
+      return;
+    }
+    bfloat16_bits line[kRows];  // op(A)[·][k] for the rows, one k at a time
+    for (std::int64_t k = 0; k < depth; ++k) {
+      float_to_bfloat16(src + k * ld, line, valid);
+      for (std::int64_t x = 0; x < valid; ++x) out[x * 2 * pairs_pad + k] = line[x];
+    }
+  }
+  static void pack_b(const float* src, std::int64_t ld, bool k_contiguous, std::int64_t depth,
+                     std::int64_t valid, std::int64_t pairs_pad, std::uint32_t* dst) {
+    const std::int64_t pairs = ceil_div(depth, 2);
+    pack_pairs(src, ld, k_contiguous, depth, valid, kCols, dst);
+    std::memset(dst + pairs * kCols, 0, sizeof(std::uint32_t) * kCols * (pairs_pad - pairs));
+  }
+  // A thread configures its tiles before its blocks and releases them after (the tile state is
+  // per thread).
+  UWAGA_AMX static void begin() {
+    static const TileConfig config;
+    _tile_loadconfig(&config);
+  }
+  UWAGA_AMX static void end() { _tile_release(); }
+  UWAGA_AMX static void block(std::int64_t pairs_pad, const std::uint32_t* a,
+                              const std::uint32_t* b, float alpha, float beta, float* C,
+                              std::int64_t ldc, int rows, int cols, const float* bias) {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    const std::int64_t a_stride = pairs_pad * 4;  // bytes from one row of packed A to the next
+    for (std::int64_t p0 = 0; p0 < pairs_pad; p0 += kTilePairs) {
+      _tile_loadd(4, a + p0, a_stride);                    // rows 0-15, pairs p0 … p0 + 15
+      _tile_loadd(5, a + 16 * pairs_pad + p0, a_stride);   // rows 16-31
+      _tile_loadd(6, b + p0 * kCols, kCols * 4);           // columns 0-15
+      _tile_loadd(7, b + p0 * kCols + 16, kCols * 4);      // columns 16-31
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(1, 4, 7);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
+    }
+    alignas(64) float sums[kRows][kCols];
+    _tile_stored(0, &sums[0][0], kCols * 4);
+    _tile_stored(1, &sums[0][16], kCols * 4);
+    _tile_stored(2, &sums[16][0], kCols * 4);
+    _tile_stored(3, &sums[16][16], kCols * 4);
+    const __m512 alpha_v = _mm512_set1_ps(alpha), beta_v = _mm512_set1_ps(beta);
+    for (int r = 0; r < rows; ++r) {
+      float* c = C + r * ldc;
+      for (int v = 0; v < 2; ++v) {
+        const int n = std::clamp(cols - v * kLanes, 0, kLanes);
+        const __mmask16 mask = static_cast<__mmask16>((1u << n) - 1u);
+        const __m512 acc = _mm512_load_ps(&sums[r][v * kLanes]);
+        __m512 out = alpha == 1.0f ? acc : _mm512_mul_ps(alpha_v, acc);
+        if (beta != 0.0f)
+          out = _mm512_fmadd_ps(beta_v, _mm512_maskz_loadu_ps(mask, c + v * kLanes), out);
+        if (bias) out = _mm512_add_ps(out, _mm512_maskz_loadu_ps(mask, bias + v * kLanes));
+        _mm512_mask_storeu_ps(c + v * kLanes, mask, out);
+      }
+    }
+  }
+};
+
+#undef UWAGA_AMX
+
+// The blocked product around a Kernel's blocks of Kernel::kRows × kCols sums (core/bf16_gemm.h):
+// the inner dimension in blocks of kInnerPairs pairs, each packed whole (op(B) in strips of kCols
+// columns, op(A) in tiles of kRows rows), then the blocks of rows × columns shared among the
+// threads, each running every strip of its columns (kept in L1) against every tile of its rows.
+template <class Kernel>
+void bf16_gemm_blocked(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N,
+                       std::int64_t K, float alpha, const float* A, std::int64_t lda,
+                       const float* B, std::int64_t ldb, float beta, float* C, std::int64_t ldc,
+                       const float* row_bias) {
+  constexpr int R = Kernel::kRows, Q = Kernel::kCols;
+  const std::int64_t tiles_m = ceil_div(M, R), strips_n = ceil_div(N, Q);
   // The blocks of rows × columns the threads share: nearly equal, and at least one each.
   const int threads = omp_in_parallel() ? 1 : num_threads();
   std::int64_t blocks_m = ceil_div(M, kBlockRows), blocks_n = ceil_div(N, kBlockCols);
   while ((blocks_m * blocks_n) % threads != 0 && blocks_n < strips_n) ++blocks_n;
-  const std::int64_t rows_per_block = ceil_div(tiles_m, blocks_m) * kRows;
-  const std::int64_t cols_per_block = ceil_div(strips_n, blocks_n) * kCols;
+  const std::int64_t rows_per_block = ceil_div(tiles_m, blocks_m) * R;
+  const std::int64_t cols_per_block = ceil_div(strips_n, blocks_n) * Q;
   blocks_m = ceil_div(M, rows_per_block);
   blocks_n = ceil_div(N, cols_per_block);
   const bool worth_forking = M * N * std::max<std::int64_t>(K, 1) > 64 * 64 * 64;
 
   thread_local PackBuffer packed_a, packed_b;
-  const std::int64_t max_pairs = std::min(kInnerPairs, ceil_div(std::max<std::int64_t>(K, 1), 2));
-  std::uint32_t* pa = packed_a.get(tiles_m * kRows * max_pairs);
-  std::uint32_t* pb = packed_b.get(strips_n * kCols * max_pairs);
+  const std::int64_t max_pairs =
+      Kernel::padded(std::min(kInnerPairs, ceil_div(std::max<std::int64_t>(K, 1), 2)));
+  std::uint32_t* pa = packed_a.get(tiles_m * R * max_pairs);
+  std::uint32_t* pb = packed_b.get(strips_n * Q * max_pairs);
 
   // K = 0 is an empty sum: one pass with no pairs gives C = β·C (+ bias).
   for (std::int64_t k0 = 0; k0 < K || k0 == 0; k0 += 2 * kInnerPairs) {
-    const std::int64_t depth = std::min(K - k0, 2 * kInnerPairs), pairs = ceil_div(depth, 2);
+    const std::int64_t depth = std::min(K - k0, 2 * kInnerPairs);
+    const std::int64_t pairs = Kernel::padded(ceil_div(depth, 2));
     const bool last = k0 + depth >= K;
     const float step_beta = k0 == 0 ? beta : 1.0f;  // later blocks add to the first's sums
     const float* bias = last ? row_bias : nullptr;
@@ -164,43 +291,65 @@ void bf16_gemm_avx512(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N
     // Pack this block of the inner dimension: every strip of B, every tile of A.
     parallel_for(strips_n, worth_forking, [&](std::int64_t s0, std::int64_t s1) {
       for (std::int64_t s = s0; s < s1; ++s) {
-        const std::int64_t j0 = s * kCols;
+        const std::int64_t j0 = s * Q;
         const float* src = trans_b ? B + j0 * ldb + k0 : B + k0 * ldb + j0;
-        pack_pairs(src, ldb, trans_b, depth, std::min<std::int64_t>(kCols, N - j0), kCols,
-                   pb + s * kCols * pairs);
+        Kernel::pack_b(src, ldb, trans_b, depth, std::min<std::int64_t>(Q, N - j0), pairs,
+                       pb + s * Q * pairs);
       }
     });
     parallel_for(tiles_m, worth_forking, [&](std::int64_t t0, std::int64_t t1) {
       for (std::int64_t t = t0; t < t1; ++t) {
-        const std::int64_t i0 = t * kRows;
+        const std::int64_t i0 = t * R;
         const float* src = trans_a ? A + k0 * lda + i0 : A + i0 * lda + k0;
-        pack_pairs(src, lda, !trans_a, depth, std::min<std::int64_t>(kRows, M - i0), kRows,
-                   pa + t * kRows * pairs);
+        Kernel::pack_a(src, lda, !trans_a, depth, std::min<std::int64_t>(R, M - i0), pairs,
+                       pa + t * R * pairs);
       }
     });
 
-    // Each block: every strip of its columns (kept in L1) against every tile of its rows.
     parallel_for(blocks_m * blocks_n, worth_forking, [&](std::int64_t b0, std::int64_t b1) {
+      Kernel::begin();
       for (std::int64_t blk = b0; blk < b1; ++blk) {
         const std::int64_t i_begin = (blk / blocks_n) * rows_per_block;
         const std::int64_t j_begin = (blk % blocks_n) * cols_per_block;
         const std::int64_t i_end = std::min(M, i_begin + rows_per_block);
         const std::int64_t j_end = std::min(N, j_begin + cols_per_block);
-        for (std::int64_t j0 = j_begin; j0 < j_end; j0 += kCols) {
-          const int cols = static_cast<int>(std::min<std::int64_t>(kCols, j_end - j0));
-          const TileFn fn = kTiles[(cols + kLanes - 1) / kLanes - 1];
-          const std::uint32_t* strip = pb + (j0 / kCols) * kCols * pairs;
-          for (std::int64_t i0 = i_begin; i0 < i_end; i0 += kRows) {
-            const int rows = static_cast<int>(std::min<std::int64_t>(kRows, i_end - i0));
-            fn(pairs, pa + (i0 / kRows) * kRows * pairs, strip, alpha, step_beta,
-               C + i0 * ldc + j0, ldc, rows, cols, bias ? bias + j0 : nullptr);
+        for (std::int64_t j0 = j_begin; j0 < j_end; j0 += Q) {
+          const int cols = static_cast<int>(std::min<std::int64_t>(Q, j_end - j0));
+          const std::uint32_t* strip = pb + (j0 / Q) * Q * pairs;
+          for (std::int64_t i0 = i_begin; i0 < i_end; i0 += R) {
+            const int rows = static_cast<int>(std::min<std::int64_t>(R, i_end - i0));
+            Kernel::block(pairs, pa + (i0 / R) * R * pairs, strip, alpha, step_beta,
+                          C + i0 * ldc + j0, ldc, rows, cols, bias ? bias + j0 : nullptr);
           }
         }
       }
+      Kernel::end();
     });
     if (K == 0) break;
   }
 }
+
+}  // namespace
+
+void bf16_gemm_avx512_bf16(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N,
+                           std::int64_t K, float alpha, const float* A, std::int64_t lda,
+                           const float* B, std::int64_t ldb, float beta, float* C,
+                           std::int64_t ldc, const float* row_bias) {
+  if (M <= 0 || N <= 0) return;
+  bf16_gemm_blocked<Avx512Bf16Kernel>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C,
+                                      ldc, row_bias);
+}
+
+void bf16_gemm_amx(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
+                   float alpha, const float* A, std::int64_t lda, const float* B,
+                   std::int64_t ldb, float beta, float* C, std::int64_t ldc,
+                   const float* row_bias) {
+  if (M <= 0 || N <= 0) return;
+  bf16_gemm_blocked<AmxKernel>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
+                               row_bias);
+}
+
+namespace {
 
 #endif  // __x86_64__
 
@@ -217,16 +366,25 @@ std::vector<float> rounded_copy(const float* X, std::int64_t rows, std::int64_t 
 
 std::int64_t bf16_gemm_tile_rows() { return kRows; }
 std::int64_t bf16_gemm_tile_cols() { return kCols; }
+std::int64_t bf16_gemm_amx_rows() { return kAmxRows; }
+std::int64_t bf16_gemm_amx_cols() { return kAmxCols; }
 
-const char* bf16_gemm_path() { return cpu_has_avx512_bf16() ? "avx512-bf16" : "float32"; }
+const char* bf16_gemm_path() {
+  return cpu_has_amx_bf16() ? "amx" : cpu_has_avx512_bf16() ? "avx512-bf16" : "float32";
+}
 
 void bf16_gemm(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
                float alpha, const float* A, std::int64_t lda, const float* B, std::int64_t ldb,
                float beta, float* C, std::int64_t ldc, const float* row_bias) {
   if (M <= 0 || N <= 0) return;
 #if defined(__x86_64__)
+  if (cpu_has_amx_bf16()) {
+    bf16_gemm_amx(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, row_bias);
+    return;
+  }
   if (cpu_has_avx512_bf16()) {
-    bf16_gemm_avx512(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, row_bias);
+    bf16_gemm_avx512_bf16(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
+                          row_bias);
     return;
   }
 #endif
@@ -263,5 +421,20 @@ void bf16_gemm_reference(bool trans_a, bool trans_b, std::int64_t M, std::int64_
 }
 
 #undef UWAGA_AVX512_BF16
+
+#if !defined(__x86_64__)
+void bf16_gemm_avx512_bf16(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N,
+                           std::int64_t K, float alpha, const float* A, std::int64_t lda,
+                           const float* B, std::int64_t ldb, float beta, float* C,
+                           std::int64_t ldc, const float* row_bias) {
+  bf16_gemm_via_float32(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, row_bias);
+}
+void bf16_gemm_amx(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
+                   float alpha, const float* A, std::int64_t lda, const float* B,
+                   std::int64_t ldb, float beta, float* C, std::int64_t ldc,
+                   const float* row_bias) {
+  bf16_gemm_via_float32(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, row_bias);
+}
+#endif
 
 }  // namespace uwaga

@@ -4,8 +4,10 @@
 // accumulated in float32 — what PyTorch's bf16 autocast does to a matrix product on a CPU.
 // Debian's OpenBLAS 0.3.21 has no sbgemm, so the kernel is ours.
 //
-// The kernel (on CPUs with AVX512-BF16: Intel Cooper Lake, Sapphire/Emerald Rapids, AMD Zen 4/5)
-// rests on one instruction, vdpbf16ps: for each of a vector's 16 float lanes,
+// Two kernels: on CPUs with AMX (Intel Sapphire Rapids and later) the tile instruction tdpbf16ps,
+// 8,192 multiply-adds at once (core/bf16_gemm.cpp, AmxKernel); elsewhere with AVX512-BF16 (Intel
+// Cooper Lake, AMD Zen 4/5) the vector instruction vdpbf16ps, which the rest of this comment
+// describes. The AVX512-BF16 kernel rests on that one instruction: for each of a vector's 16 float lanes,
 //   acc[j] += a[2j]·b[2j] + a[2j+1]·b[2j+1]        (a, b: 32 bfloat16; products exact in float32)
 // two multiply-adds per lane where float32's FMA does one. It wants the inner dimension in pairs:
 // so A and B are first copied ("packed") into bfloat16 pairs, k = 2p and 2p + 1 side by side in
@@ -53,13 +55,28 @@ void bf16_gemm_via_float32(bool trans_a, bool trans_b, std::int64_t M, std::int6
                            const float* B, std::int64_t ldb, float beta, float* C,
                            std::int64_t ldc, const float* row_bias = nullptr);
 
-// Which path bf16_gemm takes on this CPU: "avx512-bf16" (uwaga's kernel) or "float32"
-// (bfloat16-rounded operands through the float32 gemm). UWAGA_BF16_KERNEL=reference in the
-// environment forces the second (core/bfloat16.h).
+// Which path bf16_gemm takes on this CPU: "amx" (the tile kernel, where the CPU has AMX-BF16 and
+// the OS lets the process use its tiles), "avx512-bf16" (uwaga's vector kernel) or "float32"
+// (bfloat16-rounded operands through the float32 gemm). UWAGA_BF16_KERNEL in the environment
+// narrows the choice (core/bfloat16.h): avx512-bf16 leaves AMX out, reference leaves both out.
 const char* bf16_gemm_path();
 
-// The register tile of the AVX512-BF16 kernel (8 × 48), for tests that want every edge.
+// The two kernels themselves, for tests and benchmarks: call each only where the CPU has it
+// (cpu_has_avx512_bf16, cpu_has_amx_bf16 in core/bfloat16.h).
+void bf16_gemm_avx512_bf16(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N,
+                           std::int64_t K, float alpha, const float* A, std::int64_t lda,
+                           const float* B, std::int64_t ldb, float beta, float* C,
+                           std::int64_t ldc, const float* row_bias = nullptr);
+void bf16_gemm_amx(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
+                   float alpha, const float* A, std::int64_t lda, const float* B,
+                   std::int64_t ldb, float beta, float* C, std::int64_t ldc,
+                   const float* row_bias = nullptr);
+
+// The blocks of sums of the AVX512-BF16 kernel (its register tile, 8 × 48) and of the AMX kernel
+// (four tiles, 32 × 32), for tests that want every edge.
 std::int64_t bf16_gemm_tile_rows();
 std::int64_t bf16_gemm_tile_cols();
+std::int64_t bf16_gemm_amx_rows();
+std::int64_t bf16_gemm_amx_cols();
 
 }  // namespace uwaga

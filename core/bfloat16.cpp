@@ -1,7 +1,12 @@
 #include "core/bfloat16.h"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
+#endif
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
 #endif
 
 #include <cstdlib>
@@ -69,6 +74,27 @@ bool cpu_has_avx512_bf16() {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
+#endif
+  }();
+  return has;
+}
+
+bool cpu_has_amx_bf16() {
+  static const bool has = [] {
+    const char* env = std::getenv("UWAGA_BF16_KERNEL");
+    if (env && std::strcmp(env, "avx512-bf16") == 0) return false;
+    if (!cpu_has_avx512_bf16()) return false;  // also says no under =reference
+#if !defined(__x86_64__) || !defined(__linux__)
+    return false;
+#else
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+    const bool amx_bf16 = (edx >> 22) & 1u, amx_tile = (edx >> 24) & 1u;
+    if (!amx_bf16 || !amx_tile) return false;
+    // The tiles' 8 KiB of state (XFEATURE_XTILEDATA, 18) is saved on a context switch only for
+    // processes that asked for it.
+    constexpr long kReqXcompPerm = 0x1023, kXtileData = 18;
+    return syscall(SYS_arch_prctl, kReqXcompPerm, kXtileData) == 0;
 #endif
   }();
   return has;

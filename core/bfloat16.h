@@ -82,5 +82,10 @@ void round_to_bfloat16(const float* in, float* out, std::int64_t n);
 // core/bf16_gemm.cpp's kernel and the bulk conversion use. UWAGA_BF16_KERNEL=reference in the
 // environment says no regardless (to run the fallback paths on such a CPU).
 bool cpu_has_avx512_bf16();
+// Whether this CPU has AMX-BF16 and AMX-TILE and the OS lets this process use the tiles (Linux
+// asks each process to request them: arch_prctl(ARCH_REQ_XCOMP_PERM), done here once), besides
+// AVX512-BF16 (core/bf16_gemm.cpp's AMX kernel packs and stores with it).
+// UWAGA_BF16_KERNEL=avx512-bf16 or =reference says no.
+bool cpu_has_amx_bf16();
 
 }  // namespace uwaga

@@ -111,10 +111,10 @@ int train_command(TrainProgram& program, int argc, char** argv) {
     else if (options.save_every > 1)
       summary.line("save", "a checkpoint every %lld epochs and after the last",
                    static_cast<long long>(options.save_every));
-    const bool bf16_kernel = std::strcmp(bf16_gemm_path(), "avx512-bf16") == 0;
+    const bool bf16_kernel = std::strcmp(bf16_gemm_path(), "float32") != 0;
     if (precision == MatmulPrecision::bfloat16 && bf16_kernel)
-      summary.line("precision", "bf16 matrix products (float32 sums); the weights, AdamW, "
-                   "LayerNorm, softmax and the loss in float32");
+      summary.line("precision", "bf16 matrix products (float32 sums, %s kernel); the weights, "
+                   "AdamW, LayerNorm, softmax and the loss in float32", bf16_gemm_path());
     else if (precision == MatmulPrecision::bfloat16)
       std::printf("--precision bf16: %s; training in float32\n", why_float32());
     if (attention_path(r) == nn::AttentionPath::reference)

@@ -95,21 +95,41 @@ void check_against_reference(GemmFn fn, const Product& p, float beta, bool with_
 
 }  // namespace
 
+// Every edge of a kernel's block of rows × cols sums (1, one short, full, one over, several) in
+// M and N, and in K an empty sum, odd (a last pair with one value), a tile's 16 pairs and one
+// short or over (AMX), past a block of 256 inner steps; both transposes, β = 0 and β with bias.
+void check_every_edge(GemmFn fn, std::int64_t rows, std::int64_t cols, Generator& g) {
+  std::vector<std::int64_t> Ms = {1, 15, 16, 17, rows - 1, rows, rows + 1, 65};
+  std::vector<std::int64_t> Ns = {1, 15, 16, 17, cols - 1, cols, cols + 1, 65};
+  for (auto* v : {&Ms, &Ns}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+  for (const bool ta : {false, true})
+    for (const bool tb : {false, true})
+      for (const std::int64_t M : Ms)
+        for (const std::int64_t N : Ns)
+          for (const std::int64_t K : {0, 1, 2, 31, 32, 33, 300}) {
+            const Product p = random_product(g, ta, tb, M, N, K);
+            check_against_reference(fn, p, 0.0f, false, g);
+            check_against_reference(fn, p, 0.5f, true, g);
+          }
+}
+
 TEST_CASE("the bf16 product matches the reference loops at every edge of its tile and blocks",
           "[core][bf16]") {
   INFO("bf16_gemm runs on " << bf16_gemm_path());
-  const std::int64_t R = bf16_gemm_tile_rows(), Q = bf16_gemm_tile_cols();
   Generator g(11);
-  for (const bool ta : {false, true})
-    for (const bool tb : {false, true})
-      for (const std::int64_t M : {std::int64_t(1), std::int64_t(15), R, R + 1, std::int64_t(17), std::int64_t(65)})
-        for (const std::int64_t N : {std::int64_t(1), std::int64_t(15), std::int64_t(16), std::int64_t(17), Q, Q + 1, std::int64_t(65)})
-          // K: an empty sum, odd (a last pair with one value), and past a block of 256 inner steps
-          for (const std::int64_t K : {0, 1, 2, 16, 33, 65, 300}) {
-            const Product p = random_product(g, ta, tb, M, N, K);
-            check_against_reference(&bf16_gemm, p, 0.0f, false, g);
-            check_against_reference(&bf16_gemm, p, 0.5f, true, g);
-          }
+  if (cpu_has_avx512_bf16()) {
+    INFO("the AVX512-BF16 kernel");
+    check_every_edge(&bf16_gemm_avx512_bf16, bf16_gemm_tile_rows(), bf16_gemm_tile_cols(), g);
+  }
+  if (cpu_has_amx_bf16()) {
+    INFO("the AMX kernel");
+    check_every_edge(&bf16_gemm_amx, bf16_gemm_amx_rows(), bf16_gemm_amx_cols(), g);
+  }
+  // bf16_gemm itself, whichever path this CPU takes
+  check_every_edge(&bf16_gemm, 16, 16, g);
 }
 
 TEST_CASE("the bf16 product's float32 path (CPUs without AVX512-BF16) matches the reference",
@@ -133,6 +153,7 @@ TEST_CASE("the bf16 product shares a large product among threads with the same r
   for (const bool ta : {false, true}) {
     const Product p = random_product(g, ta, !ta, 300, 400, 600);
     check_against_reference(&bf16_gemm, p, 0.5f, true, g);
+    if (cpu_has_avx512_bf16()) check_against_reference(&bf16_gemm_avx512_bf16, p, 0.5f, true, g);
   }
   set_num_threads(before);
 }

@@ -38,7 +38,7 @@ double relative_norm_error(const Tensor& a, const Tensor& b) {
 bool same_bits(const Tensor& a, const Tensor& b) { return a.to_vector() == b.to_vector(); }
 
 // Whether bf16_gemm's kernel runs here, so that the bfloat16 setting changes the products.
-bool cpu_runs_bf16() { return std::string(bf16_gemm_path()) == "avx512-bf16"; }
+bool cpu_runs_bf16() { return std::string(bf16_gemm_path()) != "float32"; }
 
 // linear(x, W, b) and its gradients dx, dW, db for the upstream gradient dy, under `precision`.
 struct LinearResult {
@@ -71,7 +71,7 @@ TEST_CASE("matmul precision: the scope sets it and restores the one before", "[c
   {
     const MatmulPrecisionScope bf16(MatmulPrecision::bfloat16);
     REQUIRE(matmul_precision() == MatmulPrecision::bfloat16);
-    REQUIRE(matmul_in_bfloat16() == (std::string(bf16_gemm_path()) == "avx512-bf16"));
+    REQUIRE(matmul_in_bfloat16() == (std::string(bf16_gemm_path()) != "float32"));
     {
       const MatmulPrecisionScope fp32(MatmulPrecision::float32);
       REQUIRE(matmul_precision() == MatmulPrecision::float32);
