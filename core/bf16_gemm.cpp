@@ -49,25 +49,42 @@ class PackBuffer {
   std::vector<std::uint32_t> data_;
 };
 
+#if defined(__x86_64__)
+// 16 pair-words bf16(even[i]) | bf16(odd[i]) << 16 for i < n ≤ 16, zeros past n; without `odd`
+// (the last pair of an odd depth) zeros in the high halves. vcvtneps2bf16 rounds to nearest even
+// and reads a float32 denormal as zero: so do the kernels' dot products with a bfloat16 denormal,
+// so the product is the same.
+UWAGA_AVX512_BF16 inline __m512i pair_words16(const float* even, const float* odd, int n) {
+  const __mmask16 m = static_cast<__mmask16>(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
+  auto widened = [m](const float* x) {
+    const __m256bh h = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, x));
+    return _mm512_maskz_cvtepu16_epi32(0xFFFF, reinterpret_cast<__m256i>(h));
+  };
+  const __m512i lo = widened(even);
+  if (!odd) return lo;
+  return _mm512_or_si512(lo, _mm512_maskz_slli_epi32(0xFFFF, widened(odd), 16));
+}
+
 // Packs `depth` inner steps (k = 0 … depth − 1 from src) of `valid` ≤ W rows of op(A) or columns
 // of op(B) (x) into pairs: dst[p·W + x] = bf16(X[2p][x]) | bf16(X[2p+1][x]) << 16, where X[k][x] is
 // src[k·ld + x] or, with k_contiguous, src[x·ld + k]. Words past `valid` and the second half of a
-// last odd pair are zeros.
-void pack_pairs(const float* src, std::int64_t ld, bool k_contiguous, std::int64_t depth,
-                std::int64_t valid, int W, std::uint32_t* dst) {
+// last odd pair are zeros. (Only the kernels call it, on CPUs with AVX512-BF16.)
+UWAGA_AVX512_BF16 void pack_pairs(const float* src, std::int64_t ld, bool k_contiguous,
+                                  std::int64_t depth, std::int64_t valid, int W,
+                                  std::uint32_t* dst) {
   const std::int64_t pairs = ceil_div(depth, 2);
   if (!k_contiguous) {
-    // Two rows of X at a time, each converted whole, then interleaved (a loop the compiler
-    // vectorises).
-    bfloat16_bits even[kCols], odd[kCols];
+    // Two rows of X at a time, 16 columns a step (W = 8: half a vector stored).
     for (std::int64_t p = 0; p < pairs; ++p) {
-      std::fill(even, even + W, bfloat16_bits{0});
-      std::fill(odd, odd + W, bfloat16_bits{0});
-      float_to_bfloat16(src + 2 * p * ld, even, valid);
-      if (2 * p + 1 < depth) float_to_bfloat16(src + (2 * p + 1) * ld, odd, valid);
-      std::uint32_t* out = dst + p * W;
-      for (int x = 0; x < W; ++x)
-        out[x] = static_cast<std::uint32_t>(even[x]) | static_cast<std::uint32_t>(odd[x]) << 16;
+      const float* even = src + 2 * p * ld;
+      const float* odd = 2 * p + 1 < depth ? even + ld : nullptr;
+      for (int x = 0; x < W; x += kLanes) {
+        const int n = static_cast<int>(std::clamp<std::int64_t>(valid - x, 0, kLanes));
+        const __m512i words = pair_words16(even + x, odd ? odd + x : nullptr, n);
+        const int lanes = std::min(kLanes, W - x);
+        _mm512_mask_storeu_epi32(dst + p * W + x, static_cast<__mmask16>((1u << lanes) - 1u),
+                                 words);
+      }
     }
     return;
   }
@@ -89,7 +106,6 @@ void pack_pairs(const float* src, std::int64_t ld, bool k_contiguous, std::int64
   }
 }
 
-#if defined(__x86_64__)
 // One tile: C[r][j] = α·Σ_p (a[p][r] · b[p][j]) + β·C[r][j] (+ bias[j]) for r < rows, j < cols,
 // where each a·b is a pair's two products (vdpbf16ps). V = ⌈cols/16⌉ vectors of B are read: a
 // strip at the right edge narrower than kCols costs only what it holds.
@@ -183,8 +199,9 @@ struct AmxKernel {
   static std::int64_t padded(std::int64_t pairs) { return ceil_div(pairs, kTilePairs) * kTilePairs; }
   // `valid` ≤ 32 rows of op(A): dst[x·pairs_pad + p] = (op(A)[x][2p], op(A)[x][2p+1]), zeros past
   // `depth` and past `valid`.
-  static void pack_a(const float* src, std::int64_t ld, bool k_contiguous, std::int64_t depth,
-                     std::int64_t valid, std::int64_t pairs_pad, std::uint32_t* dst) {
+  UWAGA_AVX512_BF16 static void pack_a(const float* src, std::int64_t ld, bool k_contiguous,
+                                       std::int64_t depth, std::int64_t valid,
+                                       std::int64_t pairs_pad, std::uint32_t* dst) {
     std::memset(dst, 0, sizeof(std::uint32_t) * kRows * pairs_pad);
     auto* out = reinterpret_cast<bfloat16_bits*>(dst);  // row x's values at out[x·2·pairs_pad + k]
     if (k_contiguous) {
@@ -192,10 +209,20 @@ struct AmxKernel {
         float_to_bfloat16(src + x * ld, out + x * 2 * pairs_pad, depth);
       return;
     }
-    bfloat16_bits line[kRows];  // op(A)[·][k] for the rows, one k at a time
-    for (std::int64_t k = 0; k < depth; ++k) {
-      float_to_bfloat16(src + k * ld, line, valid);
-      for (std::int64_t x = 0; x < valid; ++x) out[x * 2 * pairs_pad + k] = line[x];
+    // k along src's rows: two rows make 16 rows' pair-words at a time, scattered to their rows.
+    const __m512i row_starts = _mm512_mullo_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        _mm512_set1_epi32(static_cast<int>(pairs_pad)));
+    for (std::int64_t p = 0; p < ceil_div(depth, 2); ++p) {
+      const float* even = src + 2 * p * ld;
+      const float* odd = 2 * p + 1 < depth ? even + ld : nullptr;
+      for (std::int64_t x = 0; x < valid; x += kLanes) {
+        const int n = static_cast<int>(std::min<std::int64_t>(kLanes, valid - x));
+        const __m512i words = pair_words16(even + x, odd ? odd + x : nullptr, n);
+        _mm512_mask_i32scatter_epi32(dst + x * pairs_pad + p,
+                                     static_cast<__mmask16>(n >= 16 ? 0xFFFFu : (1u << n) - 1u),
+                                     row_starts, words, 4);
+      }
     }
   }
   static void pack_b(const float* src, std::int64_t ld, bool k_contiguous, std::int64_t depth,
