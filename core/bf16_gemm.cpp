@@ -88,22 +88,25 @@ UWAGA_AVX512_BF16 void pack_pairs(const float* src, std::int64_t ld, bool k_cont
     }
     return;
   }
-  // k runs along memory: a converted line of X already holds its pairs as words, which go to
-  // every W-th word of dst.
-  thread_local std::vector<bfloat16_bits> line;
-  line.assign(static_cast<std::size_t>(2 * pairs), 0);
-  for (int x = 0; x < W; ++x) {
-    if (x < valid) {
-      float_to_bfloat16(src + x * ld, line.data(), depth);
-      for (std::int64_t p = 0; p < pairs; ++p) {
-        std::uint32_t word;
-        std::memcpy(&word, line.data() + 2 * p, 4);
-        dst[p * W + x] = word;
-      }
-    } else {
-      for (std::int64_t p = 0; p < pairs; ++p) dst[p * W + x] = 0;
+  // k runs along memory: each line of X converted whole holds its pairs as words (the last
+  // one's high half zero when depth is odd), then gathered across 16 lines at a time:
+  // dst[p·W + x] = word p of line x. Lines past `valid` are zeros.
+  thread_local std::vector<std::uint32_t> lines;
+  lines.assign(static_cast<std::size_t>(W * pairs), 0u);
+  for (std::int64_t x = 0; x < valid; ++x)
+    float_to_bfloat16(src + x * ld, reinterpret_cast<bfloat16_bits*>(lines.data() + x * pairs),
+                      depth);
+  const __m512i line_starts = _mm512_mullo_epi32(
+      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+      _mm512_set1_epi32(static_cast<int>(pairs)));
+  for (std::int64_t p = 0; p < pairs; ++p)
+    for (int x = 0; x < W; x += kLanes) {
+      const int lanes = std::min(kLanes, W - x);
+      const __mmask16 mask = static_cast<__mmask16>((1u << lanes) - 1u);
+      const __m512i words = _mm512_mask_i32gather_epi32(
+          _mm512_setzero_si512(), mask, line_starts, lines.data() + x * pairs + p, 4);
+      _mm512_mask_storeu_epi32(dst + p * W + x, mask, words);
     }
-  }
 }
 
 // One tile: C[r][j] = α·Σ_p (a[p][r] · b[p][j]) + β·C[r][j] (+ bias[j]) for r < rows, j < cols,
