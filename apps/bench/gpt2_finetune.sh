@@ -10,7 +10,8 @@
 #      token for attention's QKᵀ and AV (forward and backward), at the GFLOP/s of a 1024³ sgemm
 #      on the same threads measured just before each round (uwaga-bench --mode sgemm).
 #   bash apps/bench/gpt2_finetune.sh          (about 15 minutes on 2 cores)
-# Environment: DEMO (1; 0 skips part 1), BUILD_DIR (build), THREADS (2), ROUNDS (3), STEPS (5
+# Environment: DEMO (1; 0 skips part 1), BF16 (0; 1: each round of part 2 also runs uwaga with
+# --precision bf16 and PyTorch under bfloat16 autocast, reported against both fp32 runs), BUILD_DIR (build), THREADS (2), ROUNDS (3), STEPS (5
 # timed steps a run, after one warm-up), WINDOWS ("64 256"), MODEL (a directory holding model.safetensors and config.json:
 # the real gpt2 from Hugging Face; default: random GPT-2 small weights written by
 # apps/bench/gpt2_torch.py), OUT (runs/gpt2-finetune/<date>-<time>, git-ignored).
@@ -77,7 +78,7 @@ for T in $windows; do
 V, C, D, L, B, T = 50257, 1024, 768, 12, 4, int(sys.argv[1])
 N = V * D + L * (12 * D * D + 13 * D) + 2 * D  # every parameter but the position table
 print(B * T * (6 * N + 12 * L * T * D))' "$T")
-  u=() p=() g=()
+  u=() p=() g=() ub=() pb=()
   for r in $(seq 1 "$rounds"); do
     g+=("$(sgemm_now)")
     rm -rf "$out/t$T"
@@ -90,6 +91,16 @@ print(B * T * (6 * N + 12 * L * T * D))' "$T")
       --batch 4 --window "$T" --steps "$steps" >"$out/torch$T.json" 2>"$out/torch$T.time"
     p+=("$($python -c 'import json,sys; print(json.load(open(sys.argv[1]))["seconds_per_step"])' "$out/torch$T.json")")
     rss_p=$(peak_gib "$out/torch$T.time")
+    if [[ ${BF16:-0} == 1 ]]; then
+      rm -rf "$out/t$T-bf16"
+      "$bin" train --preset gpt2-shakespeare --init "$model/model.safetensors" --precision bf16 \
+        --tokenizer "$tok" --window "$T" --threads "$threads" --log-every 1 --eval-windows 1 \
+        --max-steps $((steps + 1)) --out "$out/t$T-bf16" >"$out/t$T-bf16.out" 2>&1
+      ub+=("$(median_step "$out/t$T-bf16/log.jsonl" $((4 * T)))")
+      $python apps/bench/gpt2_torch.py train "$model" --threads "$threads" --bf16 \
+        --batch 4 --window "$T" --steps "$steps" >"$out/torch$T-bf16.json"
+      pb+=("$($python -c 'import json,sys; print(json.load(open(sys.argv[1]))["seconds_per_step"])' "$out/torch$T-bf16.json")")
+    fi
   done
   $python - "$T" "$flops" "$rss_u" "$rss_p" "${u[*]}" "${p[*]}" "${g[*]}" <<'PY' | tee -a "$out/summary.txt"
 import statistics, sys
@@ -103,5 +114,17 @@ print(f"B 4, T {T}: uwaga {u:.3f} s a step ({100 * statistics.median(fractions):
       f"{p / u:.2f}x (rounds: uwaga {' '.join(f'{x:.3f}' for x in us)} s, PyTorch "
       f"{' '.join(f'{x:.3f}' for x in ps)} s, sgemm {' '.join(f'{x:.1f}' for x in gs)} GFLOP/s)")
 PY
+  if [[ ${BF16:-0} == 1 ]]; then
+    $python - "$T" "${u[*]}" "${ub[*]}" "${pb[*]}" "$(grep -m1 -o 'precision.*' "$out/t$T-bf16.out")" <<'PY' | tee -a "$out/summary.txt"
+import statistics, sys
+T = int(sys.argv[1])
+us, ubs, pbs = ([float(x) for x in a.split()] for a in sys.argv[2:5])
+u, ub, pb = statistics.median(us), statistics.median(ubs), statistics.median(pbs)
+print(f"B 4, T {T}, bf16: uwaga --precision bf16 {ub:.3f} s a step, {u / ub:.2f}x its fp32; "
+      f"PyTorch under bf16 autocast {pb:.3f} s, uwaga / PyTorch {pb / ub:.2f}x (rounds: uwaga "
+      f"{' '.join(f'{x:.3f}' for x in ubs)} s, PyTorch {' '.join(f'{x:.3f}' for x in pbs)} s; "
+      f"{sys.argv[5]})")
+PY
+  fi
 done
 echo "results in $out"

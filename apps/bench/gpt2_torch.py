@@ -150,7 +150,8 @@ def train(args):
         tokens = torch.randint(0, V, (B, T + 1), generator=gen)
         start = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        loss = loss_of(tokens)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16):
+            loss = loss_of(tokens)
         loss.backward()
         opt.step()
         if step > 0:
@@ -182,6 +183,7 @@ def main():
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--window", type=int, default=64)
     ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--bf16", action="store_true", help="train: under torch.autocast's bfloat16")
     ap.add_argument("--prompt", type=lambda s: [int(t) for t in s.split()], default=[15496, 11, 616, 3290, 318, 257])
     args = ap.parse_args()
     if args.mode == "write":
