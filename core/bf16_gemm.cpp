@@ -54,15 +54,18 @@ class PackBuffer {
 // (the last pair of an odd depth) zeros in the high halves. vcvtneps2bf16 rounds to nearest even
 // and reads a float32 denormal as zero: so do the kernels' dot products with a bfloat16 denormal,
 // so the product is the same.
+// The m-masked floats at x as bfloat16 in the low halves of 16 words (a function of its own, not
+// a lambda: a lambda does not take its caller's target attribute).
+UWAGA_AVX512_BF16 inline __m512i bfloat16_words16(const float* x, __mmask16 m) {
+  const __m256bh h = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, x));
+  return _mm512_maskz_cvtepu16_epi32(0xFFFF, reinterpret_cast<__m256i>(h));
+}
+
 UWAGA_AVX512_BF16 inline __m512i pair_words16(const float* even, const float* odd, int n) {
   const __mmask16 m = static_cast<__mmask16>(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
-  auto widened = [m](const float* x) {
-    const __m256bh h = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, x));
-    return _mm512_maskz_cvtepu16_epi32(0xFFFF, reinterpret_cast<__m256i>(h));
-  };
-  const __m512i lo = widened(even);
+  const __m512i lo = bfloat16_words16(even, m);
   if (!odd) return lo;
-  return _mm512_or_si512(lo, _mm512_maskz_slli_epi32(0xFFFF, widened(odd), 16));
+  return _mm512_or_si512(lo, _mm512_maskz_slli_epi32(0xFFFF, bfloat16_words16(odd, m), 16));
 }
 
 // Packs `depth` inner steps (k = 0 … depth − 1 from src) of `valid` ≤ W rows of op(A) or columns
