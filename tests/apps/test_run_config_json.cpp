@@ -62,6 +62,27 @@ std::string nested_arrays(std::size_t depth) {
   return std::string(depth, '[') + std::string(depth, ']');
 }
 
+// A setting added later: every program's run configuration, saved without `key` (as runs were
+// before it existed, when they trained with `value`), reads back as the one written with it.
+void require_every_program_reads_without(const std::string& key, const nlohmann::json& value) {
+  auto without = [&](const std::string& json) {
+    nlohmann::json j = nlohmann::json::parse(json);
+    REQUIRE(j.at(key) == value);
+    j.erase(key);
+    return j.dump();
+  };
+  VitRunConfig vit = vit_preset("mnist-tiny");
+  vit.mean = {0.5f}, vit.std = {0.25f};
+  CHECK(VitRunConfig::from_json(without(vit.to_json())).to_json() == vit.to_json());
+  const TranslateRunConfig translate = translate_run();
+  CHECK(TranslateRunConfig::from_json(without(translate.to_json())).to_json() ==
+        translate.to_json());
+  const PoseRunConfig pose = pose_preset("smoke");
+  CHECK(PoseRunConfig::from_json(without(pose.to_json())).to_json() == pose.to_json());
+  const GptRunConfig gpt = gpt_char_run_config();
+  CHECK(GptRunConfig::from_json(without(gpt.to_json())).to_json() == gpt.to_json());
+}
+
 }  // namespace
 
 TEST_CASE("run configuration JSON: the presets' text is what checkpoints hold", "[apps][json]") {
@@ -96,22 +117,9 @@ TEST_CASE("run configuration JSON: the presets' text is what checkpoints hold", 
 
 TEST_CASE("run configuration JSON: a run saved before --grad-accum trained without it, in every "
           "program", "[apps][json]") {
-  auto without_grad_accum = [](const std::string& json) {
-    nlohmann::json j = nlohmann::json::parse(json);
-    REQUIRE(j.at("grad_accum") == 1);
-    j.erase("grad_accum");
-    return j.dump();
-  };
+  require_every_program_reads_without("grad_accum", 1);
   VitRunConfig vit = vit_preset("mnist-tiny");
   vit.mean = {0.5f}, vit.std = {0.25f};
-  CHECK(VitRunConfig::from_json(without_grad_accum(vit.to_json())).to_json() == vit.to_json());
-  const TranslateRunConfig translate = translate_run();
-  CHECK(TranslateRunConfig::from_json(without_grad_accum(translate.to_json())).to_json() ==
-        translate.to_json());
-  const PoseRunConfig pose = pose_preset("smoke");
-  CHECK(PoseRunConfig::from_json(without_grad_accum(pose.to_json())).to_json() == pose.to_json());
-  const GptRunConfig gpt = gpt_char_run_config();
-  CHECK(GptRunConfig::from_json(without_grad_accum(gpt.to_json())).to_json() == gpt.to_json());
   vit.grad_accum = 4;  // and a saved one is read back
   CHECK(VitRunConfig::from_json(vit.to_json()).grad_accum == 4);
   vit.grad_accum = 0;
@@ -120,22 +128,9 @@ TEST_CASE("run configuration JSON: a run saved before --grad-accum trained witho
 
 TEST_CASE("run configuration JSON: a run saved before --precision trained in fp32, in every "
           "program", "[apps][json]") {
-  auto without_precision = [](const std::string& json) {
-    nlohmann::json j = nlohmann::json::parse(json);
-    REQUIRE(j.at("precision") == "fp32");
-    j.erase("precision");
-    return j.dump();
-  };
+  require_every_program_reads_without("precision", "fp32");
   VitRunConfig vit = vit_preset("mnist-tiny");
   vit.mean = {0.5f}, vit.std = {0.25f};
-  CHECK(VitRunConfig::from_json(without_precision(vit.to_json())).to_json() == vit.to_json());
-  const TranslateRunConfig translate = translate_run();
-  CHECK(TranslateRunConfig::from_json(without_precision(translate.to_json())).to_json() ==
-        translate.to_json());
-  const PoseRunConfig pose = pose_preset("smoke");
-  CHECK(PoseRunConfig::from_json(without_precision(pose.to_json())).to_json() == pose.to_json());
-  const GptRunConfig gpt = gpt_char_run_config();
-  CHECK(GptRunConfig::from_json(without_precision(gpt.to_json())).to_json() == gpt.to_json());
   vit.precision = "bf16";  // and a saved one is read back
   CHECK(VitRunConfig::from_json(vit.to_json()).precision == "bf16");
   vit.precision = "fp16";
