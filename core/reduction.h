@@ -24,5 +24,8 @@ Tensor max(const Tensor& x, const Dims& dims, bool keepdim = false);
 Tensor var(const Tensor& x, const Dims& dims, bool keepdim = false, int correction = 1);
 // Index of the maximum along dim, as int64; not differentiable.
 Tensor argmax(const Tensor& x, std::int64_t dim, bool keepdim = false);
+// The flat index of the first element of `x` that is NaN or ±inf; −1 when every element is finite
+// (and for integer tensors). Checkpoints and GPT-2 imports run it over every value they hold.
+std::int64_t first_non_finite(const Tensor& x);
 
 }  // namespace uwaga

@@ -20,6 +20,7 @@
 #include "core/json_input.h"
 #include "core/output_file.h"
 #include "core/regular_file.h"
+#include "core/threads.h"
 
 // The format stores numbers little-endian; we copy tensor bytes as they are in memory.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -446,13 +447,25 @@ void check_metadata_checksums(std::map<std::string, std::string>& metadata,
 }
 
 std::uint32_t safetensors_crc32(const void* data, std::uint64_t bytes) {
-  uLong crc = ::crc32(0L, Z_NULL, 0);
+  // Large buffers in 4 MiB pieces, each piece's CRC on its own thread, then joined in order by
+  // zlib's crc32_combine (the CRC of a concatenation from the parts' CRCs and the second's
+  // length): the same value as one pass, at the threads' speed (a GPT-2 checkpoint is 1.5 GB).
+  constexpr std::uint64_t kPiece = std::uint64_t{1} << 22;
   const auto* p = static_cast<const Bytef*>(data);
-  while (bytes > 0) {  // zlib takes uInt lengths: 1 GiB at a time
-    const uInt n = static_cast<uInt>(std::min<std::uint64_t>(bytes, 1u << 30));
-    crc = ::crc32(crc, p, n);
-    p += n;
-    bytes -= n;
+  const auto pieces = static_cast<std::int64_t>((bytes + kPiece - 1) / kPiece);
+  std::vector<uLong> crcs(static_cast<std::size_t>(pieces));
+  parallel_for(pieces, pieces >= 4, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      const std::uint64_t at = static_cast<std::uint64_t>(i) * kPiece;
+      crcs[static_cast<std::size_t>(i)] =
+          ::crc32(::crc32(0L, Z_NULL, 0), p + at, static_cast<uInt>(std::min(kPiece, bytes - at)));
+    }
+  });
+  uLong crc = ::crc32(0L, Z_NULL, 0);
+  for (std::int64_t i = 0; i < pieces; ++i) {
+    const std::uint64_t at = static_cast<std::uint64_t>(i) * kPiece;
+    crc = ::crc32_combine(crc, crcs[static_cast<std::size_t>(i)],
+                          static_cast<z_off_t>(std::min(kPiece, bytes - at)));
   }
   return static_cast<std::uint32_t>(crc);
 }

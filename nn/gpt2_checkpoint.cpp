@@ -10,6 +10,7 @@
 
 #include "core/json_input.h"
 #include "core/output_file.h"
+#include "core/reduction.h"
 #include "core/regular_file.h"
 #include "core/safetensors.h"
 #include "core/shape_ops.h"
@@ -63,28 +64,6 @@ std::map<std::string, Gpt2Tensor> expected_tensors(const GptConfig& c) {
   t["ln_f.weight"] = {{D}, "norm.weight"};
   t["ln_f.bias"] = {{D}, "norm.bias"};
   return t;
-}
-
-// The index of the first element of the float tensor `t` that is NaN or ±inf; −1 when none is.
-std::int64_t first_non_finite_index(const Tensor& t) {
-  std::int64_t at = -1;
-  if (!t.is_floating()) return at;
-  const std::int64_t n = t.numel();
-  dispatch_float(t.dtype(), "load_gpt2", [&](auto tag) {
-    using T = decltype(tag);
-    const T* p = t.data<T>();
-    // Block by block, each first checked whole by a loop without an early exit (it vectorises),
-    // then searched only when it holds one.
-    constexpr std::int64_t kBlock = 4096;
-    for (std::int64_t b = 0; b < n && at < 0; b += kBlock) {
-      const std::int64_t end = std::min(n, b + kBlock);
-      bool finite = true;
-      for (std::int64_t i = b; i < end; ++i) finite &= std::isfinite(p[i]);
-      for (std::int64_t i = b; !finite && i < end && at < 0; ++i)
-        if (!std::isfinite(p[i])) at = i;
-    }
-  });
-  return at;
 }
 
 // "NaN", "inf" or "-inf": element i of `t`.
@@ -214,7 +193,7 @@ Checked check_checkpoint(const std::string& path) {
 
 GptConfig gpt2_config(const std::string& path) { return check_checkpoint(path).config; }
 
-std::unique_ptr<Gpt> load_gpt2(const std::string& path) {
+StateDict load_gpt2_state(const std::string& path, GptConfig* config) {
   Checked checked = check_checkpoint(path);
   SafetensorsFile file = load_safetensors(path);
   auto tensor = [&](const std::string& short_name) -> Tensor& {
@@ -234,17 +213,24 @@ std::unique_ptr<Gpt> load_gpt2(const std::string& path) {
   // As load_checkpoint refuses a uwaga checkpoint holding NaN or inf: a model would read it
   // without complaint and write garbage (or a loss of NaN).
   for (const auto& [name, file_name] : checked.file_name)
-    if (const std::int64_t at = first_non_finite_index(file.tensors.at(file_name)); at >= 0)
+    if (const std::int64_t at = first_non_finite(file.tensors.at(file_name)); at >= 0)
       fail("load_gpt2: '", path, "': the tensor ", file_name, " holds ",
            non_finite_name(file.tensors.at(file_name), at), " at index ", at,
            " (a damaged file, or saved from a run that diverged?)");
-  std::unique_ptr<Gpt> model = built_to_load<Gpt>(checked.config);
   StateDict state;
   for (const auto& [name, t] : checked.expected) {
     Tensor& value = tensor(name);
     state[t.uwaga_name] = t.conv1d ? transpose(value, 0, 1) : value;  // (in, out) -> (out, in)
   }
   if (head.defined()) state["head.weight"] = head;
+  *config = checked.config;
+  return state;
+}
+
+std::unique_ptr<Gpt> load_gpt2(const std::string& path) {
+  GptConfig config;
+  const StateDict state = load_gpt2_state(path, &config);
+  std::unique_ptr<Gpt> model = built_to_load<Gpt>(config);
   model->load_state_dict(state);
   model->eval();
   return model;

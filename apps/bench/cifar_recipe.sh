@@ -2,8 +2,9 @@
 # The cifar10-vit recipe: its whole schedule, or a short ablation of what each part adds, or the
 # data pipeline's share of a training step. Accuracy targets are measured here, never in CI.
 #
-#   bash apps/bench/cifar_recipe.sh full       the preset's schedule (resumable: rerun the same
-#                                              command after an interruption), evaluated every
+#   bash apps/bench/cifar_recipe.sh full       the preset's schedule (PRESET, default cifar10-vit;
+#                                              resumable: rerun the same command after an
+#                                              interruption or a SIGTERM), evaluated every
 #                                              EVAL_EVERY (default 10) epochs and after the
 #                                              last, then the test accuracy every 10 epochs and
 #                                              the total time
@@ -126,10 +127,11 @@ case $mode in
   full)
     cifar_data
     machine
-    echo "cifar10-vit, the whole schedule, into $out/cifar10-vit (CIFAR-10 from ${CIFAR10_FROM:-../shared/datasets/cifar10})"
-    train "$out/cifar10-vit" --preset cifar10-vit --eval-every "${EVAL_EVERY:-10}"
-    grep -E "^test accuracy" "$out/cifar10-vit.out" || true
-    report "$out/cifar10-vit"
+    preset=${PRESET:-cifar10-vit}
+    echo "$preset, the whole schedule, into $out/$preset (CIFAR-10 from ${CIFAR10_FROM:-../shared/datasets/cifar10})"
+    train "$out/$preset" --preset "$preset" --eval-every "${EVAL_EVERY:-10}"
+    grep -E "^test accuracy" "$out/$preset.out" || true
+    report "$out/$preset"
     ;;
   ablation)
     cifar_data

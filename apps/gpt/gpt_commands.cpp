@@ -94,8 +94,12 @@ void take_model_from_init(GptRunConfig& run, const cxxopts::ParseResult& r) {
 // The weights of --init into `model`, which was built with the file's shape.
 void load_init_weights(nn::Gpt& model, const GptInit& init) {
   check_loading_fits(init.file, static_cast<double>(model.num_parameters()));
-  if (is_gpt2_checkpoint(init.file)) model.load_state_dict(nn::load_gpt2(init.file)->state_dict());
-  else model.load_state_dict(load_gpt(init.file).model->state_dict());
+  if (is_gpt2_checkpoint(init.file)) {
+    nn::GptConfig config;
+    model.load_state_dict(nn::load_gpt2_state(init.file, &config));
+  } else {
+    model.load_state_dict(load_gpt(init.file).model->state_dict());
+  }
   release_cached_memory();  // the file's tensors and the loaded copy: as large as the model
 }
 

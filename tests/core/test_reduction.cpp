@@ -133,3 +133,42 @@ TEST_CASE("max, sum and mean of a 0-d tensor over its (no) dims is its value",
   (m * 4.0).backward();
   REQUIRE(x.grad().item() == 4.0);
 }
+
+TEST_CASE("first_non_finite finds the first NaN or infinity of float32, float64 and bfloat16",
+          "[core][reduction]") {
+  const double nan = std::nan(""), inf = HUGE_VAL;
+  for (const DType dtype : {DType::Float32, DType::Float64, DType::BFloat16}) {
+    INFO(dtype_name(dtype));
+    // The largest finite values, a subnormal and zeros are finite.
+    const double big = dtype == DType::Float64 ? 1.7e308 : 3.3e38;
+    Tensor finite =
+        Tensor::from_vector({big, -big, 1e-40, 0.0, -0.0, 1.0}, {6}, DType::Float64).to(dtype);
+    CHECK(first_non_finite(finite) == -1);
+    for (const double bad : {nan, inf, -inf})
+      for (const std::int64_t at : {0, 3, 9}) {
+        std::vector<double> v(10, 0.5);
+        v[static_cast<std::size_t>(at)] = bad;
+        if (at < 9) v[9] = nan;  // a later one does not count
+        CHECK(first_non_finite(Tensor::from_vector(v, {2, 5}, DType::Float64).to(dtype)) == at);
+      }
+    CHECK(first_non_finite(Tensor::zeros({0, 3}, dtype)) == -1);
+  }
+  CHECK(first_non_finite(Tensor::from_indices({1, 2}, {2})) == -1);  // integers hold no NaN
+}
+
+TEST_CASE("first_non_finite over a tensor shared among threads finds the first in any piece",
+          "[core][reduction]") {
+  const int before = num_threads();
+  set_num_threads(2);
+  const std::int64_t n = 3'000'001;  // several blocks of 4096 and one short one, on two threads
+  Tensor t = Tensor::full({n}, 2.0);
+  float* p = t.data<float>();
+  CHECK(first_non_finite(t) == -1);
+  p[n - 1] = HUGE_VALF;  // the very last, in the second thread's piece
+  CHECK(first_non_finite(t) == n - 1);
+  p[2'000'000] = std::nanf("");  // the second piece's earlier one
+  CHECK(first_non_finite(t) == 2'000'000);
+  p[4097] = -HUGE_VALF;  // the first piece's, in its second block
+  CHECK(first_non_finite(t) == 4097);
+  set_num_threads(before);
+}

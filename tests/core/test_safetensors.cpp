@@ -21,6 +21,7 @@
 #include "core/bfloat16.h"
 #include "core/safetensors.h"
 #include "core/tensor.h"
+#include "core/threads.h"
 #include "tests/support/temp_dir.h"
 
 using namespace uwaga;
@@ -605,6 +606,42 @@ TEST_CASE("safetensors: CRC-32 of known inputs", "[safetensors]") {
   CHECK(safetensors_crc32("", 0) == 0u);
   CHECK(safetensors_crc32("123456789", 9) == 0xcbf43926u);  // the check value of CRC-32/ISO-HDLC
   CHECK(safetensors_crc32("The quick brown fox jumps over the lazy dog", 43) == 0x414fa339u);
+}
+
+namespace {
+
+// The reflected CRC-32 (polynomial 0xEDB88320) a byte at a time: the definition, without zlib.
+std::uint32_t crc32_by_definition(const unsigned char* p, std::size_t n) {
+  std::uint32_t table[256];
+  for (std::uint32_t i = 0; i < 256; ++i) {
+    std::uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    table[i] = c;
+  }
+  std::uint32_t crc = 0xFFFFFFFFu;
+  for (std::size_t i = 0; i < n; ++i) crc = table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
+  return crc ^ 0xFFFFFFFFu;
+}
+
+}  // namespace
+
+TEST_CASE("safetensors: the CRC-32 of a buffer cut into pieces among threads is one pass's",
+          "[safetensors]") {
+  const int before = num_threads();
+  set_num_threads(2);
+  // Three whole pieces of 4 MiB and a short one; lengths about a piece's edge too.
+  std::vector<unsigned char> bytes((std::size_t{3} << 22) + 12345);
+  std::uint32_t state = 1;
+  for (unsigned char& b : bytes) {
+    state = state * 1664525u + 1013904223u;
+    b = static_cast<unsigned char>(state >> 24);
+  }
+  for (const std::size_t n : {bytes.size(), std::size_t{4} << 20, (std::size_t{4} << 20) + 1,
+                              (std::size_t{4} << 20) - 1, std::size_t{100}}) {
+    INFO(n << " bytes");
+    CHECK(safetensors_crc32(bytes.data(), n) == crc32_by_definition(bytes.data(), n));
+  }
+  set_num_threads(before);
 }
 
 // Before: a flipped bit that kept a value finite (1.5 -> 1.5000001) loaded silently.
