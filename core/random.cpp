@@ -14,8 +14,6 @@ std::uint64_t splitmix64(std::uint64_t& x) {
   return z ^ (z >> 31);
 }
 
-std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
 }  // namespace
 
 void Generator::seed_with(std::uint64_t seed) {
@@ -24,20 +22,6 @@ void Generator::seed_with(std::uint64_t seed) {
   has_spare_ = false;
   spare_ = 0;
 }
-
-std::uint64_t Generator::next_u64() {
-  const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const std::uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
-}
-
-double Generator::uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
 
 double Generator::normal() {
   if (has_spare_) {

@@ -1,5 +1,8 @@
 #include "nn/dropout.h"
 
+#include <cmath>
+#include <cstdint>
+
 #include "core/graph.h"
 #include "core/threads.h"
 
@@ -43,12 +46,16 @@ Tensor dropout_mask(const Shape& shape, DType dtype, double p, Generator& gen) {
   if (!(p >= 0.0 && p < 1.0)) fail("dropout_mask: p must be in [0, 1), got ", p);
   // One sequential loop: element i always takes the i-th draw, so the same seed gives the same
   // mask however many threads later use it.
+  // uniform() < p, on the draw's 53 bits k: k · 2^−53 < p  ⇔  k < ⌈p · 2^53⌉ (exact in double),
+  // the same mask without a conversion per element.
+  const auto below = static_cast<std::uint64_t>(std::ceil(std::ldexp(p, 53)));
   Tensor mask = Tensor::empty(shape, dtype);
+  const std::int64_t n = mask.numel();
   dispatch_float(dtype, "dropout_mask", [&](auto tag) {
     using T = decltype(tag);
     const T keep_scale = static_cast<T>(1.0 / (1.0 - p));
     T* m = mask.data<T>();
-    for (std::int64_t i = 0; i < mask.numel(); ++i) m[i] = gen.uniform() < p ? T(0) : keep_scale;
+    for (std::int64_t i = 0; i < n; ++i) m[i] = (gen.next_u64() >> 11) < below ? T(0) : keep_scale;
   });
   return mask;
 }

@@ -34,6 +34,23 @@ TEST_CASE("dropout masks are reproducible from the seed", "[nn][dropout]") {
   REQUIRE(dropout(x, 0.3, true, a).to_vector() != ya.to_vector());
 }
 
+TEST_CASE("dropout_mask drops element i where the i-th uniform draw is below p", "[nn][dropout]") {
+  // The definition, draw by draw, against the mask's integer test (k < ⌈p·2^53⌉ on the draw's 53
+  // bits); p·2^53 a whole number (0.5, 0.25) or not (0.1, 1/3), and a p one step above 0.
+  for (const double p : {0.0, 0x1.0p-53, 0.1, 0.25, 1.0 / 3.0, 0.5, 0.9})
+    for (const DType dtype : {DType::Float32, DType::Float64}) {
+      INFO("p " << p << " " << dtype_name(dtype));
+      Generator draws(5), masks(5);
+      const Tensor mask = dropout_mask({37, 41}, dtype, p, masks);
+      for (std::int64_t i = 0; i < mask.numel(); ++i) {
+        const bool dropped = draws.uniform() < p;
+        REQUIRE((mask.flat(i) == 0.0) == dropped);
+        if (!dropped) REQUIRE(mask.flat(i) == Approx(1.0 / (1.0 - p)));
+      }
+      REQUIRE(masks.next_u64() == draws.next_u64());  // one draw an element, no more
+    }
+}
+
 TEST_CASE("dropout zeroes about p of the elements and preserves the mean", "[nn][dropout]") {
   const double p = 0.25;
   Generator gen(7);
