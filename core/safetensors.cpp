@@ -10,7 +10,10 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -93,13 +96,109 @@ std::string make_header(const std::map<std::string, Tensor>& tensors,
   return text;
 }
 
-void write_bytes(std::FILE* f, const void* data, std::size_t bytes, const std::string& path,
-                 const std::string& tmp) {
-  if (bytes == 0) return;
-  if (std::fwrite(data, 1, bytes, f) != bytes)
-    fail("save_safetensors: cannot write ", quoted(path), " (temporary file ", quoted(tmp),
-         "): ", std::strerror(errno));
-}
+// Writes a new file's bytes in order, then syncs them. A large file goes around the page cache
+// (O_DIRECT): the save syncs every byte to the disk before its rename anyway, and copying a GPT-2
+// checkpoint's 1.5 GB into fresh page-cache pages can cost more than the disk itself (a 2-core VM
+// here: 336 MB/s buffered, 1.8 GB/s direct). O_DIRECT wants block-aligned addresses, lengths and
+// offsets, so the bytes pass through an aligned staging buffer, the last block is written whole
+// and the file then cut to its length. Where the file system refuses O_DIRECT (tmpfs, say), at
+// the first write or before, the rest is written through the page cache.
+class FileWriter {
+ public:
+  static constexpr std::size_t kBlock = 4096, kStaging = std::size_t{8} << 20;
+  FileWriter(int fd, std::uint64_t total_bytes, std::string path, std::string tmp)
+      : fd_(fd), path_(std::move(path)), tmp_(std::move(tmp)) {
+    const int flags = ::fcntl(fd_, F_GETFL);
+    direct_ = total_bytes >= kSafetensorsDirectWriteBytes && flags >= 0 &&
+              ::fcntl(fd_, F_SETFL, flags | O_DIRECT) == 0;
+    if (direct_) {
+      staging_.reset(static_cast<unsigned char*>(std::aligned_alloc(kBlock, kStaging)));
+      if (!staging_) buffered();
+    }
+  }
+
+  void write(const void* data, std::size_t bytes) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    while (bytes > 0) {
+      if (!direct_) {
+        write_all(p, bytes);
+        return;
+      }
+      const std::size_t n = std::min(bytes, kStaging - staged_);
+      std::memcpy(staging_.get() + staged_, p, n);
+      staged_ += n, p += n, bytes -= n;
+      if (staged_ == kStaging) flush_staging();
+    }
+  }
+
+  // The staged tail (a direct write pads it to a whole block), the file cut to its length, the sync.
+  void finish() {
+    const std::uint64_t length = written_ + staged_;
+    if (staged_ > 0) {
+      if (direct_) {
+        const std::size_t whole = (staged_ + kBlock - 1) / kBlock * kBlock;
+        std::memset(staging_.get() + staged_, 0, whole - staged_);
+        staged_ = whole;
+      }
+      flush_staging();
+    }
+    if (written_ != length && ::ftruncate(fd_, static_cast<off_t>(length)) != 0)
+      failed("cannot set the length of");
+    if (::fsync(fd_) != 0) failed("cannot sync");
+  }
+
+ private:
+  struct Free {
+    void operator()(unsigned char* p) const { std::free(p); }
+  };
+
+  void flush_staging() {
+    // A file system that refuses O_DIRECT says so at the first write (EINVAL): from there on,
+    // through the page cache (nothing of this buffer has been written).
+    if (direct_ && written_ == 0) {
+      const ssize_t n = ::write(fd_, staging_.get(), staged_);
+      if (n < 0 && errno == EINVAL) {
+        buffered();
+      } else {
+        if (n < 0) failed("cannot write");
+        const std::size_t done = static_cast<std::size_t>(n);
+        written_ += done;
+        write_all(staging_.get() + done, staged_ - done);
+        staged_ = 0;
+        return;
+      }
+    }
+    write_all(staging_.get(), staged_);
+    staged_ = 0;
+  }
+
+  void buffered() {
+    direct_ = false;
+    const int flags = ::fcntl(fd_, F_GETFL);
+    if (flags >= 0) ::fcntl(fd_, F_SETFL, flags & ~O_DIRECT);
+  }
+
+  void write_all(const unsigned char* p, std::size_t bytes) {
+    while (bytes > 0) {
+      const ssize_t n = ::write(fd_, p, std::min<std::size_t>(bytes, std::size_t{1} << 30));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) failed("cannot write");
+      p += n, bytes -= static_cast<std::size_t>(n), written_ += static_cast<std::uint64_t>(n);
+    }
+  }
+
+  [[noreturn]] void failed(const char* what) {
+    fail("save_safetensors: ", what, " ", quoted(path_), " (temporary file ", quoted(tmp_), "): ",
+         std::strerror(errno));
+  }
+
+  int fd_;
+  std::string path_, tmp_;
+  bool direct_ = false;
+  std::unique_ptr<unsigned char, Free> staging_;
+  std::size_t staged_ = 0;
+  std::uint64_t written_ = 0;
+};
 
 // Creates a fresh file next to `path`; O_EXCL makes sure we never write into someone else's.
 int create_temporary(const std::string& path, std::string* tmp) {
@@ -330,34 +429,29 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
     fail("save_safetensors: ", quoted(path), " is a character device; a checkpoint is written to "
          "a regular file");
   std::string tmp;
-  int fd = create_temporary(target.path, &tmp);
-  std::FILE* f = ::fdopen(fd, "wb");
-  if (!f) {
-    int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    fail("save_safetensors: cannot open ", quoted(tmp), " for writing: ", std::strerror(err));
-  }
+  const int fd = create_temporary(target.path, &tmp);
   try {
-    write_bytes(f, length, 8, path, tmp);
-    write_bytes(f, header.data(), header.size(), path, tmp);
+    std::uint64_t total = 8 + header.size();
+    for (const auto& [name, t] : tensors) total += tensor_bytes(t);
+    FileWriter out(fd, total, path, tmp);
+    out.write(length, 8);
+    out.write(header.data(), header.size());
     for (const auto& [name, t] : tensors)
-      write_bytes(f, t.raw_data(), static_cast<std::size_t>(tensor_bytes(t)), path, tmp);
-    if (std::fflush(f) != 0 || ::fsync(::fileno(f)) != 0)
-      fail("save_safetensors: cannot write ", quoted(path), " (temporary file ", quoted(tmp),
-           "): ", std::strerror(errno));
-    std::FILE* closing = f;
-    f = nullptr;
-    if (std::fclose(closing) != 0)
+      out.write(t.raw_data(), static_cast<std::size_t>(tensor_bytes(t)));
+    out.finish();
+    if (::close(fd) != 0)
       fail("save_safetensors: cannot write ", quoted(path), " (closing temporary file ",
            quoted(tmp), "): ", std::strerror(errno));
-    if (std::rename(tmp.c_str(), target.path.c_str()) != 0)
-      fail("save_safetensors: cannot move ", quoted(tmp), " to ", quoted(path), ": ",
-           std::strerror(errno));
   } catch (...) {
-    if (f) std::fclose(f);
+    ::close(fd);  // a second close after a failed one only returns EBADF
     ::unlink(tmp.c_str());
     throw;
+  }
+  if (std::rename(tmp.c_str(), target.path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    fail("save_safetensors: cannot move ", quoted(tmp), " to ", quoted(path), ": ",
+         std::strerror(err));
   }
   sync_directory(directory_of(target.path), path);
 }

@@ -62,6 +62,10 @@ struct SafetensorsHeader {
   std::uint64_t file_size = 0;
 };
 
+// Files of at least this many bytes are written around the page cache (O_DIRECT) where the file
+// system allows it (core/safetensors.cpp, FileWriter).
+inline constexpr std::uint64_t kSafetensorsDirectWriteBytes = std::uint64_t{64} << 20;
+
 // The metadata keys of the tensors' and the metadata's checksums; reserved, save_safetensors
 // refuses them as keys.
 inline constexpr const char* kSafetensorsChecksumKey = "uwaga.crc32";

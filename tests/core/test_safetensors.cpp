@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
@@ -545,6 +546,21 @@ TEST_CASE("safetensors: a failed save never destroys the previous file", "[safet
     CHECK_THAT(message, Contains(path) && Contains("cannot write") &&
                             Contains("File too large"));
   }
+  SECTION("the disk fills up in the middle of a large write (around the page cache)") {
+    std::map<std::string, Tensor> big = {
+        {"w", Tensor::zeros({static_cast<std::int64_t>(kSafetensorsDirectWriteBytes / 4) + 1})}};
+    std::string message;
+    {
+      FileSizeLimit limit(std::int64_t{1} << 20);
+      try {
+        save_safetensors(path, big, {{"step", "200"}});
+      } catch (const Error& e) {
+        message = e.what();
+      }
+    }
+    CHECK_THAT(message, Contains(path) && Contains("cannot write") &&
+                            Contains("File too large"));
+  }
   SECTION("a directory stands where the file should go") {
     // Refused before anything is written (core/output_file.h), naming what stands there.
     const std::string blocked = dir.file("blocked.safetensors");
@@ -565,6 +581,36 @@ TEST_CASE("safetensors: a failed save never destroys the previous file", "[safet
   CHECK(f.metadata.at("step") == "100");
   check_identical("w", f.tensors.at("w"), old_tensors.at("w"));
   CHECK(dir.entries() == std::vector<std::string>{"checkpoint.safetensors"});
+}
+
+// Files of kSafetensorsDirectWriteBytes and more go around the page cache through a staging
+// buffer, their last block written whole and cut back; on tmpfs (/dev/shm), which may refuse
+// O_DIRECT, through the page cache after all. Either way the same bytes.
+TEST_CASE("safetensors: a large file reads back bit for bit, its length exact", "[safetensors]") {
+  // Not a whole number of blocks or of staging buffers; values that differ everywhere.
+  const std::int64_t n = static_cast<std::int64_t>(kSafetensorsDirectWriteBytes / 4) + 1234567;
+  Tensor big = Tensor::empty({n});
+  float* p = big.data<float>();
+  for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(i) * 0.5f - 7.0f;
+  const std::map<std::string, Tensor> tensors = {
+      {"a", Tensor::from_vector({1, 2, 3}, {3}, DType::Float64)}, {"big", big}};
+  TempDir dir;
+  std::vector<std::string> paths = {dir.file("big.safetensors")};
+  if (fs::is_directory("/dev/shm"))
+    paths.push_back("/dev/shm/uwaga-test-" + std::to_string(::getpid()) + ".safetensors");
+  for (const std::string& path : paths) {
+    INFO(path);
+    save_safetensors(path, tensors, {{"step", "7"}});
+    const SafetensorsHeader header = read_safetensors_header(path);
+    std::uint64_t data = 0;
+    for (const auto& [name, e] : header.tensors) data = std::max(data, e.end);
+    CHECK(header.file_size == header.data_start + data);  // no padding left at the end
+    SafetensorsFile f = load_safetensors(path);  // the checksums checked as it reads
+    CHECK(f.metadata.at("step") == "7");
+    check_identical("a", f.tensors.at("a"), tensors.at("a"));
+    check_identical("big", f.tensors.at("big"), big);
+    if (path.rfind("/dev/shm/", 0) == 0) fs::remove(path);
+  }
 }
 
 TEST_CASE("safetensors: numpy reads what uwaga writes", "[safetensors][python]") {
