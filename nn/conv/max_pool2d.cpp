@@ -61,6 +61,39 @@ inline bool beats(T v, std::int32_t a, T top, std::int32_t best) {
   return (v > top) | (v_nan & !top_nan) | (same & (a < best));
 }
 
+// Pass 2 below at stride 2: the padded column maxima u = 0 … L − 1 split into even and odd
+// halves, so that window offset v of output j, u = 2j + v, is half (v mod 2)'s entry j + ⌊v/2⌋ —
+// contiguous in j, where u itself strides by 2. The same comparisons in the same order as the
+// general loop, so the same picks.
+template <class T>
+struct StrideTwoHalves {
+  explicit StrideTwoHalves(std::size_t L)
+      : top{std::vector<T>((L + 1) / 2), std::vector<T>(L / 2)},
+        at{std::vector<std::int32_t>((L + 1) / 2), std::vector<std::int32_t>(L / 2)} {}
+  std::vector<T> top[2];
+  std::vector<std::int32_t> at[2];
+};
+
+template <class T>
+void window_maxima_stride2(T* yi, std::int32_t* ai, const T* padded_top,
+                           const std::int32_t* padded_at, std::size_t L, std::int64_t Wo,
+                           std::int64_t k, StrideTwoHalves<T>& h) {
+  for (std::size_t u = 0; u < L; ++u) {
+    h.top[u % 2][u / 2] = padded_top[u];
+    h.at[u % 2][u / 2] = padded_at[u];
+  }
+  for (std::int64_t j = 0; j < Wo; ++j) yi[j] = h.top[0][j], ai[j] = h.at[0][j];
+  for (std::int64_t v = 1; v < k; ++v) {
+    const T* top = h.top[v % 2].data() + v / 2;
+    const std::int32_t* at = h.at[v % 2].data() + v / 2;
+    for (std::int64_t j = 0; j < Wo; ++j) {
+      const bool take = beats(top[j], at[j], yi[j], ai[j]);
+      yi[j] = take ? top[j] : yi[j];
+      ai[j] = take ? at[j] : ai[j];
+    }
+  }
+}
+
 // The same maximum in two passes per output row, a k×k window being a k-tall column of a k-wide
 // row: (1) down the window's rows, each image column's maximum (and its index), all W columns at
 // once, which vectorises; (2) across the window's columns, from those. Pass 2 reads padded column
@@ -77,6 +110,7 @@ void max_pool_forward(T* y, std::int32_t* arg, const T* x, std::int64_t planes, 
     std::vector<std::int32_t> at(top.size(), kOutside);
     T* column_top = top.data() + p;  // column_top[n], n in [−p, W + p)
     std::int32_t* column_at = at.data() + p;
+    StrideTwoHalves<T> halves(top.size());
     for (std::int64_t q = p0; q < p1; ++q) {
       const T* xq = x + q * H * W;
       for (std::int64_t i = 0; i < Ho; ++i) {
@@ -96,6 +130,10 @@ void max_pool_forward(T* y, std::int32_t* arg, const T* x, std::int64_t planes, 
           }
         T* yi = y + (q * Ho + i) * Wo;
         std::int32_t* ai = arg + (q * Ho + i) * Wo;
+        if (s == 2) {  // (2) at stride 2 (CCT's pooling): the same steps on contiguous halves
+          window_maxima_stride2(yi, ai, top.data(), at.data(), top.size(), Wo, k, halves);
+          continue;
+        }
         for (std::int64_t j = 0; j < Wo; ++j) {  // (2), the window's first column
           yi[j] = column_top[j * s - p];
           ai[j] = column_at[j * s - p];
