@@ -303,7 +303,8 @@ std::int64_t first_non_finite_bits(const T* p, std::int64_t n, Bits exponent) {
       return;  // pieces are contiguous and in order: this piece's first is found
     }
   });
-  return first.load() == n ? -1 : first.load();
+  const std::int64_t found = first.load();
+  return found == n ? -1 : found;
 }
 
 }  // namespace

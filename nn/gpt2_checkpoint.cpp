@@ -223,7 +223,7 @@ StateDict load_gpt2_state(const std::string& path, GptConfig* config) {
     state[t.uwaga_name] = t.conv1d ? transpose(value, 0, 1) : value;  // (in, out) -> (out, in)
   }
   if (head.defined()) state["head.weight"] = head;
-  *config = checked.config;
+  if (config) *config = checked.config;
   return state;
 }
 

@@ -42,10 +42,11 @@ GptConfig gpt2_config(const std::string& path);
 // The model, in float32 and eval mode.
 std::unique_ptr<Gpt> load_gpt2(const std::string& path);
 
-// The weights alone, by uwaga's names, for a model built with `*config` (set from the file:
-// gpt2_config's, with tie_weights false where the file's lm_head differs from wte) — what
-// load_gpt2 loads, without building a model of its own (fine-tuning loads into the Trainer's).
-StateDict load_gpt2_state(const std::string& path, GptConfig* config);
+// The weights alone, by uwaga's names, for a model of the file's shape — what load_gpt2 loads,
+// without building a model of its own (fine-tuning loads into the Trainer's). Where `config` is
+// given it is set to that shape: gpt2_config's, with tie_weights false where the file's lm_head
+// differs from wte.
+StateDict load_gpt2_state(const std::string& path, GptConfig* config = nullptr);
 
 // The other way: `model` as GPT2LMHeadModel.save_pretrained writes it, into `dir` (created if
 // missing): model.safetensors (F32, "transformer."-prefixed names, the four Conv1D weights stored

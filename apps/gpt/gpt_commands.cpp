@@ -95,8 +95,7 @@ void take_model_from_init(GptRunConfig& run, const cxxopts::ParseResult& r) {
 void load_init_weights(nn::Gpt& model, const GptInit& init) {
   check_loading_fits(init.file, static_cast<double>(model.num_parameters()));
   if (is_gpt2_checkpoint(init.file)) {
-    nn::GptConfig config;
-    model.load_state_dict(nn::load_gpt2_state(init.file, &config));
+    model.load_state_dict(nn::load_gpt2_state(init.file));
   } else {
     model.load_state_dict(load_gpt(init.file).model->state_dict());
   }

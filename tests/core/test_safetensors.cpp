@@ -531,33 +531,27 @@ TEST_CASE("safetensors: a failed save never destroys the previous file", "[safet
   save_safetensors(path, old_tensors, {{"step", "100"}});
   const std::string old_bytes = read_file_bytes(path);
 
-  SECTION("the disk fills up in the middle of the write") {
-    // 1 MB of data against a 4 KB limit: the write fails partway through the temporary file.
-    std::map<std::string, Tensor> big = {{"w", Tensor::zeros({1024, 128}, DType::Float64)}};
-    std::string message;
-    {
-      FileSizeLimit limit(4096);
-      try {
-        save_safetensors(path, big, {{"step", "200"}});
-      } catch (const Error& e) {
-        message = e.what();
-      }
+  // The message of a save that runs into a file-size limit partway through the temporary file.
+  const auto save_past_limit = [&](const std::map<std::string, Tensor>& tensors, rlim_t limit_bytes) {
+    FileSizeLimit limit(limit_bytes);
+    try {
+      save_safetensors(path, tensors, {{"step", "200"}});
+    } catch (const Error& e) {
+      return std::string(e.what());
     }
+    return std::string();
+  };
+  SECTION("the disk fills up in the middle of the write") {
+    // 1 MB of data against a 4 KB limit.
+    const std::string message =
+        save_past_limit({{"w", Tensor::zeros({1024, 128}, DType::Float64)}}, 4096);
     CHECK_THAT(message, Contains(path) && Contains("cannot write") &&
                             Contains("File too large"));
   }
   SECTION("the disk fills up in the middle of a large write (around the page cache)") {
-    std::map<std::string, Tensor> big = {
-        {"w", Tensor::zeros({static_cast<std::int64_t>(kSafetensorsDirectWriteBytes / 4) + 1})}};
-    std::string message;
-    {
-      FileSizeLimit limit(std::int64_t{1} << 20);
-      try {
-        save_safetensors(path, big, {{"step", "200"}});
-      } catch (const Error& e) {
-        message = e.what();
-      }
-    }
+    const std::string message = save_past_limit(
+        {{"w", Tensor::zeros({static_cast<std::int64_t>(kSafetensorsDirectWriteBytes / 4) + 1})}},
+        rlim_t{1} << 20);
     CHECK_THAT(message, Contains(path) && Contains("cannot write") &&
                             Contains("File too large"));
   }
