@@ -25,11 +25,10 @@ constexpr int kRows = 8;
 constexpr int kCols = 48;
 constexpr int kLanes = 16;  // floats in a zmm register
 
-// The blocks (core/bf16_gemm.h): kInnerPairs pairs of the inner dimension at a time (a strip of
-// packed B, kInnerPairs·kCols words, is 24 KiB: half of a 48 KiB L1), and blocks of at most
-// kBlockRows rows (their packed A, kInnerPairs·kBlockRows words = 128 KiB, in L2) by kBlockCols
-// columns — the unit of work a thread takes.
-constexpr std::int64_t kInnerPairs = 128;
+// The blocks (core/bf16_gemm.h): Kernel::kInnerPairs pairs of the inner dimension at a time (for
+// the AVX512-BF16 kernel 128: a strip of packed B, 128·kCols words, is 24 KiB, half of a 48 KiB
+// L1), and blocks of at most kBlockRows rows (their packed A in L2) by kBlockCols columns — the
+// unit of work a thread takes.
 constexpr std::int64_t kBlockRows = 256;
 constexpr std::int64_t kBlockCols = 768;
 
@@ -160,6 +159,7 @@ constexpr TileFn kTiles[3] = {&tile<1>, &tile<2>, &tile<3>};
 // pair by pair (pack_pairs), one register tile of kRows × kCols.
 struct Avx512Bf16Kernel {
   static constexpr int kRows = uwaga::kRows, kCols = uwaga::kCols;
+  static constexpr std::int64_t kInnerPairs = 128;
   static std::int64_t padded(std::int64_t pairs) { return pairs; }
   static void pack_a(const float* src, std::int64_t ld, bool k_contiguous, std::int64_t depth,
                      std::int64_t valid, std::int64_t, std::uint32_t* dst) {
@@ -202,6 +202,10 @@ struct alignas(64) TileConfig {
 
 struct AmxKernel {
   static constexpr int kRows = kAmxRows, kCols = kAmxCols;
+  // The inner dimension in blocks of up to 768 (384 pairs: a block's sums leave the tiles once
+  // for transformer widths up to 768, where 256 cost GPT-2's products three round trips through
+  // C). A row tile's packed A is then 48 KiB, a block of rows 384 KiB: in L2.
+  static constexpr std::int64_t kInnerPairs = 384;
   static std::int64_t padded(std::int64_t pairs) { return ceil_div(pairs, kTilePairs) * kTilePairs; }
   // `valid` ≤ 32 rows of op(A): dst[x·pairs_pad + p] = (op(A)[x][2p], op(A)[x][2p+1]), zeros past
   // `depth` and past `valid`.
@@ -250,13 +254,9 @@ struct AmxKernel {
     _tile_loadconfig(&config);
   }
   UWAGA_AMX static void end() { _tile_release(); }
-  UWAGA_AMX static void block(std::int64_t pairs_pad, const std::uint32_t* a,
-                              const std::uint32_t* b, float alpha, float beta, float* C,
-                              std::int64_t ldc, int rows, int cols, const float* bias) {
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
+  // The products of a block's pairs, added to the sums in tiles 0-3.
+  UWAGA_AMX static void multiply(std::int64_t pairs_pad, const std::uint32_t* a,
+                                 const std::uint32_t* b) {
     const std::int64_t a_stride = pairs_pad * 4;  // bytes from one row of packed A to the next
     for (std::int64_t p0 = 0; p0 < pairs_pad; p0 += kTilePairs) {
       _tile_loadd(4, a + p0, a_stride);                    // rows 0-15, pairs p0 … p0 + 15
@@ -268,6 +268,44 @@ struct AmxKernel {
       _tile_dpbf16ps(2, 5, 6);
       _tile_dpbf16ps(3, 5, 7);
     }
+  }
+  UWAGA_AMX static void block(std::int64_t pairs_pad, const std::uint32_t* a,
+                              const std::uint32_t* b, float alpha, float beta, float* C,
+                              std::int64_t ldc, int rows, int cols, const float* bias) {
+    const std::int64_t c_stride = ldc * 4;  // bytes from one row of C to the next
+    if (rows == kRows && cols == kCols && alpha == 1.0f &&
+        (beta == 0.0f || (beta == 1.0f && !bias))) {
+      // A whole block with nothing to scale: the sums start from what is added to them — C
+      // itself (β = 1), the bias on every row (a tile load whose rows are 0 bytes apart) or
+      // zero — and the tiles are stored straight into C.
+      if (beta == 1.0f) {
+        _tile_loadd(0, C, c_stride);
+        _tile_loadd(1, C + 16, c_stride);
+        _tile_loadd(2, C + 16 * ldc, c_stride);
+        _tile_loadd(3, C + 16 * ldc + 16, c_stride);
+      } else if (bias) {
+        _tile_loadd(0, bias, 0);
+        _tile_loadd(1, bias + 16, 0);
+        _tile_loadd(2, bias, 0);
+        _tile_loadd(3, bias + 16, 0);
+      } else {
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+      }
+      multiply(pairs_pad, a, b);
+      _tile_stored(0, C, c_stride);
+      _tile_stored(1, C + 16, c_stride);
+      _tile_stored(2, C + 16 * ldc, c_stride);
+      _tile_stored(3, C + 16 * ldc + 16, c_stride);
+      return;
+    }
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    multiply(pairs_pad, a, b);
     alignas(64) float sums[kRows][kCols];
     _tile_stored(0, &sums[0][0], kCols * 4);
     _tile_stored(1, &sums[0][16], kCols * 4);
@@ -302,6 +340,7 @@ void bf16_gemm_blocked(bool trans_a, bool trans_b, std::int64_t M, std::int64_t 
                        const float* B, std::int64_t ldb, float beta, float* C, std::int64_t ldc,
                        const float* row_bias) {
   constexpr int R = Kernel::kRows, Q = Kernel::kCols;
+  constexpr std::int64_t kInnerPairs = Kernel::kInnerPairs;
   const std::int64_t tiles_m = ceil_div(M, R), strips_n = ceil_div(N, Q);
   // The blocks of rows × columns the threads share: nearly equal, and at least one each.
   const int threads = omp_in_parallel() ? 1 : num_threads();
@@ -325,7 +364,9 @@ void bf16_gemm_blocked(bool trans_a, bool trans_b, std::int64_t M, std::int64_t 
     const std::int64_t pairs = Kernel::padded(ceil_div(depth, 2));
     const bool last = k0 + depth >= K;
     const float step_beta = k0 == 0 ? beta : 1.0f;  // later blocks add to the first's sums
-    const float* bias = last ? row_bias : nullptr;
+    // The bias joins the sums once: with the first block where C is only written (where the AMX
+    // kernel starts its tiles from it), else with the last.
+    const float* bias = (beta == 0.0f ? k0 == 0 : last) ? row_bias : nullptr;
 
     // Pack this block of the inner dimension: every strip of B, every tile of A.
     parallel_for(strips_n, worth_forking, [&](std::int64_t s0, std::int64_t s1) {

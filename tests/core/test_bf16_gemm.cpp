@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <vector>
 
 #include "core/bf16_gemm.h"
@@ -62,11 +63,11 @@ using GemmFn = void (*)(bool, bool, std::int64_t, std::int64_t, std::int64_t, fl
                         std::int64_t, const float*, std::int64_t, float, float*, std::int64_t,
                         const float*);
 
-// `fn` against the reference on one product: β = 0 over a C full of NaN (C is only written), or
-// β = 0.5 with a bias; the column of C past N left alone.
-void check_against_reference(GemmFn fn, const Product& p, float beta, bool with_bias,
-                             Generator& g) {
-  const float alpha = 0.75f, nan = std::numeric_limits<float>::quiet_NaN();
+// `fn` against the reference on one product, C = α·op(A)·op(B) + β·C (+ bias): with β = 0 over a C
+// full of NaN (C is only written); the column of C past N left alone.
+void check_against_reference(GemmFn fn, const Product& p, float alpha, float beta,
+                             bool with_bias, Generator& g) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> C0 = random_values(g, p.M * p.ldc);
   if (beta == 0.0f)
     for (std::int64_t i = 0; i < p.M; ++i)
@@ -77,27 +78,39 @@ void check_against_reference(GemmFn fn, const Product& p, float beta, bool with_
      p.ldc, bias);
   bf16_gemm_reference(p.ta, p.tb, p.M, p.N, p.K, alpha, p.A.data(), p.lda, p.B.data(), p.ldb,
                       beta, R.data(), p.ldc, bias);
-  for (std::int64_t i = 0; i < p.M; ++i) {
+  // The first element out of tolerance, if any, reported with the product (one assertion a
+  // product: the edge test runs a few thousand of them).
+  std::ostringstream fault;
+  for (std::int64_t i = 0; i < p.M && fault.tellp() == 0; ++i) {
     for (std::int64_t j = 0; j < p.N; ++j) {
       const float c = C[i * p.ldc + j], r = R[i * p.ldc + j];
       const double scale = alpha * p.abs_sum(i, j, true) +
                            (beta == 0.0f ? 0.0 : std::fabs(beta * C0[i * p.ldc + j])) +
                            (bias ? std::fabs(bias[j]) : 0.0);
       const double tol = (p.K + 2) * std::ldexp(scale, -23);
-      INFO("ta " << p.ta << " tb " << p.tb << " M " << p.M << " N " << p.N << " K " << p.K
-                 << " beta " << beta << " bias " << with_bias << ": C[" << i << "][" << j
-                 << "] = " << c << ", reference " << r << ", tolerance " << tol);
-      REQUIRE(std::fabs(double(c) - r) <= tol);
+      if (!(std::fabs(double(c) - r) <= tol)) {
+        fault << "C[" << i << "][" << j << "] = " << c << ", reference " << r << ", tolerance "
+              << tol;
+        break;
+      }
     }
-    if (p.ldc > p.N) REQUIRE(C[i * p.ldc + p.N] == C0[i * p.ldc + p.N]);  // past N: untouched
+    if (p.ldc > p.N && !(C[i * p.ldc + p.N] == C0[i * p.ldc + p.N]))  // past N: untouched
+      fault << "C[" << i << "][" << p.N << "], past N, was written";
   }
+  INFO("ta " << p.ta << " tb " << p.tb << " M " << p.M << " N " << p.N << " K " << p.K
+             << " alpha " << alpha << " beta " << beta << " bias " << with_bias << ": "
+             << fault.str());
+  REQUIRE(fault.str().empty());
 }
 
 }  // namespace
 
 // Every edge of a kernel's block of rows × cols sums (1, one short, full, one over, several) in
 // M and N, and in K an empty sum, odd (a last pair with one value), a tile's 16 pairs and one
-// short or over (AMX), past a block of 256 inner steps; both transposes, β = 0 and β with bias.
+// short or over (AMX), past a block of 256 inner steps (AVX512-BF16) and of 768 (AMX); both
+// transposes; α = 0.75 with β = 0, and with β = 0.5 and a bias; α = 1 (where the AMX kernel
+// starts its tiles from C or the bias and stores them into C) with β = 0 with and without a
+// bias, and β = 1.
 void check_every_edge(GemmFn fn, std::int64_t rows, std::int64_t cols, Generator& g) {
   std::vector<std::int64_t> Ms = {1, 15, 16, 17, rows - 1, rows, rows + 1, 65};
   std::vector<std::int64_t> Ns = {1, 15, 16, 17, cols - 1, cols, cols + 1, 65};
@@ -109,10 +122,13 @@ void check_every_edge(GemmFn fn, std::int64_t rows, std::int64_t cols, Generator
     for (const bool tb : {false, true})
       for (const std::int64_t M : Ms)
         for (const std::int64_t N : Ns)
-          for (const std::int64_t K : {0, 1, 2, 31, 32, 33, 300}) {
+          for (const std::int64_t K : {0, 1, 2, 31, 32, 33, 300, 801}) {
             const Product p = random_product(g, ta, tb, M, N, K);
-            check_against_reference(fn, p, 0.0f, false, g);
-            check_against_reference(fn, p, 0.5f, true, g);
+            check_against_reference(fn, p, 0.75f, 0.0f, false, g);
+            check_against_reference(fn, p, 0.75f, 0.5f, true, g);
+            check_against_reference(fn, p, 1.0f, 0.0f, false, g);
+            check_against_reference(fn, p, 1.0f, 0.0f, true, g);
+            check_against_reference(fn, p, 1.0f, 1.0f, false, g);
           }
 }
 
@@ -139,8 +155,8 @@ TEST_CASE("the bf16 product's float32 path (CPUs without AVX512-BF16) matches th
     for (const bool tb : {false, true})
       for (const std::int64_t K : {0, 1, 33}) {
         const Product p = random_product(g, ta, tb, 17, 65, K);
-        check_against_reference(&bf16_gemm_via_float32, p, 0.0f, false, g);
-        check_against_reference(&bf16_gemm_via_float32, p, 0.5f, true, g);
+        check_against_reference(&bf16_gemm_via_float32, p, 0.75f, 0.0f, false, g);
+        check_against_reference(&bf16_gemm_via_float32, p, 0.75f, 0.5f, true, g);
       }
 }
 
@@ -149,11 +165,12 @@ TEST_CASE("the bf16 product shares a large product among threads with the same r
   const int before = num_threads();
   set_num_threads(2);
   Generator g(13);
-  // Several blocks of rows and of columns, and three blocks of the inner dimension.
+  // Several blocks of rows and of columns, and of the inner dimension (7 of 256, 3 of 768).
   for (const bool ta : {false, true}) {
-    const Product p = random_product(g, ta, !ta, 300, 400, 600);
-    check_against_reference(&bf16_gemm, p, 0.5f, true, g);
-    if (cpu_has_avx512_bf16()) check_against_reference(&bf16_gemm_avx512_bf16, p, 0.5f, true, g);
+    const Product p = random_product(g, ta, !ta, 300, 400, 1700);
+    check_against_reference(&bf16_gemm, p, 0.75f, 0.5f, true, g);
+    if (cpu_has_avx512_bf16())
+      check_against_reference(&bf16_gemm_avx512_bf16, p, 0.75f, 0.5f, true, g);
   }
   set_num_threads(before);
 }
