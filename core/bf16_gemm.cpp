@@ -334,6 +334,9 @@ struct AmxKernel {
 // the inner dimension in blocks of kInnerPairs pairs, each packed whole (op(B) in strips of kCols
 // columns, op(A) in tiles of kRows rows), then the blocks of rows × columns shared among the
 // threads, each running every strip of its columns (kept in L1) against every tile of its rows.
+// Where the blocks span all the columns, each block of rows is met once: the thread that
+// multiplies it packs its tiles of A just before, into its own L2, rather than all of A being
+// packed first and read back from further away.
 template <class Kernel>
 void bf16_gemm_blocked(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N,
                        std::int64_t K, float alpha, const float* A, std::int64_t lda,
@@ -345,17 +348,22 @@ void bf16_gemm_blocked(bool trans_a, bool trans_b, std::int64_t M, std::int64_t 
   // The blocks of rows × columns the threads share: nearly equal, and at least one each.
   const int threads = omp_in_parallel() ? 1 : num_threads();
   std::int64_t blocks_m = ceil_div(M, kBlockRows), blocks_n = ceil_div(N, kBlockCols);
-  while ((blocks_m * blocks_n) % threads != 0 && blocks_n < strips_n) ++blocks_n;
+  // (A tall product keeps its columns whole: one block of rows more on a thread costs less
+  // than packing A twice.)
+  while ((blocks_m * blocks_n) % threads != 0 && blocks_n < strips_n && blocks_m < 4 * threads)
+    ++blocks_n;
   const std::int64_t rows_per_block = ceil_div(tiles_m, blocks_m) * R;
   const std::int64_t cols_per_block = ceil_div(strips_n, blocks_n) * Q;
   blocks_m = ceil_div(M, rows_per_block);
   blocks_n = ceil_div(N, cols_per_block);
   const bool worth_forking = M * N * std::max<std::int64_t>(K, 1) > 64 * 64 * 64;
 
+  const bool a_in_blocks = blocks_n == 1;  // each block packs its own rows of A
+
   thread_local PackBuffer packed_a, packed_b;
   const std::int64_t max_pairs =
       Kernel::padded(std::min(kInnerPairs, ceil_div(std::max<std::int64_t>(K, 1), 2)));
-  std::uint32_t* pa = packed_a.get(tiles_m * R * max_pairs);
+  std::uint32_t* pa = a_in_blocks ? nullptr : packed_a.get(tiles_m * R * max_pairs);
   std::uint32_t* pb = packed_b.get(strips_n * Q * max_pairs);
 
   // K = 0 is an empty sum: one pass with no pairs gives C = β·C (+ bias).
@@ -377,14 +385,18 @@ void bf16_gemm_blocked(bool trans_a, bool trans_b, std::int64_t M, std::int64_t 
                        pb + s * Q * pairs);
       }
     });
-    parallel_for(tiles_m, worth_forking, [&](std::int64_t t0, std::int64_t t1) {
-      for (std::int64_t t = t0; t < t1; ++t) {
-        const std::int64_t i0 = t * R;
+    // The tiles of A from row i_begin to i_end, packed one after another into dst.
+    auto pack_rows_of_a = [&](std::int64_t i_begin, std::int64_t i_end, std::uint32_t* dst) {
+      for (std::int64_t i0 = i_begin; i0 < i_end; i0 += R) {
         const float* src = trans_a ? A + k0 * lda + i0 : A + i0 * lda + k0;
-        Kernel::pack_a(src, lda, !trans_a, depth, std::min<std::int64_t>(R, M - i0), pairs,
-                       pa + t * R * pairs);
+        Kernel::pack_a(src, lda, !trans_a, depth, std::min<std::int64_t>(R, i_end - i0), pairs,
+                       dst + (i0 - i_begin) * pairs);
       }
-    });
+    };
+    if (!a_in_blocks)
+      parallel_for(tiles_m, worth_forking, [&](std::int64_t t0, std::int64_t t1) {
+        pack_rows_of_a(t0 * R, std::min(M, t1 * R), pa + t0 * R * pairs);
+      });
 
     parallel_for(blocks_m * blocks_n, worth_forking, [&](std::int64_t b0, std::int64_t b1) {
       Kernel::begin();
@@ -393,12 +405,19 @@ void bf16_gemm_blocked(bool trans_a, bool trans_b, std::int64_t M, std::int64_t 
         const std::int64_t j_begin = (blk % blocks_n) * cols_per_block;
         const std::int64_t i_end = std::min(M, i_begin + rows_per_block);
         const std::int64_t j_end = std::min(N, j_begin + cols_per_block);
+        const std::uint32_t* rows_a = pa ? pa + i_begin * pairs : nullptr;  // tile of row i_begin
+        if (a_in_blocks) {
+          thread_local PackBuffer block_a;
+          std::uint32_t* own = block_a.get(rows_per_block * pairs);
+          pack_rows_of_a(i_begin, i_end, own);
+          rows_a = own;
+        }
         for (std::int64_t j0 = j_begin; j0 < j_end; j0 += Q) {
           const int cols = static_cast<int>(std::min<std::int64_t>(Q, j_end - j0));
           const std::uint32_t* strip = pb + (j0 / Q) * Q * pairs;
           for (std::int64_t i0 = i_begin; i0 < i_end; i0 += R) {
             const int rows = static_cast<int>(std::min<std::int64_t>(R, i_end - i0));
-            Kernel::block(pairs, pa + (i0 / R) * R * pairs, strip, alpha, step_beta,
+            Kernel::block(pairs, rows_a + (i0 - i_begin) * pairs, strip, alpha, step_beta,
                           C + i0 * ldc + j0, ldc, rows, cols, bias ? bias + j0 : nullptr);
           }
         }
