@@ -67,6 +67,45 @@ UWAGA_AVX512_BF16 inline __m512i pair_words16(const float* even, const float* od
   return _mm512_or_si512(lo, _mm512_maskz_slli_epi32(0xFFFF, bfloat16_words16(odd, m), 16));
 }
 
+// The pair-words of one line whose k runs along memory: 2·n ≤ 32 floats from x become n words
+// bf16(x[2q]) | bf16(x[2q+1]) << 16 (vcvtne2ps2bf16 lays 32 bfloat16 out in order; read as
+// 32-bit words those are the pairs), zeros past `count` floats.
+UWAGA_AVX512_BF16 inline __m512i line_pair_words16(const float* x, std::int64_t count) {
+  auto mask = [](std::int64_t n) {
+    return static_cast<__mmask16>(n >= 16 ? 0xFFFFu : n <= 0 ? 0u : (1u << n) - 1u);
+  };
+  const __m512 lo = _mm512_maskz_loadu_ps(mask(count), x);
+  const __m512 hi = _mm512_maskz_loadu_ps(mask(count - 16), x + 16);
+  return reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo));  // low 16 from lo
+}
+
+// r[i][j] ↔ r[j][i] for a 16 × 16 block of 32-bit words in 16 registers: at each level b = 8, 4,
+// 2, 1 the off-diagonal b × b blocks of every 2b × 2b block trade places — row i (bit b clear)
+// takes row i + b's columns c − b where c has bit b, row i + b takes row i's columns c + b where
+// it has not — four rounds of 16 two-source permutes instead of 256 scattered stores.
+// One level b of it: `upper` picks row i's column c, or row i + b's column c − b where c has bit
+// b (indices 16-31 name the second source); `lower` row i's column c + b, or row i + b's c.
+UWAGA_AVX512_BF16 inline void transpose_level(__m512i r[16], int b, __m512i upper,
+                                              __m512i lower) {
+  for (int i = 0; i < 16; ++i)
+    if (!(i & b)) {
+      const __m512i top = r[i], bottom = r[i + b];
+      r[i] = _mm512_permutex2var_epi32(top, upper, bottom);
+      r[i + b] = _mm512_permutex2var_epi32(top, lower, bottom);
+    }
+}
+
+UWAGA_AVX512_BF16 inline void transpose16x16(__m512i r[16]) {
+  transpose_level(r, 8, _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23),
+                  _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31));
+  transpose_level(r, 4, _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27),
+                  _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31));
+  transpose_level(r, 2, _mm512_setr_epi32(0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29),
+                  _mm512_setr_epi32(2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31));
+  transpose_level(r, 1, _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30),
+                  _mm512_setr_epi32(1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31));
+}
+
 // Packs `depth` inner steps (k = 0 … depth − 1 from src) of `valid` ≤ W rows of op(A) or columns
 // of op(B) (x) into pairs: dst[p·W + x] = bf16(X[2p][x]) | bf16(X[2p+1][x]) << 16, where X[k][x] is
 // src[k·ld + x] or, with k_contiguous, src[x·ld + k]. Words past `valid` and the second half of a
@@ -90,25 +129,21 @@ UWAGA_AVX512_BF16 void pack_pairs(const float* src, std::int64_t ld, bool k_cont
     }
     return;
   }
-  // k runs along memory: each line of X converted whole holds its pairs as words (the last
-  // one's high half zero when depth is odd), then gathered across 16 lines at a time:
-  // dst[p·W + x] = word p of line x. Lines past `valid` are zeros.
-  thread_local std::vector<std::uint32_t> lines;
-  lines.assign(static_cast<std::size_t>(W * pairs), 0u);
-  for (std::int64_t x = 0; x < valid; ++x)
-    float_to_bfloat16(src + x * ld, reinterpret_cast<bfloat16_bits*>(lines.data() + x * pairs),
-                      depth);
-  const __m512i line_starts = _mm512_mullo_epi32(
-      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-      _mm512_set1_epi32(static_cast<int>(pairs)));
-  for (std::int64_t p = 0; p < pairs; ++p)
-    for (int x = 0; x < W; x += kLanes) {
-      const int lanes = std::min(kLanes, W - x);
-      const __mmask16 mask = static_cast<__mmask16>((1u << lanes) - 1u);
-      const __m512i words = _mm512_mask_i32gather_epi32(
-          _mm512_setzero_si512(), mask, line_starts, lines.data() + x * pairs + p, 4);
-      _mm512_mask_storeu_epi32(dst + p * W + x, mask, words);
+  // k runs along memory: 16 lines' next 16 pair-words each (line_pair_words16), transposed in
+  // registers into 16 pairs' words of the 16 lines. Lines past `valid` are zeros.
+  for (int x0 = 0; x0 < W; x0 += kLanes) {
+    const int lanes = std::min(kLanes, W - x0);
+    const __mmask16 mask = static_cast<__mmask16>((1u << lanes) - 1u);
+    for (std::int64_t p0 = 0; p0 < pairs; p0 += kLanes) {
+      __m512i r[16];
+      for (int l = 0; l < kLanes; ++l)
+        r[l] = x0 + l < valid ? line_pair_words16(src + (x0 + l) * ld + 2 * p0, depth - 2 * p0)
+                              : _mm512_setzero_si512();
+      transpose16x16(r);
+      for (int q = 0; q < kLanes && p0 + q < pairs; ++q)
+        _mm512_mask_storeu_epi32(dst + (p0 + q) * W + x0, mask, r[q]);
     }
+  }
 }
 
 // One tile: C[r][j] = α·Σ_p (a[p][r] · b[p][j]) + β·C[r][j] (+ bias[j]) for r < rows, j < cols,
@@ -161,9 +196,12 @@ struct Avx512Bf16Kernel {
   static constexpr int kRows = uwaga::kRows, kCols = uwaga::kCols;
   static constexpr std::int64_t kInnerPairs = 128;
   static std::int64_t padded(std::int64_t pairs) { return pairs; }
+  // `rows` rows of op(A), tile by tile (kRows each, the last padded with zeros).
   static void pack_a(const float* src, std::int64_t ld, bool k_contiguous, std::int64_t depth,
-                     std::int64_t valid, std::int64_t, std::uint32_t* dst) {
-    pack_pairs(src, ld, k_contiguous, depth, valid, kRows, dst);
+                     std::int64_t rows, std::int64_t pairs, std::uint32_t* dst) {
+    for (std::int64_t i0 = 0; i0 < rows; i0 += kRows)
+      pack_pairs(k_contiguous ? src + i0 * ld : src + i0, ld, k_contiguous, depth,
+                 std::min<std::int64_t>(kRows, rows - i0), kRows, dst + i0 * pairs);
   }
   static void pack_b(const float* src, std::int64_t ld, bool k_contiguous, std::int64_t depth,
                      std::int64_t valid, std::int64_t, std::uint32_t* dst) {
@@ -207,37 +245,45 @@ struct AmxKernel {
   // C). A row tile's packed A is then 48 KiB, a block of rows 384 KiB: in L2.
   static constexpr std::int64_t kInnerPairs = 384;
   static std::int64_t padded(std::int64_t pairs) { return ceil_div(pairs, kTilePairs) * kTilePairs; }
-  // `valid` ≤ 32 rows of op(A): dst[x·pairs_pad + p] = (op(A)[x][2p], op(A)[x][2p+1]), zeros past
-  // `depth` and past `valid`.
+  // `rows` rows of op(A), the tiles one after another — so row x at dst[x·pairs_pad]:
+  // dst[x·pairs_pad + p] = (op(A)[x][2p], op(A)[x][2p+1]), zeros past `depth`, and whole rows of
+  // zeros up to the next multiple of 32.
   UWAGA_AVX512_BF16 static void pack_a(const float* src, std::int64_t ld, bool k_contiguous,
-                                       std::int64_t depth, std::int64_t valid,
+                                       std::int64_t depth, std::int64_t rows,
                                        std::int64_t pairs_pad, std::uint32_t* dst) {
     auto* out = reinterpret_cast<bfloat16_bits*>(dst);  // row x's values at out[x·2·pairs_pad + k]
     // Zeros only where nothing is written below: past `depth` in each row, and the rows past
-    // `valid` (the whole tile cleared first cost a second store of every word).
-    for (std::int64_t x = 0; x < valid; ++x)
+    // `rows` (the whole tile cleared first cost a second store of every word).
+    for (std::int64_t x = 0; x < rows; ++x)
       std::memset(out + x * 2 * pairs_pad + depth, 0,
                   sizeof(bfloat16_bits) * static_cast<std::size_t>(2 * pairs_pad - depth));
-    std::memset(dst + valid * pairs_pad, 0,
-                sizeof(std::uint32_t) * static_cast<std::size_t>((kRows - valid) * pairs_pad));
+    const std::int64_t padded_rows = ceil_div(rows, kRows) * kRows;
+    std::memset(dst + rows * pairs_pad, 0,
+                sizeof(std::uint32_t) * static_cast<std::size_t>((padded_rows - rows) * pairs_pad));
     if (k_contiguous) {
-      for (std::int64_t x = 0; x < valid; ++x)
+      for (std::int64_t x = 0; x < rows; ++x)
         float_to_bfloat16(src + x * ld, out + x * 2 * pairs_pad, depth);
       return;
     }
-    // k along src's rows: two rows make 16 rows' pair-words at a time, scattered to their rows.
-    const __m512i row_starts = _mm512_mullo_epi32(
-        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-        _mm512_set1_epi32(static_cast<int>(pairs_pad)));
-    for (std::int64_t p = 0; p < ceil_div(depth, 2); ++p) {
-      const float* even = src + 2 * p * ld;
-      const float* odd = 2 * p + 1 < depth ? even + ld : nullptr;
-      for (std::int64_t x = 0; x < valid; x += kLanes) {
-        const int n = static_cast<int>(std::min<std::int64_t>(kLanes, valid - x));
-        const __m512i words = pair_words16(even + x, odd ? odd + x : nullptr, n);
-        _mm512_mask_i32scatter_epi32(dst + x * pairs_pad + p,
-                                     static_cast<__mmask16>(n >= 16 ? 0xFFFFu : (1u << n) - 1u),
-                                     row_starts, words, 4);
+    // k along src's rows: two rows make 16 rows' pair-words of one pair (pair_words16); 16
+    // pairs of them transposed in registers are 16 pairs of each of the 16 rows. The 32 rows
+    // of src behind 16 pairs are read across all `rows` before the next 32: along memory.
+    const std::int64_t pairs = ceil_div(depth, 2);
+    for (std::int64_t p0 = 0; p0 < pairs; p0 += kLanes) {
+      const int count = static_cast<int>(std::min<std::int64_t>(kLanes, pairs - p0));
+      const __mmask16 pair_mask = static_cast<__mmask16>((1u << count) - 1u);
+      for (std::int64_t x0 = 0; x0 < rows; x0 += kLanes) {
+        const int n = static_cast<int>(std::min<std::int64_t>(kLanes, rows - x0));
+        __m512i r[16];
+        for (int q = 0; q < kLanes; ++q) {
+          const std::int64_t p = p0 + q;
+          const float* even = src + 2 * p * ld + x0;
+          r[q] = q < count ? pair_words16(even, 2 * p + 1 < depth ? even + ld : nullptr, n)
+                           : _mm512_setzero_si512();
+        }
+        transpose16x16(r);
+        for (int l = 0; l < n; ++l)
+          _mm512_mask_storeu_epi32(dst + (x0 + l) * pairs_pad + p0, pair_mask, r[l]);
       }
     }
   }
@@ -336,7 +382,8 @@ struct AmxKernel {
 // threads, each running every strip of its columns (kept in L1) against every tile of its rows.
 // Where the blocks span all the columns, each block of rows is met once: the thread that
 // multiplies it packs its tiles of A just before, into its own L2, rather than all of A being
-// packed first and read back from further away.
+// packed first and read back from further away; where they span all the rows, each strip of B
+// likewise (GPT-2's head: 256 rows against 50,257 columns).
 template <class Kernel>
 void bf16_gemm_blocked(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N,
                        std::int64_t K, float alpha, const float* A, std::int64_t lda,
@@ -359,12 +406,13 @@ void bf16_gemm_blocked(bool trans_a, bool trans_b, std::int64_t M, std::int64_t 
   const bool worth_forking = M * N * std::max<std::int64_t>(K, 1) > 64 * 64 * 64;
 
   const bool a_in_blocks = blocks_n == 1;  // each block packs its own rows of A
+  const bool b_in_blocks = blocks_m == 1;  // each block packs its own strips of B
 
   thread_local PackBuffer packed_a, packed_b;
   const std::int64_t max_pairs =
       Kernel::padded(std::min(kInnerPairs, ceil_div(std::max<std::int64_t>(K, 1), 2)));
   std::uint32_t* pa = a_in_blocks ? nullptr : packed_a.get(tiles_m * R * max_pairs);
-  std::uint32_t* pb = packed_b.get(strips_n * Q * max_pairs);
+  std::uint32_t* pb = b_in_blocks ? nullptr : packed_b.get(strips_n * Q * max_pairs);
 
   // K = 0 is an empty sum: one pass with no pairs gives C = β·C (+ bias).
   for (std::int64_t k0 = 0; k0 < K || k0 == 0; k0 += 2 * kInnerPairs) {
@@ -376,22 +424,20 @@ void bf16_gemm_blocked(bool trans_a, bool trans_b, std::int64_t M, std::int64_t 
     // kernel starts its tiles from it), else with the last.
     const float* bias = (beta == 0.0f ? k0 == 0 : last) ? row_bias : nullptr;
 
-    // Pack this block of the inner dimension: every strip of B, every tile of A.
-    parallel_for(strips_n, worth_forking, [&](std::int64_t s0, std::int64_t s1) {
-      for (std::int64_t s = s0; s < s1; ++s) {
-        const std::int64_t j0 = s * Q;
-        const float* src = trans_b ? B + j0 * ldb + k0 : B + k0 * ldb + j0;
-        Kernel::pack_b(src, ldb, trans_b, depth, std::min<std::int64_t>(Q, N - j0), pairs,
-                       pb + s * Q * pairs);
-      }
-    });
+    // Pack this block of the inner dimension: every strip of B, every tile of A (or each
+    // block its own, below).
+    auto pack_strip_of_b = [&](std::int64_t j0, std::uint32_t* dst) {
+      const float* src = trans_b ? B + j0 * ldb + k0 : B + k0 * ldb + j0;
+      Kernel::pack_b(src, ldb, trans_b, depth, std::min<std::int64_t>(Q, N - j0), pairs, dst);
+    };
+    if (!b_in_blocks)
+      parallel_for(strips_n, worth_forking, [&](std::int64_t s0, std::int64_t s1) {
+        for (std::int64_t s = s0; s < s1; ++s) pack_strip_of_b(s * Q, pb + s * Q * pairs);
+      });
     // The tiles of A from row i_begin to i_end, packed one after another into dst.
     auto pack_rows_of_a = [&](std::int64_t i_begin, std::int64_t i_end, std::uint32_t* dst) {
-      for (std::int64_t i0 = i_begin; i0 < i_end; i0 += R) {
-        const float* src = trans_a ? A + k0 * lda + i0 : A + i0 * lda + k0;
-        Kernel::pack_a(src, lda, !trans_a, depth, std::min<std::int64_t>(R, i_end - i0), pairs,
-                       dst + (i0 - i_begin) * pairs);
-      }
+      const float* src = trans_a ? A + k0 * lda + i_begin : A + i_begin * lda + k0;
+      Kernel::pack_a(src, lda, !trans_a, depth, i_end - i_begin, pairs, dst);
     };
     if (!a_in_blocks)
       parallel_for(tiles_m, worth_forking, [&](std::int64_t t0, std::int64_t t1) {
@@ -414,7 +460,13 @@ void bf16_gemm_blocked(bool trans_a, bool trans_b, std::int64_t M, std::int64_t 
         }
         for (std::int64_t j0 = j_begin; j0 < j_end; j0 += Q) {
           const int cols = static_cast<int>(std::min<std::int64_t>(Q, j_end - j0));
-          const std::uint32_t* strip = pb + (j0 / Q) * Q * pairs;
+          const std::uint32_t* strip = pb ? pb + (j0 / Q) * Q * pairs : nullptr;
+          if (b_in_blocks) {
+            thread_local PackBuffer strip_b;
+            std::uint32_t* own = strip_b.get(Q * pairs);
+            pack_strip_of_b(j0, own);
+            strip = own;
+          }
           for (std::int64_t i0 = i_begin; i0 < i_end; i0 += R) {
             const int rows = static_cast<int>(std::min<std::int64_t>(R, i_end - i0));
             Kernel::block(pairs, rows_a + (i0 - i_begin) * pairs, strip, alpha, step_beta,
