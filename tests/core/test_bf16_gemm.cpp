@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <sstream>
 #include <vector>
@@ -50,9 +51,10 @@ struct Product {
   }
 };
 
+// C's rows ldc = N + 1 apart unless given.
 Product random_product(Generator& g, bool ta, bool tb, std::int64_t M, std::int64_t N,
-                       std::int64_t K) {
-  Product p{ta, tb, M, N, K, (ta ? M : K) + 2, (tb ? K : N) + 3, N + 1, {}, {}, {}};
+                       std::int64_t K, std::int64_t ldc = 0) {
+  Product p{ta, tb, M, N, K, (ta ? M : K) + 2, (tb ? K : N) + 3, ldc ? ldc : N + 1, {}, {}, {}};
   p.A = random_values(g, (ta ? K : M) * p.lda);
   p.B = random_values(g, (tb ? N : K) * p.ldb);
   p.bias = random_values(g, N);
@@ -72,10 +74,14 @@ void check_against_reference(GemmFn fn, const Product& p, float alpha, float bet
   if (beta == 0.0f)
     for (std::int64_t i = 0; i < p.M; ++i)
       for (std::int64_t j = 0; j < p.N; ++j) C0[i * p.ldc + j] = nan;
-  std::vector<float> C = C0, R = C0;
+  // fn's C on a 64-byte boundary, as uwaga's tensors are (where its rows are too, the AMX
+  // kernel may store a large result around the caches).
+  std::vector<float> storage(C0.size() + 16), R = C0;
+  float* C = storage.data() + (64 - reinterpret_cast<std::uintptr_t>(storage.data()) % 64) % 64 / 4;
+  std::copy(C0.begin(), C0.end(), C);
   const float* bias = with_bias ? p.bias.data() : nullptr;
-  fn(p.ta, p.tb, p.M, p.N, p.K, alpha, p.A.data(), p.lda, p.B.data(), p.ldb, beta, C.data(),
-     p.ldc, bias);
+  fn(p.ta, p.tb, p.M, p.N, p.K, alpha, p.A.data(), p.lda, p.B.data(), p.ldb, beta, C, p.ldc,
+     bias);
   bf16_gemm_reference(p.ta, p.tb, p.M, p.N, p.K, alpha, p.A.data(), p.lda, p.B.data(), p.ldb,
                       beta, R.data(), p.ldc, bias);
   // The first element out of tolerance, if any, reported with the product (one assertion a
@@ -173,6 +179,21 @@ TEST_CASE("the bf16 product shares a large product among threads with the same r
       check_against_reference(&bf16_gemm_avx512_bf16, p, 0.75f, 0.5f, true, g);
   }
   set_num_threads(before);
+}
+
+TEST_CASE("the bf16 product of a result larger than L2 is the same (stored around the caches)",
+          "[core][bf16]") {
+  // 1050 × 528 floats (2.2 MB; rows 528 apart: whole vectors on 64-byte boundaries), a last
+  // partial tile of rows and strip of columns, one block of the inner dimension, β = 0 with and
+  // without a bias; and with ldc = N + 1, where every block goes through the caches.
+  Generator g(14);
+  for (const bool ta : {false, true}) {
+    const Product p = random_product(g, ta, !ta, 1050, 528, 100, 528);
+    check_against_reference(&bf16_gemm, p, 1.0f, 0.0f, true, g);
+    check_against_reference(&bf16_gemm, p, 1.0f, 0.0f, false, g);
+    check_against_reference(&bf16_gemm, random_product(g, ta, ta, 1050, 528, 100), 1.0f, 0.0f,
+                            true, g);
+  }
 }
 
 TEST_CASE("the bf16 product carries NaN and inf where the reference does", "[core][bf16]") {
