@@ -12,9 +12,10 @@ namespace uwaga::nn {
 
 // Forward:   gelu(x) = x Φ(x),  Φ(x) = ½ (1 + erf(x/√2))   (the standard normal CDF)
 // Backward:  d/dx [x Φ(x)] = Φ(x) + x Φ'(x) = Φ(x) + x φ(x),  φ(x) = exp(−x²/2) / √(2π)
-// So dx = dy · (Φ(x) + x φ(x)). The forward pass computes that derivative alongside the output —
-// erf(x/√2) needs exp(−x²/2) anyway, which is φ up to a constant — and keeps it, so the backward
-// pass is one multiplication.
+// So dx = dy · (Φ(x) + x φ(x)). erf(x/√2) needs exp(−x²/2) anyway, which is φ up to a constant,
+// so the derivative costs little beside Φ: the backward pass computes it again from x (which the
+// graph keeps as the op's input) rather than the forward pass storing it — the backward pass
+// reads x and dy either way, and the forward pass writes one tensor instead of two.
 namespace {
 
 constexpr double kInvSqrt2 = 0.70710678118654752440;    // 1/√2
@@ -35,8 +36,9 @@ constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1/√(2π)
 // set to 0 below −X. Clamping costs nothing measurable: it lets exp skip its own clamp.
 template <class T> constexpr T kGeluLimit = std::is_same_v<T, float> ? T(13) : T(40);
 
-template <class T>
-void gelu_kernel(const T* x, T* y, T* dydx, std::int64_t n) {
+// Forward (dy null): out = gelu(x). Backward: out = dy · gelu'(x).
+template <class T, bool kBackward>
+void gelu_pass(const T* x, const T* dy, T* out, std::int64_t n) {
   constexpr T X = kGeluLimit<T>;
   parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
 #pragma omp simd
@@ -53,55 +55,70 @@ void gelu_kernel(const T* x, T* y, T* dydx, std::int64_t n) {
         cdf = T(0.5) * (T(1) + std::erf(c * T(kInvSqrt2)));
         pdf = T(kInvSqrt2Pi) * std::exp(T(-0.5) * c * c);
       }
-      y[i] = lo * cdf;
-      if (dydx) dydx[i] = v < -X ? T(0) : cdf + c * pdf;
+      if constexpr (kBackward)
+        out[i] = dy[i] * (v < -X ? T(0) : cdf + c * pdf);
+      else
+        out[i] = lo * cdf;
     }
   });
+}
+template <class T>
+void gelu_kernel(const T* x, const T* dy, T* out, std::int64_t n) {
+  dy ? gelu_pass<T, true>(x, dy, out, n) : gelu_pass<T, false>(x, nullptr, out, n);
 }
 
 // Forward:   gelu_tanh(x) = ½ x (1 + t),  t = tanh(u),  u = k (x + a x³),  k = √(2/π), a = 0.044715
 // Backward:  d/dx = ½ (1 + t) + ½ x (1 − t²) · du/dx,  du/dx = k (1 + 3 a x²)   (tanh′ = 1 − tanh²)
-// Kept from the forward pass as with gelu. Beyond ±X the limits again: x (and 1) above X, 0 (and
-// 0) below −X, where 1 + t has underflowed to 0 and t to 1 already (X = 10: u = ±44; float64
-// X = 20, u = ±301), so only ±∞ (∞ · 0 = NaN otherwise) is affected.
+// Computed again from x in the backward pass, as with gelu. Beyond ±X the limits again: x (and 1)
+// above X, 0 (and 0) below −X, where 1 + t has underflowed to 0 and t to 1 already (X = 10:
+// u = ±44; float64 X = 20, u = ±301), so only ±∞ (∞ · 0 = NaN otherwise) is affected.
+// Forward (dy null): out = gelu_tanh(x). Backward: out = dy · gelu_tanh'(x).
 template <class T>
-void gelu_tanh_kernel(const T* x, T* y, T* dydx, std::int64_t n) {
+void gelu_tanh_kernel(const T* x, const T* dy, T* out, std::int64_t n) {
   constexpr T X = std::is_same_v<T, float> ? T(10) : T(20);
   constexpr T k = T(0.79788456080286535588), a = T(0.044715);
   parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
     for (std::int64_t i = i0; i < i1; ++i) {
       const T v = x[i];
       if (v > X) {
-        y[i] = v;
-        if (dydx) dydx[i] = T(1);
+        out[i] = dy ? dy[i] * T(1) : v;
       } else if (v < -X) {
-        y[i] = T(0);
-        if (dydx) dydx[i] = T(0);
+        out[i] = dy ? dy[i] * T(0) : T(0);
       } else {
         const T t = tanh_t(k * (v + a * v * v * v));  // core/fast_math.h
-        y[i] = T(0.5) * v * (T(1) + t);
-        if (dydx) dydx[i] = T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * k * (T(1) + T(3) * a * v * v);
+        out[i] = dy ? dy[i] * (T(0.5) * (T(1) + t) +
+                               T(0.5) * v * (T(1) - t * t) * k * (T(1) + T(3) * a * v * v))
+                    : T(0.5) * v * (T(1) + t);
       }
     }
   });
 }
 
-}  // namespace
-
-Tensor gelu(const Tensor& x) {
-  check_float(x, "gelu");
-  const bool grad = needs_grad({&x});
+// The op `name` of `kernel` (above): the forward pass, and a backward rule that reads x and dy.
+template <template <class> class Kernel>
+Tensor gelu_op(const Tensor& x, const char* name) {
+  check_float(x, name);
   Tensor out = Tensor::empty_like(x);
-  Tensor derivative = grad ? Tensor::empty_like(x) : Tensor();  // Φ(x) + x φ(x)
-  dispatch_float(x.dtype(), "gelu", [&](auto tag) {
+  dispatch_float(x.dtype(), name, [&](auto tag) {
     using T = decltype(tag);
-    gelu_kernel<T>(x.data<T>(), out.data<T>(), grad ? derivative.data<T>() : nullptr, x.numel());
+    Kernel<T>::run(x.data<T>(), nullptr, out.data<T>(), x.numel());
   });
-  if (!grad) return out;
-  return record(out, "gelu", {x}, [derivative](const Tensor& g) -> std::vector<Tensor> {
-    return {g * derivative};
+  if (!needs_grad({&x})) return out;
+  return record(out, name, {x}, [x, name](const Tensor& g) -> std::vector<Tensor> {
+    Tensor dx = Tensor::empty_like(x);
+    dispatch_float(x.dtype(), name, [&](auto tag) {
+      using T = decltype(tag);
+      Kernel<T>::run(x.data<T>(), g.data<T>(), dx.data<T>(), x.numel());
+    });
+    return {dx};
   });
 }
+template <class T> struct Erf { static constexpr auto run = &gelu_kernel<T>; };
+template <class T> struct Tanh { static constexpr auto run = &gelu_tanh_kernel<T>; };
+
+}  // namespace
+
+Tensor gelu(const Tensor& x) { return gelu_op<Erf>(x, "gelu"); }
 
 // The same function from primitives; autograd chains mul, add and erf's own rule.
 Tensor gelu_composed(const Tensor& x) {
@@ -109,21 +126,7 @@ Tensor gelu_composed(const Tensor& x) {
   return x * 0.5 * (1.0 + erf(x * kInvSqrt2));
 }
 
-Tensor gelu_tanh(const Tensor& x) {
-  check_float(x, "gelu_tanh");
-  const bool grad = needs_grad({&x});
-  Tensor out = Tensor::empty_like(x);
-  Tensor derivative = grad ? Tensor::empty_like(x) : Tensor();
-  dispatch_float(x.dtype(), "gelu_tanh", [&](auto tag) {
-    using T = decltype(tag);
-    gelu_tanh_kernel<T>(x.data<T>(), out.data<T>(), grad ? derivative.data<T>() : nullptr,
-                        x.numel());
-  });
-  if (!grad) return out;
-  return record(out, "gelu_tanh", {x}, [derivative](const Tensor& g) -> std::vector<Tensor> {
-    return {g * derivative};
-  });
-}
+Tensor gelu_tanh(const Tensor& x) { return gelu_op<Tanh>(x, "gelu_tanh"); }
 
 // The same function from primitives; autograd chains mul, add and tanh's own rule.
 Tensor gelu_tanh_composed(const Tensor& x) {
