@@ -70,7 +70,8 @@ UWAGA_AVX512_BF16 inline __m512i pair_words16(const float* even, const float* od
 
 // The pair-words of one line whose k runs along memory: 2·n ≤ 32 floats from x become n words
 // bf16(x[2q]) | bf16(x[2q+1]) << 16 (vcvtne2ps2bf16 lays 32 bfloat16 out in order; read as
-// 32-bit words those are the pairs), zeros past `count` floats.
+// 32-bit words those are the pairs), zeros past `count` floats. A float32 denormal becomes zero,
+// as in pair_words16.
 UWAGA_AVX512_BF16 inline __m512i line_pair_words16(const float* x, std::int64_t count) {
   auto mask = [](std::int64_t n) {
     return static_cast<__mmask16>(n >= 16 ? 0xFFFFu : n <= 0 ? 0u : (1u << n) - 1u);
