@@ -31,6 +31,7 @@ constexpr int kLanes = 16;  // floats in a zmm register
 // unit of work a thread takes.
 constexpr std::int64_t kBlockRows = 256;
 constexpr std::int64_t kStreamBytes = std::int64_t{2} << 20;  // results this large skip the caches
+constexpr std::int64_t kSplitInnerFloats = std::int64_t{4} << 20;  // most the threads' partial sums hold
 constexpr std::int64_t kBlockCols = 768;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -393,6 +394,46 @@ struct AmxKernel {
 
 #undef UWAGA_AMX
 
+template <class Kernel>
+void bf16_gemm_blocked(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N,
+                       std::int64_t K, float alpha, const float* A, std::int64_t lda,
+                       const float* B, std::int64_t ldb, float beta, float* C, std::int64_t ldc,
+                       const float* row_bias);
+
+// A product of few blocks of rows × columns over a long inner dimension — GPT-2's dx = dy·W at
+// 256 rows, through the head's 50,257 or the MLP's 3,072 — shared out along k instead: thread t
+// multiplies its own near-equal range of k (multiples of 32: whole AMX tiles) into a buffer of
+// its own, and the buffers are added, C = α·Σ_t C_t + β·C (+ bias). Blocks of rows × columns
+// would leave threads idle, or fork and join once for every block of k.
+template <class Kernel>
+void bf16_gemm_split_inner(int threads, bool trans_a, bool trans_b, std::int64_t M,
+                           std::int64_t N, std::int64_t K, float alpha, const float* A,
+                           std::int64_t lda, const float* B, std::int64_t ldb, float beta,
+                           float* C, std::int64_t ldc, const float* row_bias) {
+  const std::int64_t unit = 32, units = ceil_div(K, unit);
+  std::vector<float> partial(static_cast<std::size_t>(threads * M * N));
+  parallel_for(threads, true, [&](std::int64_t t0, std::int64_t t1) {
+    for (std::int64_t t = t0; t < t1; ++t) {
+      const std::int64_t k0 = std::min(K, units * t / threads * unit);
+      const std::int64_t k1 = std::min(K, units * (t + 1) / threads * unit);
+      const float* a = trans_a ? A + k0 * lda : A + k0;  // op(A)[0][k0]
+      const float* b = trans_b ? B + k0 : B + k0 * ldb;  // op(B)[k0][0]
+      // (inside the threads' region the product runs on this thread alone)
+      bf16_gemm_blocked<Kernel>(trans_a, trans_b, M, N, k1 - k0, 1.0f, a, lda, b, ldb, 0.0f,
+                                partial.data() + t * M * N, N, nullptr);
+    }
+  });
+  parallel_for(M, M * N > 4096, [&](std::int64_t i0, std::int64_t i1) {
+    for (std::int64_t i = i0; i < i1; ++i)
+      for (std::int64_t j = 0; j < N; ++j) {
+        float sum = 0.0f;
+        for (int t = 0; t < threads; ++t) sum += partial[(t * M + i) * N + j];
+        float& c = C[i * ldc + j];
+        c = alpha * sum + (beta == 0.0f ? 0.0f : beta * c) + (row_bias ? row_bias[j] : 0.0f);
+      }
+  });
+}
+
 // The blocked product around a Kernel's blocks of Kernel::kRows × kCols sums (core/bf16_gemm.h):
 // the inner dimension in blocks of kInnerPairs pairs, each packed whole (op(B) in strips of kCols
 // columns, op(A) in tiles of kRows rows), then the blocks of rows × columns shared among the
@@ -412,6 +453,12 @@ void bf16_gemm_blocked(bool trans_a, bool trans_b, std::int64_t M, std::int64_t 
   // The blocks of rows × columns the threads share: nearly equal, and at least one each.
   const int threads = omp_in_parallel() ? 1 : num_threads();
   std::int64_t blocks_m = ceil_div(M, kBlockRows), blocks_n = ceil_div(N, kBlockCols);
+  if (threads > 1 && blocks_m * blocks_n < 2 * threads && K >= threads * 2 * kInnerPairs &&
+      threads * M * N <= kSplitInnerFloats) {
+    bf16_gemm_split_inner<Kernel>(threads, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta,
+                                  C, ldc, row_bias);
+    return;
+  }
   // (A tall product keeps its columns whole: one block of rows more on a thread costs less
   // than packing A twice.)
   while ((blocks_m * blocks_n) % threads != 0 && blocks_n < strips_n && blocks_m < 4 * threads)

@@ -171,7 +171,8 @@ TEST_CASE("the bf16 product shares a large product among threads with the same r
   const int before = num_threads();
   set_num_threads(2);
   Generator g(13);
-  // Several blocks of rows and of columns, and of the inner dimension (7 of 256, 3 of 768).
+  // Few blocks of rows × columns over a long inner dimension: on 2 threads shared out along k,
+  // each thread's range in several blocks of it (of 256 pairs, or 768), the partial sums added.
   for (const bool ta : {false, true}) {
     const Product p = random_product(g, ta, !ta, 300, 400, 1700);
     check_against_reference(&bf16_gemm, p, 0.75f, 0.5f, true, g);
