@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "core/bfloat16.h"
@@ -411,7 +412,8 @@ void bf16_gemm_split_inner(int threads, bool trans_a, bool trans_b, std::int64_t
                            std::int64_t lda, const float* B, std::int64_t ldb, float beta,
                            float* C, std::int64_t ldc, const float* row_bias) {
   const std::int64_t unit = 32, units = ceil_div(K, unit);
-  std::vector<float> partial(static_cast<std::size_t>(threads * M * N));
+  // Each thread writes its whole buffer (β = 0): left uninitialised, not zeroed first.
+  const std::unique_ptr<float[]> partial(new float[static_cast<std::size_t>(threads * M * N)]);
   parallel_for(threads, true, [&](std::int64_t t0, std::int64_t t1) {
     for (std::int64_t t = t0; t < t1; ++t) {
       const std::int64_t k0 = std::min(K, units * t / threads * unit);
@@ -420,7 +422,7 @@ void bf16_gemm_split_inner(int threads, bool trans_a, bool trans_b, std::int64_t
       const float* b = trans_b ? B + k0 : B + k0 * ldb;  // op(B)[k0][0]
       // (inside the threads' region the product runs on this thread alone)
       bf16_gemm_blocked<Kernel>(trans_a, trans_b, M, N, k1 - k0, 1.0f, a, lda, b, ldb, 0.0f,
-                                partial.data() + t * M * N, N, nullptr);
+                                partial.get() + t * M * N, N, nullptr);
     }
   });
   parallel_for(M, M * N > 4096, [&](std::int64_t i0, std::int64_t i1) {
