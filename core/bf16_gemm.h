@@ -18,9 +18,9 @@
 // results are computed and not stored). A tile of kRows × kCols sums stays in registers (24 of
 // the 32 zmm) while p runs: each step loads kCols/16 vectors of B, broadcasts kRows words of A and
 // issues kRows·kCols/16 vdpbf16ps. Around it the blocking of a textbook GEMM (GotoBLAS's): K in
-// blocks whose strip of packed B stays in L1 while every tile of a block of rows reads it, the
-// block's packed rows staying in L2; the blocks of rows × blocks of columns are shared among the
-// threads (core/threads.h).
+// blocks (of up to 768) whose strip of packed B stays near while every tile of a block of rows
+// reads it, the block's packed rows staying in L2; the blocks of rows × blocks of columns are
+// shared among the threads (core/threads.h).
 //
 // vdpbf16ps treats bfloat16 denormals (|x| < 2⁻¹²⁶) as zero and flushes denormal results to zero,
 // whatever the MXCSR says; the reference does not, so the two differ there by less than

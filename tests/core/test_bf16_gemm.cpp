@@ -113,7 +113,7 @@ void check_against_reference(GemmFn fn, const Product& p, float alpha, float bet
 
 // Every edge of a kernel's block of rows × cols sums (1, one short, full, one over, several) in
 // M and N, and in K an empty sum, odd (a last pair with one value), a tile's 16 pairs and one
-// short or over (AMX), past a block of 256 inner steps (AVX512-BF16) and of 768 (AMX); both
+// short or over (AMX), past a block of 768 inner steps (both kernels); both
 // transposes; α = 0.75 with β = 0, and with β = 0.5 and a bias; α = 1 (where the AMX kernel
 // starts its tiles from C or the bias and stores them into C) with β = 0 with and without a
 // bias, and β = 1.
@@ -172,7 +172,7 @@ TEST_CASE("the bf16 product shares a large product among threads with the same r
   set_num_threads(2);
   Generator g(13);
   // Few blocks of rows × columns over a long inner dimension: on 2 threads shared out along k,
-  // each thread's range in several blocks of it (of 256 pairs, or 768), the partial sums added.
+  // each thread's range (850) past a block of it (768), the partial sums added.
   for (const bool ta : {false, true}) {
     const Product p = random_product(g, ta, !ta, 300, 400, 1700);
     check_against_reference(&bf16_gemm, p, 0.75f, 0.5f, true, g);
