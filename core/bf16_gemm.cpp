@@ -174,7 +174,11 @@ UWAGA_AVX512_BF16 void tile(std::int64_t pairs, const std::uint32_t* a, const st
     }
   }
   const __m512 alpha_v = _mm512_set1_ps(alpha), beta_v = _mm512_set1_ps(beta);
-  for (int r = 0; r < rows; ++r) {
+  // Unrolled, so that each acc[r][v] is a register named at compile time (a loop to a run-time
+  // `rows` would keep the sums in memory, stored and loaded again around every tile).
+#pragma GCC unroll 8
+  for (int r = 0; r < kRows; ++r) {
+    if (r >= rows) break;
     float* c = C + r * ldc;
 #pragma GCC unroll 3
     for (int v = 0; v < V; ++v) {
