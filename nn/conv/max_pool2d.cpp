@@ -78,10 +78,17 @@ template <class T>
 void window_maxima_stride2(T* yi, std::int32_t* ai, const T* padded_top,
                            const std::int32_t* padded_at, std::size_t L, std::int64_t Wo,
                            std::int64_t k, StrideTwoHalves<T>& h) {
-  for (std::size_t u = 0; u < L; ++u) {
-    h.top[u % 2][u / 2] = padded_top[u];
-    h.at[u % 2][u / 2] = padded_at[u];
+  // Split into the halves: loops over plain pointers, which the compiler turns into two-vector
+  // loads and permutes (indexing the vectors by u % 2 kept it one scalar at a time).
+  T* even_top = h.top[0].data();
+  T* odd_top = h.top[1].data();
+  std::int32_t* even_at = h.at[0].data();
+  std::int32_t* odd_at = h.at[1].data();
+  for (std::size_t j = 0; j < L / 2; ++j) {
+    even_top[j] = padded_top[2 * j], odd_top[j] = padded_top[2 * j + 1];
+    even_at[j] = padded_at[2 * j], odd_at[j] = padded_at[2 * j + 1];
   }
+  if (L % 2 == 1) even_top[L / 2] = padded_top[L - 1], even_at[L / 2] = padded_at[L - 1];
   for (std::int64_t j = 0; j < Wo; ++j) yi[j] = h.top[0][j], ai[j] = h.at[0][j];
   for (std::int64_t v = 1; v < k; ++v) {
     const T* top = h.top[v % 2].data() + v / 2;
