@@ -356,6 +356,24 @@ TEST_CASE("run configuration: cifar10-cct is cifar10-vit's model under CCT's own
   CHECK(std::find(names.begin(), names.end(), "cifar10-cct") != names.end());
 }
 
+TEST_CASE("run configuration: cifar10-cct2 is CCT-2/3x2, cifar10-cct with two blocks",
+          "[apps][json]") {
+  const VitRunConfig cct = vit_preset("cifar10-cct"), cct2 = vit_preset("cifar10-cct2");
+  CHECK(cct2.preset == "cifar10-cct2");
+  CHECK(cct2.model.depth == 2);
+  Generator gen(0);
+  // Two blocks of 99,200 parameters fewer than CCT-4/3x2's 482,123: the paper's 0.28 M.
+  CHECK(nn::VisionTransformer(cct2.model, gen).num_parameters() == 283723);
+  nlohmann::json a = nlohmann::json::parse(cct.to_json()), b = nlohmann::json::parse(cct2.to_json());
+  for (nlohmann::json* j : {&a, &b}) {
+    j->erase("preset");
+    (*j)["model"].erase("depth");
+  }
+  CHECK(a == b);  // the recipe and the rest of the model are cifar10-cct's
+  const std::vector<std::string> names = vit_preset_names();
+  CHECK(std::find(names.begin(), names.end(), "cifar10-cct2") != names.end());
+}
+
 TEST_CASE("run configuration JSON: errors name the field", "[apps][json]") {
   const std::string vit = vit_run().to_json();
   nlohmann::json j = nlohmann::json::parse(vit);
