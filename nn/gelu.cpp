@@ -72,26 +72,32 @@ void gelu_kernel(const T* x, const T* dy, T* out, std::int64_t n) {
 // Computed again from x in the backward pass, as with gelu. Beyond ±X the limits again: x (and 1)
 // above X, 0 (and 0) below −X, where 1 + t has underflowed to 0 and t to 1 already (X = 10:
 // u = ±44; float64 X = 20, u = ±301), so only ±∞ (∞ · 0 = NaN otherwise) is affected.
-// Forward (dy null): out = gelu_tanh(x). Backward: out = dy · gelu_tanh'(x).
-template <class T>
-void gelu_tanh_kernel(const T* x, const T* dy, T* out, std::int64_t n) {
+// Forward (dy null): out = gelu_tanh(x). Backward: out = dy · gelu_tanh'(x). Written as
+// gelu_pass is — one pass each way, the limits as selects on a clamped c, no branch — so that it
+// vectorises: the loop with branches and a test of dy inside ran at a tenth of gelu's rate.
+template <class T, bool kBackward>
+void gelu_tanh_pass(const T* x, const T* dy, T* out, std::int64_t n) {
   constexpr T X = std::is_same_v<T, float> ? T(10) : T(20);
   constexpr T k = T(0.79788456080286535588), a = T(0.044715);
   parallel_for(n, n > kParallelThreshold, [&](std::int64_t i0, std::int64_t i1) {
+#pragma omp simd
     for (std::int64_t i = i0; i < i1; ++i) {
       const T v = x[i];
-      if (v > X) {
-        out[i] = dy ? dy[i] * T(1) : v;
-      } else if (v < -X) {
-        out[i] = dy ? dy[i] * T(0) : T(0);
+      const T lo = v < -X ? -X : v;
+      const T c = lo > X ? X : lo;  // x itself inside ±X (NaN stays NaN)
+      const T t = tanh_t(k * (c + a * c * c * c));  // core/fast_math.h
+      if constexpr (kBackward) {
+        const T slope = T(0.5) * (T(1) + t) + T(0.5) * c * (T(1) - t * t) * k * (T(1) + T(3) * a * c * c);
+        out[i] = dy[i] * (v < -X ? T(0) : v > X ? T(1) : slope);
       } else {
-        const T t = tanh_t(k * (v + a * v * v * v));  // core/fast_math.h
-        out[i] = dy ? dy[i] * (T(0.5) * (T(1) + t) +
-                               T(0.5) * v * (T(1) - t * t) * k * (T(1) + T(3) * a * v * v))
-                    : T(0.5) * v * (T(1) + t);
+        out[i] = v < -X ? T(0) : v > X ? v : T(0.5) * v * (T(1) + t);
       }
     }
   });
+}
+template <class T>
+void gelu_tanh_kernel(const T* x, const T* dy, T* out, std::int64_t n) {
+  dy ? gelu_tanh_pass<T, true>(x, dy, out, n) : gelu_tanh_pass<T, false>(x, nullptr, out, n);
 }
 
 // The op `name` of `kernel` (above): the forward pass, and a backward rule that reads x and dy.

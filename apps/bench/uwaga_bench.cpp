@@ -8,7 +8,7 @@
 //   uwaga-bench --mode bf16gemm --threads 1              uwaga's bfloat16 product against the
 //                                                         float32 one at the models' shapes
 //   uwaga-bench --mode micro   --threads 2 --op mha,gelu ops forward+backward (mha, layernorm,
-//                                                         gelu, maxpool, xent; attention:
+//                                                         gelu, gelu-tanh, maxpool, xent; attention:
 //                                                         forward), µs per call
 //   uwaga-bench --mode mha-scaling --threads 2           one attention layer for n = 16 … 1024
 //   uwaga-bench --mode translate --threads 2             the translator's training steps
@@ -436,6 +436,15 @@ json bench_micro(const std::string& op, const BenchOptions& o) {
     };
     bytes = 4.0 * B * T * hidden * 5;
     shape = "(2176, 128)";
+  } else if (op == "gelu-tanh") {  // GPT-2's GELU, on its MLP's hidden layer at B 4, T 64
+    x = Tensor::randn({256, 3072}, gen).requires_grad_();
+    g = Tensor::randn({256, 3072}, gen);
+    call = [&] {
+      x.zero_grad();
+      nn::gelu_tanh(x).backward(g);
+    };
+    bytes = 4.0 * 256 * 3072 * 5;
+    shape = "(256, 3072)";
   } else if (op == "attention" || op == "attention-backward") {
     // cifar10-small's shapes (a micro-batch of 16 images, 65 tokens, 4 heads of 24): Q Kᵀ, the
     // softmax and A V of every head as training records them; with "-backward" also dQ, dK, dV
@@ -478,7 +487,7 @@ json bench_micro(const std::string& op, const BenchOptions& o) {
     bytes = 4.0 * B * classes * 2;
     shape = "logits (128, 10)";
   } else {
-    fail("unknown --op '", op, "'; expected mha, attention, attention-backward, layernorm, gelu, ",
+    fail("unknown --op '", op, "'; expected mha, attention, attention-backward, layernorm, gelu, gelu-tanh, ",
          "maxpool, maxpool-reference or xent");
   }
   int calls = 0;
@@ -537,7 +546,7 @@ int run(int argc, char** argv) {
       ("op-steps", "steps timed by --op-times", cxxopts::value<int>()->default_value("20"))
       ("micro-batch", "train, eval: images per forward (and backward) pass, per thread (0: a "
        "thread's whole share of the batch)", cxxopts::value<std::int64_t>()->default_value("16"))
-      ("op", "micro: any of mha, attention, attention-backward, layernorm, gelu, maxpool, maxpool-reference, xent", cxxopts::value<std::vector<std::string>>()->default_value(
+      ("op", "micro: any of mha, attention, attention-backward, layernorm, gelu, gelu-tanh, maxpool, maxpool-reference, xent", cxxopts::value<std::vector<std::string>>()->default_value(
           "mha,layernorm,gelu,xent"))
       ("shapes", "sgemm: MxKxN for (M×K)·(K×N); small-gemm: the same, tMxKxN for Aᵀ·B "
        "(default: cifar10-small's and mnist-tiny's pieces); bf16gemm: NT:MxKxN, NN:…, TN:… "
